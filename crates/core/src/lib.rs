@@ -1,0 +1,3 @@
+//! The run: `JobSpec` -> `Plan` -> worker threads -> `RunResult`. Offset and
+//! size generators, rate limiting, data buffers, verify, metadata workloads,
+//! sweeps, the environment probe and the checks that raise warnings.

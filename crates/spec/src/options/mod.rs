@@ -1,0 +1,357 @@
+//! The option table: one declarative entry per job option (name, aliases,
+//! value kind, default, range, unit, category, one-line help, an example
+//! value). The job parser, `--cmdhelp` and `docs/options.md` all read it.
+
+mod fio_names;
+mod table;
+
+pub use fio_names::{FIO_ENGINES, FIO_OPTIONS};
+pub use table::{Opt, OPTIONS};
+
+use crate::value::TimeUnit;
+
+/// The kind of value an option takes, which decides its parser and printer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// `0` or `1`; a bare option name means `1`.
+    Bool,
+    /// An integer (suffixes and arithmetic allowed, as fio allows them).
+    Int,
+    /// A byte count with fio's suffixes.
+    Size,
+    /// A byte count or a percentage of the file (`50%`).
+    SizePct,
+    /// A duration; a bare number is in the given unit.
+    Time(TimeUnit),
+    /// Free text.
+    Str,
+    /// Free text that may also be given bare (the empty string then).
+    OptStr,
+    /// One word from a fixed list.
+    Choice(&'static [Choice]),
+    /// A byte count per direction: `4k`, `4k,64k`, `,8k`.
+    SizePerDir,
+    /// A count per direction (`rate_iops=100,50`).
+    IntPerDir,
+    /// Block-size ranges per direction: `1k-4k`, `1k:4k,8k-16k`.
+    RangePerDir,
+    /// Block-size splits per direction: `4k/10:64k/90`.
+    SplitPerDir,
+    /// `rw=MODE[:N]`.
+    Rw,
+    /// `random_distribution=zipf:1.2`.
+    Distribution,
+    /// `file_service_type=roundrobin:4`.
+    FileService,
+    /// Colon-separated percentiles: `50:99:99.9`.
+    Percentiles,
+    /// A CPU list: `0-3,5`.
+    Cpus,
+    /// Colon-separated file names with `\:` for a literal colon.
+    Files,
+    /// `steadystate=iops_slope:0.1%`.
+    SteadyState,
+    /// A fill pattern: `0xdeadbeef`, `"text"`, a number, or a mix.
+    Pattern,
+}
+
+impl Kind {
+    /// Whether the option may appear without `=value`.
+    pub fn bare_allowed(self) -> bool {
+        matches!(self, Kind::Bool | Kind::OptStr)
+    }
+
+    /// A short name of the value type, for help and docs.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Kind::Bool => "bool",
+            Kind::Int => "int",
+            Kind::Size => "size",
+            Kind::SizePct => "size or percent",
+            Kind::Time(_) => "time",
+            Kind::Str | Kind::OptStr => "string",
+            Kind::Choice(_) => "choice",
+            Kind::SizePerDir => "size list (read,write,trim)",
+            Kind::IntPerDir => "int list (read,write,trim)",
+            Kind::RangePerDir => "size range list (read,write,trim)",
+            Kind::SplitPerDir => "block-size split (read,write,trim)",
+            Kind::Rw => "rw mode[:N]",
+            Kind::Distribution => "distribution[:args]",
+            Kind::FileService => "file service[:arg]",
+            Kind::Percentiles => "float list (:)",
+            Kind::Cpus => "cpu list",
+            Kind::Files => "file list (:)",
+            Kind::SteadyState => "criterion:limit",
+            Kind::Pattern => "pattern",
+        }
+    }
+}
+
+/// One accepted word of a `Kind::Choice` option.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Choice {
+    /// The canonical word, as `--parse-only` prints it.
+    pub word: &'static str,
+    /// Other spellings that mean the same (`0` for `none`).
+    pub aliases: &'static [&'static str],
+    pub help: &'static str,
+}
+
+/// Shorthand for a `Choice` in table literals.
+pub const fn choice(
+    word: &'static str,
+    aliases: &'static [&'static str],
+    help: &'static str,
+) -> Choice {
+    Choice {
+        word,
+        aliases,
+        help,
+    }
+}
+
+/// Where an option's docs and `--cmdhelp` list it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Category {
+    Description,
+    Files,
+    IoType,
+    IoSize,
+    Engine,
+    IoDepth,
+    Timing,
+    Rate,
+    Threads,
+    Buffers,
+    Random,
+    Verify,
+    Reporting,
+    Logging,
+    SteadyState,
+    IoUring,
+}
+
+impl Category {
+    pub fn title(self) -> &'static str {
+        match self {
+            Category::Description => "Job description",
+            Category::Files => "Files and layout",
+            Category::IoType => "I/O type and block size",
+            Category::IoSize => "I/O size and offsets",
+            Category::Engine => "I/O engine and file handling",
+            Category::IoDepth => "I/O depth",
+            Category::Timing => "Run time and job control",
+            Category::Rate => "Rate limits and think time",
+            Category::Threads => "Jobs, threads and CPUs",
+            Category::Buffers => "Data buffers",
+            Category::Random => "Random offsets",
+            Category::Verify => "Verification",
+            Category::Reporting => "Statistics and reporting",
+            Category::Logging => "Log files",
+            Category::SteadyState => "Steady state",
+            Category::IoUring => "io_uring engine",
+        }
+    }
+}
+
+/// What iolab does with an option it accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// The option has its fio meaning.
+    Implemented,
+    /// Accepted so that fio job files run unchanged, with no effect; the
+    /// reason is shown in help and docs.
+    Ignored(&'static str),
+}
+
+/// Where a parsed value is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// In the option itself.
+    Own,
+    /// As the negation of a boolean option (`buffered=1` is `direct=0`).
+    Inverse(Opt),
+    /// As 100 minus the value in another option (`rwmixwrite=30` is
+    /// `rwmixread=70`).
+    Complement100(Opt),
+}
+
+/// One entry of the option table.
+#[derive(Clone, Copy, Debug)]
+pub struct OptDef {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub kind: Kind,
+    /// The default as job text (parsed by the option's own parser), or None
+    /// when unset means "not used" or "decided by other options".
+    pub default: Option<&'static str>,
+    /// Inclusive bounds for integers, sizes and per-direction values.
+    pub range: Option<(i64, i64)>,
+    /// The unit of a bare number, for help and docs ("bytes", "usec", ...).
+    pub unit: &'static str,
+    pub category: Category,
+    pub help: &'static str,
+    /// A valid value, used by the docs and the table's own tests.
+    pub example: &'static str,
+    pub support: Support,
+    pub store: Store,
+    /// Values fio accepts for this option that iolab does not implement
+    /// (engines, checksum types): named as such in the error.
+    pub fio_only_values: &'static [&'static str],
+}
+
+/// Starts a table entry.
+pub const fn opt(name: &'static str, kind: Kind, category: Category) -> OptDef {
+    OptDef {
+        name,
+        aliases: &[],
+        kind,
+        default: None,
+        range: None,
+        unit: "",
+        category,
+        help: "",
+        example: "",
+        support: Support::Implemented,
+        store: Store::Own,
+        fio_only_values: &[],
+    }
+}
+
+impl OptDef {
+    pub const fn aliases(mut self, a: &'static [&'static str]) -> Self {
+        self.aliases = a;
+        self
+    }
+    pub const fn default(mut self, d: &'static str) -> Self {
+        self.default = Some(d);
+        self
+    }
+    pub const fn range(mut self, min: i64, max: i64) -> Self {
+        self.range = Some((min, max));
+        self
+    }
+    pub const fn unit(mut self, u: &'static str) -> Self {
+        self.unit = u;
+        self
+    }
+    pub const fn help(mut self, h: &'static str) -> Self {
+        self.help = h;
+        self
+    }
+    pub const fn example(mut self, e: &'static str) -> Self {
+        self.example = e;
+        self
+    }
+    pub const fn ignored(mut self, reason: &'static str) -> Self {
+        self.support = Support::Ignored(reason);
+        self
+    }
+    pub const fn store(mut self, s: Store) -> Self {
+        self.store = s;
+        self
+    }
+    pub const fn fio_only(mut self, v: &'static [&'static str]) -> Self {
+        self.fio_only_values = v;
+        self
+    }
+
+    /// The unit of a bare number, derived from the kind where it is fixed.
+    pub fn unit_text(&self) -> &'static str {
+        match self.kind {
+            Kind::Time(TimeUnit::Sec) => "seconds",
+            Kind::Time(TimeUnit::Msec) => "msec",
+            Kind::Time(TimeUnit::Usec) => "usec",
+            Kind::Size
+            | Kind::SizePct
+            | Kind::SizePerDir
+            | Kind::RangePerDir
+            | Kind::SplitPerDir
+                if self.unit.is_empty() =>
+            {
+                "bytes"
+            }
+            _ => self.unit,
+        }
+    }
+}
+
+impl Opt {
+    /// This option's table entry.
+    pub fn def(self) -> &'static OptDef {
+        &OPTIONS[self as usize]
+    }
+    pub fn name(self) -> &'static str {
+        self.def().name
+    }
+}
+
+/// Finds an option by its name or an alias (case-insensitive, as fio reads
+/// them).
+pub fn lookup(name: &str) -> Option<Opt> {
+    let lower = name.to_ascii_lowercase();
+    Opt::ALL.iter().copied().find(|o| {
+        let d = o.def();
+        d.name == lower || d.aliases.contains(&lower.as_str())
+    })
+}
+
+/// Whether fio knows this option name (and iolab does not implement it).
+pub fn is_fio_only(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lookup(&lower).is_none() && FIO_OPTIONS.contains(&lower.as_str())
+}
+
+/// The closest option name or alias to a misspelled one, if it is close
+/// enough to be a likely typo.
+pub fn suggest(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    let mut best: Option<(usize, &'static str)> = None;
+    for o in Opt::ALL {
+        let d = o.def();
+        for cand in std::iter::once(&d.name).chain(d.aliases.iter()) {
+            let dist = edit_distance(&lower, cand);
+            if best.is_none_or(|(b, _)| dist < b) {
+                best = Some((dist, cand));
+            }
+        }
+    }
+    let limit = (lower.len() / 3).clamp(1, 3);
+    best.filter(|(d, _)| *d <= limit).map(|(_, n)| n)
+}
+
+/// The closest word in `words` to `word`, for misspelled choice values.
+pub fn suggest_word<'a>(word: &str, words: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (word.len() / 3).clamp(1, 3);
+    words
+        .map(|w| (edit_distance(word, w), w))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, w)| w)
+}
+
+/// Optimal string alignment distance (Levenshtein plus adjacent swaps).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}

@@ -1,0 +1,1 @@
+//! The SQLite history of runs and comparisons, with their provenance.
