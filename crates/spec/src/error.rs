@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// Where a piece of job text came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Location {
-    /// A line of a job file (1-based).
+    /// A line of a job file (1-based; 0 for the file as a whole).
     File { path: PathBuf, line: usize },
     /// An argument of the command line (1-based position after `run`).
     Arg { index: usize, text: String },
@@ -19,6 +19,7 @@ pub enum Location {
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Location::File { path, line: 0 } => write!(f, "{}", path.display()),
             Location::File { path, line } => write!(f, "{}:{}", path.display(), line),
             Location::Arg { index, text } => write!(f, "command line argument {index} `{text}`"),
             Location::Builtin => write!(f, "built-in"),

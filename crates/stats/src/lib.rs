@@ -1,3 +1,16 @@
 //! Statistics and the result model: latency histograms in fio's log-linear
 //! layout, running moments, time series, repeat statistics, and `RunResult`,
 //! which every renderer and the store read. No threads and no I/O here.
+//!
+//! The latency core is two types a worker owns per direction and latency
+//! kind: [`LatHist`] (fio's 1856-bin histogram, for percentiles and json+
+//! bins) and [`Moments`] (count, min, max, mean, stdev). Both record one
+//! sample without allocating and merge across workers by value, and both
+//! reproduce fio's arithmetic exactly so that the numbers iolab prints are
+//! the numbers fio would print for the same samples.
+
+mod hist;
+mod moments;
+
+pub use hist::{percentile_rank, LatHist, PLAT_BITS, PLAT_GROUP_NR, PLAT_NR, PLAT_VAL};
+pub use moments::Moments;

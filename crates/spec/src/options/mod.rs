@@ -4,6 +4,8 @@
 
 mod fio_names;
 mod table;
+#[cfg(test)]
+mod table_tests;
 
 pub use fio_names::{FIO_ENGINES, FIO_OPTIONS};
 pub use table::{Opt, OPTIONS};
@@ -15,6 +17,9 @@ use crate::value::TimeUnit;
 pub enum Kind {
     /// `0` or `1`; a bare option name means `1`.
     Bool,
+    /// A switch that fio sets by naming it (`time_based`, `stonewall`);
+    /// with a value, any non-zero integer sets it.
+    Flag,
     /// An integer (suffixes and arithmetic allowed, as fio allows them).
     Int,
     /// A byte count with fio's suffixes.
@@ -58,13 +63,14 @@ pub enum Kind {
 impl Kind {
     /// Whether the option may appear without `=value`.
     pub fn bare_allowed(self) -> bool {
-        matches!(self, Kind::Bool | Kind::OptStr)
+        matches!(self, Kind::Bool | Kind::Flag | Kind::OptStr)
     }
 
     /// A short name of the value type, for help and docs.
     pub fn type_name(self) -> &'static str {
         match self {
             Kind::Bool => "bool",
+            Kind::Flag => "flag",
             Kind::Int => "int",
             Kind::Size => "size",
             Kind::SizePct => "size or percent",
@@ -311,7 +317,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         let d = o.def();
         for cand in std::iter::once(&d.name).chain(d.aliases.iter()) {
             let dist = edit_distance(&lower, cand);
-            if best.is_none_or(|(b, _)| dist < b) {
+            if best.map_or(true, |(b, _)| dist < b) {
                 best = Some((dist, cand));
             }
         }
@@ -338,8 +344,8 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {

@@ -1,0 +1,215 @@
+//! From raw sections to typed jobs: `[global]` inheritance (several globals
+//! allowed, each applying to the jobs after it), command-line globals as the
+//! base of every job, variable and keyword substitution, option lookup with
+//! typo suggestions, `kb_base` applied before any size is read, and values
+//! typed by the option table.
+
+use std::path::PathBuf;
+
+use crate::cmdline::CmdLine;
+use crate::context::{expand, Context};
+use crate::error::{Location, SpecError};
+use crate::jobfile;
+use crate::jobspec::{JobSet, JobSpec};
+use crate::kinds::parse_value;
+use crate::options::{self, Opt, Store};
+use crate::raw::{RawOption, RawSection};
+use crate::value::{KbBase, Value};
+
+/// Where the jobs of a run come from.
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    /// Options before the first `--name`: defaults for every job.
+    pub global: Vec<RawOption>,
+    /// Jobs given on the command line, in order.
+    pub cmd_jobs: Vec<RawSection>,
+    /// Job files, each already read into sections.
+    pub files: Vec<(PathBuf, Vec<RawSection>)>,
+    /// `--section NAME`: only these job sections of the files run.
+    pub only_sections: Vec<String>,
+}
+
+/// Reads the job files a command line names and resolves all its jobs.
+pub fn load(cmd: &CmdLine, ctx: &Context) -> Result<JobSet, SpecError> {
+    let mut files = Vec::new();
+    for path in &cmd.job_files {
+        files.push((path.clone(), jobfile::read_job_file(path)?));
+    }
+    let sources = Sources {
+        global: cmd.global.clone(),
+        cmd_jobs: cmd.jobs.clone(),
+        files,
+        only_sections: cmd
+            .flag_values("section")
+            .into_iter()
+            .map(String::from)
+            .collect(),
+    };
+    resolve(&sources, ctx)
+}
+
+/// Parses job-file text (for built-in suites and tests).
+pub fn parse_text(name: &str, text: &str, ctx: &Context) -> Result<JobSet, SpecError> {
+    let path = PathBuf::from(name);
+    let sections = jobfile::parse_job_text(&path, text)?;
+    resolve(
+        &Sources {
+            files: vec![(path, sections)],
+            ..Sources::default()
+        },
+        ctx,
+    )
+}
+
+/// Turns raw sections into typed jobs, in fio's order: command-line jobs
+/// first, then the jobs of each file.
+pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
+    let mut base: Vec<RawOption> = src.global.clone();
+    check_section("global", &Location::Builtin, &base, ctx)?;
+    let mut jobs = Vec::new();
+
+    // `--name=global` on the command line adds to the global options.
+    let mut cmd_jobs = Vec::new();
+    for job in &src.cmd_jobs {
+        if job.is_global() {
+            base.extend(job.options.iter().skip(1).cloned());
+        } else {
+            cmd_jobs.push(job);
+        }
+    }
+    for job in cmd_jobs {
+        let opts: Vec<&RawOption> = base.iter().chain(job.options.iter()).collect();
+        jobs.push(build_job(&job.name, &job.location, &opts, ctx)?);
+    }
+
+    for (_, sections) in &src.files {
+        let mut global = base.clone();
+        for section in sections {
+            if section.is_global() {
+                global.extend(section.options.iter().cloned());
+                check_section("global", &section.location, &global, ctx)?;
+                continue;
+            }
+            let opts: Vec<&RawOption> = global.iter().chain(section.options.iter()).collect();
+            let job = build_job(&section.name, &section.location, &opts, ctx)?;
+            if src.only_sections.is_empty() || src.only_sections.contains(&section.name) {
+                jobs.push(job);
+            }
+        }
+    }
+
+    for name in &src.only_sections {
+        if !jobs.iter().any(|j| &j.name == name) {
+            return Err(SpecError::new(
+                Location::Builtin,
+                format!("--section `{name}`: no job section has that name"),
+            ));
+        }
+    }
+    if jobs.is_empty() {
+        return Err(SpecError::new(
+            Location::Builtin,
+            "no jobs defined: give a job file or --name=JOB with options",
+        ));
+    }
+    Ok(JobSet { jobs })
+}
+
+/// Checks a `[global]` section on its own, so that a bad global option is
+/// reported at its line even when no job follows it.
+fn check_section(
+    name: &str,
+    location: &Location,
+    opts: &[RawOption],
+    ctx: &Context,
+) -> Result<(), SpecError> {
+    let refs: Vec<&RawOption> = opts.iter().collect();
+    build_job(name, location, &refs, ctx).map(|_| ())
+}
+
+/// Looks up an option name, with the error fio users need: a typo gets the
+/// closest name, a fio option iolab lacks is named as such.
+pub fn find_option(raw: &RawOption) -> Result<Opt, SpecError> {
+    if let Some(opt) = options::lookup(&raw.name) {
+        return Ok(opt);
+    }
+    let message = if raw.name.is_empty() {
+        "empty option name".to_string()
+    } else if options::is_fio_only(&raw.name) {
+        format!(
+            "option `{}` is a fio option that iolab does not implement",
+            raw.name
+        )
+    } else if let Some(s) = options::suggest(&raw.name) {
+        format!("unknown option `{}` (did you mean `{s}`?)", raw.name)
+    } else {
+        format!(
+            "unknown option `{}` (`iolab run --cmdhelp` lists the options)",
+            raw.name
+        )
+    };
+    Err(SpecError::new(raw.location.clone(), message))
+}
+
+fn build_job(
+    name: &str,
+    location: &Location,
+    opts: &[&RawOption],
+    ctx: &Context,
+) -> Result<JobSpec, SpecError> {
+    // Look up every name and substitute every value first.
+    let mut typed: Vec<(Opt, Option<String>, &RawOption)> = Vec::with_capacity(opts.len());
+    for raw in opts {
+        let opt = find_option(raw)?;
+        let value = match &raw.value {
+            Some(v) => Some(
+                expand(v, ctx)
+                    .map_err(|e| SpecError::new(raw.location.clone(), e.0))?
+                    .text,
+            ),
+            None => None,
+        };
+        typed.push((opt, value, raw));
+    }
+
+    // kb_base decides how every size is read, wherever it is written.
+    let mut kb = KbBase::K1024;
+    for (opt, value, raw) in &typed {
+        if *opt == Opt::KbBase {
+            kb = match parse_value(opt.def(), value.as_deref(), KbBase::K1024) {
+                Ok(Value::Choice("1000")) => KbBase::K1000,
+                Ok(_) => KbBase::K1024,
+                Err(e) => return Err(value_error(raw, e.0)),
+            };
+        }
+    }
+
+    let mut job = JobSpec::new(name, location.clone());
+    for (opt, value, raw) in typed {
+        let def = opt.def();
+        let parsed = parse_value(def, value.as_deref(), kb).map_err(|e| value_error(raw, e.0))?;
+        let origin = raw.location.clone();
+        match (def.store, parsed) {
+            (Store::Inverse(target), Value::Bool(b)) => job.set(target, Value::Bool(!b), origin),
+            (Store::Complement100(target), Value::Int(n)) => {
+                job.set(target, Value::Int(100 - n), origin)
+            }
+            (_, v) => job.set(opt, v, origin),
+        }
+    }
+    // `name=` renames the job; it is the job's name, not one of its values.
+    if let Some(Value::Str(n)) = job.take(Opt::Name) {
+        if !n.is_empty() {
+            job.name = n;
+        }
+    }
+    Ok(job)
+}
+
+fn value_error(raw: &RawOption, msg: String) -> SpecError {
+    let shown = match &raw.value {
+        Some(v) => format!("{}={v}", raw.name),
+        None => raw.name.clone(),
+    };
+    SpecError::new(raw.location.clone(), format!("`{shown}`: {msg}"))
+}
