@@ -4,7 +4,10 @@
 
 use crate::error::ValueError;
 use crate::options::{suggest_word, Kind, OptDef};
-use crate::value::{expr, lists, size, time, KbBase, RwMode, RwSpec, SizeValue, Value};
+use crate::value::{
+    blocks, cpus, distribution, expr, files, pattern, percentiles, perdir, size, steadystate, time,
+    KbBase, RwMode, RwSpec, SizeValue, Value,
+};
 
 /// Parses `text` as a value of `def`'s kind. `None` is a bare option.
 pub fn parse_value(def: &OptDef, text: Option<&str>, kb: KbBase) -> Result<Value, ValueError> {
@@ -54,27 +57,27 @@ pub fn parse_value(def: &OptDef, text: Option<&str>, kb: KbBase) -> Result<Value
                 None => return Err(choice_error(def, text)),
             }
         }
-        Kind::SizePerDir => Value::PerDir(lists::parse_per_dir(text, &|t| {
+        Kind::SizePerDir => Value::PerDir(perdir::parse_per_dir(text, &|t| {
             size::parse_size(t, kb).and_then(|b| check_size(def, b))
         })?),
-        Kind::IntPerDir => Value::PerDir(lists::parse_per_dir(text, &|t| {
+        Kind::IntPerDir => Value::PerDir(perdir::parse_per_dir(text, &|t| {
             let n = check_range(def, int_value(t, kb)?)?;
             u64::try_from(n).map_err(|_| ValueError::new(format!("`{t}` must not be negative")))
         })?),
-        Kind::RangePerDir => {
-            Value::Ranges(lists::parse_per_dir(text, &|t| lists::parse_range(t, kb))?)
-        }
-        Kind::SplitPerDir => {
-            Value::Split(lists::parse_per_dir(text, &|t| lists::parse_split(t, kb))?)
-        }
+        Kind::RangePerDir => Value::Ranges(perdir::parse_per_dir(text, &|t| {
+            blocks::parse_range(t, kb)
+        })?),
+        Kind::SplitPerDir => Value::Split(perdir::parse_per_dir(text, &|t| {
+            blocks::parse_split(t, kb)
+        })?),
         Kind::Rw => Value::Rw(parse_rw(text, kb)?),
-        Kind::Distribution => Value::Distribution(lists::parse_distribution_kb(text, kb)?),
-        Kind::FileService => Value::FileService(lists::parse_file_service(text)?),
-        Kind::Percentiles => Value::Floats(lists::parse_percentiles(text)?),
-        Kind::Cpus => Value::Cpus(lists::parse_cpus(text)?),
-        Kind::Files => Value::Files(lists::parse_files(text)?),
-        Kind::SteadyState => Value::SteadyState(lists::parse_steadystate_kb(text, kb)?),
-        Kind::Pattern => Value::Pattern(lists::parse_pattern(text)?),
+        Kind::Distribution => Value::Distribution(distribution::parse_distribution_kb(text, kb)?),
+        Kind::FileService => Value::FileService(distribution::parse_file_service(text)?),
+        Kind::Percentiles => Value::Floats(percentiles::parse_percentiles(text)?),
+        Kind::Cpus => Value::Cpus(cpus::parse_cpus(text)?),
+        Kind::Files => Value::Files(files::parse_files(text)?),
+        Kind::SteadyState => Value::SteadyState(steadystate::parse_steadystate_kb(text, kb)?),
+        Kind::Pattern => Value::Pattern(pattern::parse_pattern(text)?),
     };
     Ok(value)
 }
@@ -84,7 +87,7 @@ pub fn parse_value(def: &OptDef, text: Option<&str>, kb: KbBase) -> Result<Value
 pub fn format_value(def: &OptDef, value: &Value, kb: KbBase) -> String {
     match value {
         Value::PerDir(p) if def.kind == Kind::IntPerDir => {
-            lists::format_per_dir(p, &|n| n.to_string())
+            perdir::format_per_dir(p, &|n| n.to_string())
         }
         Value::Bool(b) => u8::from(*b).to_string(),
         Value::Int(n) => n.to_string(),
@@ -92,20 +95,20 @@ pub fn format_value(def: &OptDef, value: &Value, kb: KbBase) -> String {
         Value::Time(us) => time::format_time(*us),
         Value::Str(s) => s.clone(),
         Value::Choice(w) => (*w).to_string(),
-        Value::PerDir(p) => lists::format_per_dir(p, &|b| size::format_size(*b, kb)),
-        Value::Ranges(p) => lists::format_per_dir(p, &|r| lists::format_range(r, kb)),
-        Value::Split(p) => lists::format_per_dir(p, &|s| lists::format_split(s, kb)),
+        Value::PerDir(p) => perdir::format_per_dir(p, &|b| size::format_size(*b, kb)),
+        Value::Ranges(p) => perdir::format_per_dir(p, &|r| blocks::format_range(r, kb)),
+        Value::Split(p) => perdir::format_per_dir(p, &|s| blocks::format_split(s, kb)),
         Value::Rw(rw) => match rw.modifier {
             Some(n) => format!("{}:{}", rw.mode.name(), size::format_size(n, kb)),
             None => rw.mode.name().to_string(),
         },
-        Value::Distribution(d) => lists::format_distribution_kb(d, kb),
-        Value::FileService(f) => lists::format_file_service(f),
-        Value::Floats(f) => lists::format_percentiles(f),
-        Value::Cpus(c) => lists::format_cpus(c),
-        Value::Files(f) => lists::format_files(f),
-        Value::SteadyState(s) => lists::format_steadystate(s),
-        Value::Pattern(p) => lists::format_pattern(p),
+        Value::Distribution(d) => distribution::format_distribution_kb(d, kb),
+        Value::FileService(f) => distribution::format_file_service(f),
+        Value::Floats(f) => percentiles::format_percentiles(f),
+        Value::Cpus(c) => cpus::format_cpus(c),
+        Value::Files(f) => files::format_files(f),
+        Value::SteadyState(s) => steadystate::format_steadystate(s),
+        Value::Pattern(p) => pattern::format_pattern(p),
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod cmdline;
 pub mod context;
 pub mod error;
+pub mod filename;
 pub mod help;
 pub mod jobfile;
 pub mod jobspec;

@@ -1,14 +1,30 @@
-//! Typed option values and their text forms. Each submodule owns one family
-//! of values: parsing fio's text into the type and printing the type back in
-//! a form that parses to the same value.
+//! Typed option values and their text forms. Each public submodule owns one
+//! family of values: parsing fio's text into the type and printing the type
+//! back in a form that parses to the same value. The value types are
+//! re-exported here; the parsers and printers stay under their module
+//! (`value::perdir::parse_per_dir`, `value::blocks::parse_range`, ...).
 
+pub mod blocks;
+pub mod cpus;
+pub mod distribution;
 pub mod expr;
-pub mod lists;
+pub mod files;
+pub mod pattern;
+mod percent;
+pub mod percentiles;
+pub mod perdir;
 pub mod size;
+pub mod steadystate;
+#[cfg(test)]
+mod test_util;
 pub mod time;
 
-pub use lists::{BlockRange, CpuList, Distribution, FileService, PerDir, SplitEntry, SteadyState};
+pub use blocks::{BlockRange, SplitEntry};
+pub use cpus::CpuList;
+pub use distribution::{Distribution, FileService};
+pub use perdir::PerDir;
 pub use size::{KbBase, SizeValue};
+pub use steadystate::{SteadyMetric, SteadyState};
 pub use time::TimeUnit;
 
 /// The I/O pattern of `rw=`.
@@ -128,4 +144,34 @@ pub enum Value {
     SteadyState(SteadyState),
     /// Raw bytes of a fill pattern (buffer_pattern, verify_pattern).
     Pattern(Vec<u8>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const K: KbBase = KbBase::K1024;
+    const D: KbBase = KbBase::K1000;
+
+    proptest! {
+        /// No value parser panics, whatever the text.
+        #[test]
+        fn parsers_never_panic(s in "[-+0-9a-zA-Z.:/,%()*^\\\\'\" ]{0,24}") {
+            let _ = perdir::parse_per_dir(&s, &|t| size::parse_size(t, K));
+            let _ = blocks::parse_range(&s, K);
+            let _ = blocks::parse_split(&s, D);
+            let _ = cpus::parse_cpus(&s);
+            let _ = files::parse_files(&s);
+            let _ = distribution::parse_distribution(&s);
+            let _ = distribution::parse_file_service(&s);
+            let _ = steadystate::parse_steadystate(&s);
+            let _ = percentiles::parse_percentiles(&s);
+            let _ = pattern::parse_pattern(&s);
+            let _ = size::parse_size(&s, K);
+            let _ = size::parse_size_or_percent(&s, K);
+            let _ = size::parse_int(&s, D);
+            let _ = time::parse_time(&s, time::TimeUnit::Sec);
+        }
+    }
 }
