@@ -14,3 +14,11 @@ mod moments;
 
 pub use hist::{percentile_rank, LatHist, PLAT_BITS, PLAT_GROUP_NR, PLAT_NR, PLAT_VAL};
 pub use moments::Moments;
+
+mod lat;
+mod result;
+
+pub use lat::{LatBuckets, LatStat, LAT_BUCKET_BOUNDS};
+pub use result::{
+    CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult, RunResult,
+};

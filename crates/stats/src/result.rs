@@ -1,0 +1,370 @@
+//! The result model: what a run measured, per job clone and per reporting
+//! group, in fio's terms. Workers fill `JobResult`s; the run merges them
+//! into groups; renderers (fio text, JSON, terse, tables) and the store only
+//! read it.
+
+use crate::{LatBuckets, LatStat, Moments};
+
+/// A data direction, in fio's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dir {
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+}
+
+impl Dir {
+    pub const ALL: [Dir; 3] = [Dir::Read, Dir::Write, Dir::Trim];
+
+    /// fio's JSON key and lower-case name.
+    pub fn key(self) -> &'static str {
+        match self {
+            Dir::Read => "read",
+            Dir::Write => "write",
+            Dir::Trim => "trim",
+        }
+    }
+}
+
+/// What one job clone did in one direction.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DirResult {
+    /// Bytes transferred (after ramp_time).
+    pub io_bytes: u64,
+    /// I/Os completed.
+    pub total_ios: u64,
+    /// I/Os that transferred fewer bytes than asked.
+    pub short_ios: u64,
+    /// I/Os dropped (not issued) by the rate limiter.
+    pub drop_ios: u64,
+    /// Time this direction was active, in nanoseconds (fio's per-direction
+    /// "runtime", reported in ms).
+    pub runtime_ns: u64,
+    /// Submission latency (asynchronous engines only).
+    pub slat: LatStat,
+    /// Completion latency.
+    pub clat: LatStat,
+    /// Total latency, slat + clat.
+    pub lat: LatStat,
+    /// Bandwidth samples in KiB/s, one per averaging window.
+    pub bw_samples: Moments,
+    /// IOPS samples, one per averaging window.
+    pub iops_samples: Moments,
+}
+
+impl DirResult {
+    /// Bytes per second over the direction's runtime (fio's headline BW).
+    pub fn bw_bytes(&self) -> u64 {
+        if self.runtime_ns == 0 {
+            0
+        } else {
+            (self.io_bytes as u128 * 1_000_000_000 / self.runtime_ns as u128) as u64
+        }
+    }
+
+    /// I/Os per second over the direction's runtime (fio's headline IOPS).
+    pub fn iops(&self) -> f64 {
+        if self.runtime_ns == 0 {
+            0.0
+        } else {
+            self.total_ios as f64 * 1e9 / self.runtime_ns as f64
+        }
+    }
+
+    /// Adds another clone's numbers (group reporting): counts and
+    /// histograms add, runtimes take the longer.
+    pub fn merge(&mut self, o: &DirResult) {
+        self.io_bytes += o.io_bytes;
+        self.total_ios += o.total_ios;
+        self.short_ios += o.short_ios;
+        self.drop_ios += o.drop_ios;
+        self.runtime_ns = self.runtime_ns.max(o.runtime_ns);
+        self.slat.merge(&o.slat);
+        self.clat.merge(&o.clat);
+        self.lat.merge(&o.lat);
+        self.bw_samples.merge(&o.bw_samples);
+        self.iops_samples.merge(&o.iops_samples);
+    }
+}
+
+/// CPU use of a job clone's thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuResult {
+    pub user_ns: u64,
+    pub system_ns: u64,
+    /// Context switches, voluntary and not.
+    pub ctx: u64,
+    pub majflt: u64,
+    pub minflt: u64,
+}
+
+/// fio's I/O depth distributions. `level` counts I/Os by the queue depth
+/// they were issued at (buckets 1, 2, 4, 8, 16, 32, >=64); `submit` and
+/// `complete` count calls by how many I/Os they carried (0, 4, 8, 16, 32,
+/// 64, >=64).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DepthDist {
+    pub level: [u64; 7],
+    pub submit: [u64; 7],
+    pub complete: [u64; 7],
+}
+
+impl DepthDist {
+    /// The `level` bucket of a queue depth.
+    pub fn level_bucket(depth: u32) -> usize {
+        match depth {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        }
+    }
+
+    /// The `submit`/`complete` bucket of a batch size.
+    pub fn batch_bucket(n: u32) -> usize {
+        match n {
+            0 => 0,
+            1..=4 => 1,
+            5..=8 => 2,
+            9..=16 => 3,
+            17..=32 => 4,
+            33..=64 => 5,
+            _ => 6,
+        }
+    }
+
+    pub fn merge(&mut self, o: &DepthDist) {
+        for i in 0..7 {
+            self.level[i] += o.level[i];
+            self.submit[i] += o.submit[i];
+            self.complete[i] += o.complete[i];
+        }
+    }
+}
+
+/// One job clone's results (or, with group_reporting, a group's merged
+/// jobs under the first job's name).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobResult {
+    pub name: String,
+    pub groupid: u32,
+    /// The job's description= text.
+    pub description: String,
+    /// 0, or the errno that stopped the job.
+    pub error: i32,
+    /// Where the error happened, for the message (file and offset).
+    pub error_detail: String,
+    /// The options the job text gave, as fio prints them in "job options".
+    pub options: Vec<(String, String)>,
+    pub dirs: [DirResult; 3],
+    /// fsync/fdatasync latencies (fio's "sync" object).
+    pub sync: LatStat,
+    /// Wall time the job ran, nanoseconds (fio's job_runtime, in ms).
+    pub runtime_ns: u64,
+    /// Wall time since the job started, seconds (fio's "elapsed").
+    pub elapsed_s: u64,
+    pub cpu: CpuResult,
+    pub depth: DepthDist,
+    /// I/Os issued per direction (fio's "issued rwts").
+    pub issued: [u64; 3],
+    pub lat_buckets: LatBuckets,
+    /// How many clones this result merges (1 unless group_reporting).
+    pub clones: u32,
+}
+
+impl JobResult {
+    pub fn dir(&self, d: Dir) -> &DirResult {
+        &self.dirs[d as usize]
+    }
+
+    /// Adds another clone into this one (group_reporting).
+    pub fn merge(&mut self, o: &JobResult) {
+        for d in Dir::ALL {
+            self.dirs[d as usize].merge(&o.dirs[d as usize]);
+        }
+        self.sync.merge(&o.sync);
+        self.runtime_ns = self.runtime_ns.max(o.runtime_ns);
+        self.elapsed_s = self.elapsed_s.max(o.elapsed_s);
+        self.cpu.user_ns += o.cpu.user_ns;
+        self.cpu.system_ns += o.cpu.system_ns;
+        self.cpu.ctx += o.cpu.ctx;
+        self.cpu.majflt += o.cpu.majflt;
+        self.cpu.minflt += o.cpu.minflt;
+        self.depth.merge(&o.depth);
+        for i in 0..3 {
+            self.issued[i] += o.issued[i];
+        }
+        self.lat_buckets.merge(&o.lat_buckets);
+        self.clones += o.clones;
+        if self.error == 0 {
+            self.error = o.error;
+            self.error_detail = o.error_detail.clone();
+        }
+    }
+}
+
+/// A reporting group's totals in one direction ("Run status group N").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupDir {
+    pub io_bytes: u64,
+    /// Aggregate bandwidth: the group's bytes over its longest runtime.
+    pub agg_bw_bytes: u64,
+    /// Slowest and fastest job's bandwidth, bytes/s.
+    pub min_bw_bytes: u64,
+    pub max_bw_bytes: u64,
+    /// Shortest and longest job runtime in this direction, ns.
+    pub min_runtime_ns: u64,
+    pub max_runtime_ns: u64,
+}
+
+/// A reporting group.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroupResult {
+    pub groupid: u32,
+    pub dirs: [GroupDir; 3],
+}
+
+impl GroupResult {
+    /// The group totals of jobs (each one clone, not yet merged).
+    pub fn from_jobs<'a>(groupid: u32, jobs: impl Iterator<Item = &'a JobResult> + Clone) -> Self {
+        let mut g = GroupResult {
+            groupid,
+            ..Default::default()
+        };
+        for d in Dir::ALL {
+            let gd = &mut g.dirs[d as usize];
+            let mut any = false;
+            for j in jobs.clone() {
+                let r = j.dir(d);
+                if r.runtime_ns == 0 && r.io_bytes == 0 {
+                    continue;
+                }
+                let bw = r.bw_bytes();
+                if !any {
+                    gd.min_bw_bytes = bw;
+                    gd.min_runtime_ns = r.runtime_ns;
+                    any = true;
+                }
+                gd.io_bytes += r.io_bytes;
+                gd.min_bw_bytes = gd.min_bw_bytes.min(bw);
+                gd.max_bw_bytes = gd.max_bw_bytes.max(bw);
+                gd.min_runtime_ns = gd.min_runtime_ns.min(r.runtime_ns);
+                gd.max_runtime_ns = gd.max_runtime_ns.max(r.runtime_ns);
+            }
+            if gd.max_runtime_ns > 0 {
+                gd.agg_bw_bytes =
+                    (gd.io_bytes as u128 * 1_000_000_000 / gd.max_runtime_ns as u128) as u64;
+            }
+        }
+        g
+    }
+}
+
+/// Block-device statistics over the run ("Disk stats" / "disk_util").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DiskResult {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    pub in_queue_ms: u64,
+    /// Percent of the run the device was busy.
+    pub util: f64,
+}
+
+/// Everything one run produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunResult {
+    /// Seconds since the epoch when the run ended.
+    pub timestamp: u64,
+    pub timestamp_ms: u64,
+    /// The jobs as reported: one per clone, or one per group with
+    /// group_reporting.
+    pub jobs: Vec<JobResult>,
+    pub groups: Vec<GroupResult>,
+    pub disks: Vec<DiskResult>,
+    /// The run was stopped by Ctrl-C; the numbers are partial.
+    pub interrupted: bool,
+    /// Options common to all jobs, as fio prints "global options".
+    pub global_options: Vec<(String, String)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(bytes: u64, ios: u64, ms: u64) -> DirResult {
+        DirResult {
+            io_bytes: bytes,
+            total_ios: ios,
+            runtime_ns: ms * 1_000_000,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn headline_bw_and_iops_are_totals_over_runtime() {
+        let d = dir(1 << 20, 256, 500);
+        assert_eq!(d.bw_bytes(), 2 << 20);
+        assert!((d.iops() - 512.0).abs() < 1e-9);
+        assert_eq!(dir(5, 1, 0).bw_bytes(), 0);
+    }
+
+    #[test]
+    fn group_totals_over_jobs() {
+        let mut a = JobResult::default();
+        a.dirs[0] = dir(100 << 20, 100, 1000);
+        let mut b = JobResult::default();
+        b.dirs[0] = dir(300 << 20, 300, 2000);
+        let g = GroupResult::from_jobs(0, [&a, &b].into_iter());
+        let r = g.dirs[0];
+        assert_eq!(r.io_bytes, 400 << 20);
+        assert_eq!(r.agg_bw_bytes, 200 << 20, "400 MiB over the longest 2 s");
+        assert_eq!(r.min_bw_bytes, 100 << 20);
+        assert_eq!(r.max_bw_bytes, 150 << 20);
+        assert_eq!(
+            (r.min_runtime_ns, r.max_runtime_ns),
+            (1_000_000_000, 2_000_000_000)
+        );
+        assert_eq!(g.dirs[1], GroupDir::default(), "no writes");
+    }
+
+    #[test]
+    fn merging_clones_adds_counts_and_keeps_the_longest_runtime() {
+        let mut a = JobResult {
+            clones: 1,
+            ..Default::default()
+        };
+        a.dirs[1] = dir(4096, 1, 10);
+        a.dirs[1].clat.record(1000);
+        let mut b = a.clone();
+        b.dirs[1].runtime_ns = 20_000_000;
+        b.error = 5;
+        a.merge(&b);
+        assert_eq!(a.clones, 2);
+        assert_eq!(a.dirs[1].total_ios, 2);
+        assert_eq!(a.dirs[1].clat.count(), 2);
+        assert_eq!(a.dirs[1].runtime_ns, 20_000_000);
+        assert_eq!(a.error, 5);
+    }
+
+    #[test]
+    fn depth_buckets() {
+        let levels: Vec<usize> = [1, 2, 3, 4, 8, 16, 31, 32, 64, 128]
+            .iter()
+            .map(|&d| DepthDist::level_bucket(d))
+            .collect();
+        assert_eq!(levels, [0, 1, 1, 2, 3, 4, 4, 5, 6, 6]);
+        let batches: Vec<usize> = [0, 1, 4, 5, 8, 9, 32, 33, 64, 65]
+            .iter()
+            .map(|&n| DepthDist::batch_bucket(n))
+            .collect();
+        assert_eq!(batches, [0, 1, 1, 2, 2, 3, 4, 5, 5, 6]);
+    }
+}
