@@ -1,6 +1,11 @@
-//! Facts about the host that only a system call can tell: the page size and
-//! the amount of physical memory. The job language's `$pagesize` and
-//! `$mb_memory` keywords read them.
+//! Facts about the host that only a system call can tell: the page size,
+//! the amount of physical memory (the job language's `$pagesize` and
+//! `$mb_memory` keywords read them), the CPU usage of the calling thread
+//! (fio's per-job usr/sys/ctx/majf/minf), and the Ctrl-C counter.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Once;
+use std::time::Duration;
 
 /// The size of a memory page in bytes.
 pub fn page_size() -> u64 {
@@ -35,6 +40,93 @@ pub fn online_cpus() -> u64 {
     }
 }
 
+/// Resource usage of one thread, from getrusage(RUSAGE_THREAD).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CpuUsage {
+    pub user: Duration,
+    pub system: Duration,
+    pub voluntary_ctx: u64,
+    pub involuntary_ctx: u64,
+    pub majflt: u64,
+    pub minflt: u64,
+}
+
+impl CpuUsage {
+    /// What was used between `earlier` and `self`.
+    pub fn since(&self, earlier: &CpuUsage) -> CpuUsage {
+        CpuUsage {
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+            voluntary_ctx: self.voluntary_ctx.saturating_sub(earlier.voluntary_ctx),
+            involuntary_ctx: self.involuntary_ctx.saturating_sub(earlier.involuntary_ctx),
+            majflt: self.majflt.saturating_sub(earlier.majflt),
+            minflt: self.minflt.saturating_sub(earlier.minflt),
+        }
+    }
+}
+
+/// CPU time, context switches and page faults of the calling thread so far.
+/// All zero in the (never seen) case that getrusage fails.
+pub fn thread_cpu_usage() -> CpuUsage {
+    // SAFETY: rusage is plain old data; all-zero is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage for the call's duration.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+        return CpuUsage::default();
+    }
+    let dur = |tv: libc::timeval| {
+        Duration::from_secs(u64::try_from(tv.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(tv.tv_usec).unwrap_or(0))
+    };
+    let count = |n: libc::c_long| u64::try_from(n).unwrap_or(0);
+    CpuUsage {
+        user: dur(ru.ru_utime),
+        system: dur(ru.ru_stime),
+        voluntary_ctx: count(ru.ru_nvcsw),
+        involuntary_ctx: count(ru.ru_nivcsw),
+        majflt: count(ru.ru_majflt),
+        minflt: count(ru.ru_minflt),
+    }
+}
+
+/// SIGINT and SIGTERM received since `install_interrupt_handler`.
+static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
+static INSTALL: Once = Once::new();
+
+extern "C" fn count_interrupt(_signal: libc::c_int) {
+    // A lock-free atomic add is async-signal-safe; nothing else happens here.
+    INTERRUPTS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Installs (once per process) a handler for SIGINT and SIGTERM that only
+/// counts them, and returns the counter. The run polls it: 1 means stop the
+/// workers and report what was gathered, 2 or more means exit at once.
+/// The handler uses SA_RESTART, so an I/O in progress is not cut short by
+/// EINTR.
+pub fn install_interrupt_handler() -> &'static AtomicU32 {
+    INSTALL.call_once(|| {
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: sigaction is plain old data; all-zero is a valid value
+            // (empty mask, no flags) that the fields below complete.
+            let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+            act.sa_sigaction = count_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            act.sa_flags = libc::SA_RESTART;
+            // SAFETY: `act` is a valid sigaction whose handler is an
+            // async-signal-safe extern "C" fn living for the whole program;
+            // a null old-action pointer is allowed.
+            let rc = unsafe { libc::sigaction(signal, &act, std::ptr::null_mut()) };
+            // Fails only for an invalid signal number, which these are not.
+            debug_assert_eq!(rc, 0);
+        }
+    });
+    &INTERRUPTS
+}
+
+/// How many SIGINT/SIGTERM arrived since the handler was installed.
+pub fn interrupt_count() -> u32 {
+    INTERRUPTS.load(Ordering::Relaxed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +137,36 @@ mod tests {
         assert!(ps >= 4096 && ps.is_power_of_two(), "page size {ps}");
         assert!(physical_memory() >= 64 << 20);
         assert!(online_cpus() >= 1);
+    }
+
+    #[test]
+    fn thread_cpu_usage_grows_with_work() {
+        let before = thread_cpu_usage();
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < Duration::from_millis(50) {
+            for i in 0..10_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+            }
+        }
+        let used = thread_cpu_usage().since(&before);
+        assert!(
+            used.user + used.system >= Duration::from_millis(10),
+            "{used:?} after a 50 ms busy loop"
+        );
+    }
+
+    #[test]
+    fn sigint_is_counted() {
+        let counter = install_interrupt_handler();
+        let before = counter.load(Ordering::Relaxed);
+        // SAFETY: raise has no memory preconditions; the handler is installed.
+        assert_eq!(unsafe { libc::raise(libc::SIGINT) }, 0);
+        assert!(counter.load(Ordering::Relaxed) > before);
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::raise(libc::SIGTERM) }, 0);
+        assert!(interrupt_count() >= before + 2);
+        // A second install keeps the same counter.
+        assert!(std::ptr::eq(counter, install_interrupt_handler()));
     }
 }

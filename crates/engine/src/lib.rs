@@ -1,4 +1,260 @@
 //! I/O engines behind one trait, and the few host queries that need a raw
 //! system call. This is the only crate that contains `unsafe`.
+//!
+//! The contract: a worker opens its files through its [`Engine`], fills or
+//! checks the engine's buffers with [`Engine::buf`], and moves [`IoUnit`]s
+//! through `queue` -> `commit` -> `reap`. A synchronous engine completes an
+//! I/O inside `queue` and returns [`Queued::Completed`]; its `commit` and
+//! `reap` do nothing. An error of one I/O is a [`Completion`] carrying the
+//! errno; an [`EngineError`] is a setup failure (a file that cannot be
+//! opened, an engine the kernel refuses, an unknown engine name) or a caller
+//! bug (an I/O unit naming a slot or file that does not exist).
 
+pub mod buf;
+pub mod file;
 pub mod host;
+
+mod error;
+mod fdtable;
+mod null;
+mod psync;
+mod pvsync;
+mod pvsync2;
+mod sync;
+mod syncbase;
+
+#[cfg(test)]
+mod testutil;
+
+use std::path::PathBuf;
+
+pub use buf::BufPool;
+pub use error::{errno_name, errno_text, EngineError};
+
+/// The engines iolab implements, by fio name.
+pub const ENGINE_NAMES: &[&str] = &["sync", "psync", "pvsync", "pvsync2", "null"];
+
+/// fio engines that iolab knows by name but does not implement yet.
+const LATER_ENGINE_NAMES: &[&str] = &[
+    "vsync",
+    "libaio",
+    "io_uring",
+    "posixaio",
+    "mmap",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+];
+
+/// How writes reach stable storage, fio's `sync=` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncMode {
+    /// Plain buffered or direct writes.
+    #[default]
+    None,
+    /// `O_SYNC`: data and metadata are durable when a write returns.
+    Sync,
+    /// `O_DSYNC`: data (and the metadata needed to read it) is durable.
+    Dsync,
+}
+
+/// A file to open: the path and the open(2) flags it needs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FileSpec {
+    pub path: PathBuf,
+    pub read: bool,
+    pub write: bool,
+    /// `O_CREAT` with mode 0644.
+    pub create: bool,
+    /// `O_DIRECT`: bypass the page cache; offsets, lengths and buffers must
+    /// be aligned to the device's logical block size.
+    pub direct: bool,
+    pub sync: SyncMode,
+}
+
+/// An engine's handle for an open file; small and dense, reused after close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// What an I/O unit does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    Read,
+    Write,
+    /// Discard the range: `BLKDISCARD` on a block device. Regular files
+    /// complete with `EOPNOTSUPP`.
+    Trim,
+    Fsync,
+    Fdatasync,
+}
+
+/// One I/O. `slot` names the buffer it uses and is also its identity in the
+/// completion; a slot is in flight at most once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoUnit {
+    pub slot: u32,
+    pub file: FileId,
+    pub op: Op,
+    pub offset: u64,
+    /// Bytes to transfer, at most the engine's buffer size. Ignored by
+    /// `Fsync` and `Fdatasync`.
+    pub len: u32,
+}
+
+/// The outcome of one I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub slot: u32,
+    /// Bytes transferred (fewer than asked is a short read or write, and
+    /// the caller decides what it means; `Fsync` and `Fdatasync` complete
+    /// with `Ok(0)`), or the errno.
+    pub result: Result<u32, i32>,
+}
+
+/// What `queue` did with an I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queued {
+    /// Done already (every synchronous engine).
+    Completed(Completion),
+    /// Accepted; it will come back from `reap` after `commit`.
+    InFlight,
+    /// The engine cannot take more now; reap some and queue it again.
+    Busy,
+}
+
+/// What an engine can do, so the worker can adapt its loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// Every I/O completes inside `queue`.
+    pub sync: bool,
+    /// The engine reads or writes the buffers (`null` does not, so the
+    /// worker may skip filling and verifying them).
+    pub needs_buffers: bool,
+    /// Data moves through an iovec (the `p*v*` system calls).
+    pub vectored: bool,
+}
+
+/// Engine settings fixed for the life of a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineOpts {
+    /// I/Os in flight at most; also the number of buffer slots.
+    pub iodepth: u32,
+    /// Bytes per buffer slot: the largest block size of the job.
+    pub buf_size: usize,
+    /// Buffer alignment; raised to the page size when smaller.
+    pub align: usize,
+    /// `pvsync2`: `RWF_HIPRI` (poll for completion).
+    pub hipri: bool,
+}
+
+impl Default for EngineOpts {
+    fn default() -> Self {
+        Self {
+            iodepth: 1,
+            buf_size: 4096,
+            align: 0,
+            hipri: false,
+        }
+    }
+}
+
+/// An I/O engine: one per worker thread, owning its files and buffers.
+pub trait Engine: Send {
+    /// fio's name for the engine.
+    fn name(&self) -> &'static str;
+    fn caps(&self) -> Caps;
+    fn open(&mut self, file: &FileSpec) -> Result<FileId, EngineError>;
+    /// Closes the file and reports an error close(2) returns (a deferred
+    /// write-back error on NFS, say).
+    fn close(&mut self, file: FileId) -> Result<(), EngineError>;
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError>;
+    fn commit(&mut self) -> Result<(), EngineError>;
+    /// Appends at least `min` completions to `out` (fewer only if fewer are
+    /// in flight).
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError>;
+    /// The whole buffer of a slot (`buf_size` bytes; an I/O uses the first
+    /// `len`), to fill before a write or check after a read. Panics when
+    /// `slot` is not below `iodepth`.
+    fn buf(&mut self, slot: u32) -> &mut [u8];
+}
+
+/// The engine fio calls `name`, with its buffers allocated.
+pub fn create(name: &str, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
+    let engine: Box<dyn Engine> = match name {
+        "sync" => Box::new(sync::SyncEngine::new(opts)?),
+        "psync" => Box::new(psync::PsyncEngine::new(opts)?),
+        "pvsync" => Box::new(pvsync::PvsyncEngine::new(opts)?),
+        "pvsync2" => Box::new(pvsync2::Pvsync2Engine::new(opts)?),
+        "null" => Box::new(null::NullEngine::new(opts)?),
+        _ if LATER_ENGINE_NAMES.contains(&name) => {
+            return Err(EngineError::NotImplemented {
+                name: name.to_string(),
+            })
+        }
+        _ => {
+            return Err(EngineError::UnknownEngine {
+                name: name.to_string(),
+            })
+        }
+    };
+    Ok(engine)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_engine_lists_the_engines() {
+        let err = create("nosuch", &EngineOpts::default())
+            .err()
+            .expect("nosuch is no engine");
+        let msg = err.to_string();
+        assert!(msg.contains("nosuch"), "{msg}");
+        for name in ENGINE_NAMES {
+            assert!(msg.contains(name), "{msg} lacks {name}");
+        }
+    }
+
+    #[test]
+    fn later_engine_says_not_implemented() {
+        let err = create("libaio", &EngineOpts::default())
+            .err()
+            .expect("libaio is not built yet");
+        let msg = err.to_string();
+        assert!(msg.contains("libaio") && msg.contains("psync"), "{msg}");
+        assert!(matches!(err, EngineError::NotImplemented { .. }));
+    }
+
+    #[test]
+    fn every_engine_is_created_with_its_name() {
+        let opts = EngineOpts {
+            iodepth: 4,
+            buf_size: 8192,
+            align: 0,
+            hipri: false,
+        };
+        for name in ENGINE_NAMES {
+            let mut e = create(name, &opts).expect(name);
+            assert_eq!(e.name(), *name);
+            assert_eq!(e.buf(3).len(), 8192);
+            assert!(e.caps().sync);
+            assert_eq!(e.caps().needs_buffers, *name != "null");
+        }
+    }
+
+    #[test]
+    fn bad_options_are_errors() {
+        let opts = EngineOpts {
+            align: 3000,
+            ..EngineOpts::default()
+        };
+        assert!(matches!(
+            create("psync", &opts),
+            Err(EngineError::Options(_))
+        ));
+    }
+}

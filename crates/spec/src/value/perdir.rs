@@ -9,11 +9,22 @@ use crate::error::ValueError;
 
 /// One value per data direction. `None` means "the option's default for this
 /// direction".
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PerDir<T> {
     pub read: Option<T>,
     pub write: Option<T>,
     pub trim: Option<T>,
+}
+
+/// Every direction at its default, whatever `T` is.
+impl<T> Default for PerDir<T> {
+    fn default() -> Self {
+        PerDir {
+            read: None,
+            write: None,
+            trim: None,
+        }
+    }
 }
 
 impl<T> PerDir<T> {

@@ -1,0 +1,395 @@
+//! `JobSet` -> `Plan`: clones expanded, files named and sized, regions
+//! placed, and the checks across options that fio makes before it starts
+//! (a block size larger than the region, an offset beyond the end of a file,
+//! a size that is missing, direct I/O with a block size no device takes).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use iolab_spec::kinds::format_value;
+use iolab_spec::value::{Distribution, PerDir, SizeValue};
+use iolab_spec::{JobSet, JobSpec, Opt, Value};
+
+use super::files::{file_paths, on_disk, resolve_size, OnDisk};
+use iolab_engine::file::FallocMode;
+use iolab_engine::SyncMode;
+
+use super::{
+    BsSpec, JobFile, Layout, PaceSpec, Plan, PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
+};
+
+/// The logical block size every device takes; direct I/O needs multiples.
+const SECTOR: u64 = 512;
+
+/// fio's fixed seed when `randrepeat=1` and no `randseed` is given.
+const DEFAULT_SEED: u64 = 0xb189_9bed;
+
+struct Ctx<'a> {
+    job: &'a JobSpec,
+}
+
+impl Ctx<'_> {
+    fn err(&self, opt: Option<Opt>, message: impl Into<String>) -> PlanError {
+        let location = opt
+            .and_then(|o| self.job.origin(o).cloned())
+            .unwrap_or_else(|| self.job.location.clone());
+        PlanError {
+            location,
+            job: self.job.name.clone(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Builds the plan of a job set, reading only file metadata.
+pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
+    let groups = set.groups();
+    let mut jobs = Vec::new();
+    let mut files: Vec<PlanFile> = Vec::new();
+    let mut by_path: HashMap<PathBuf, usize> = HashMap::new();
+    let mut phases = Vec::new();
+    let mut phase_start = 0;
+
+    for (spec_index, job) in set.jobs.iter().enumerate() {
+        let cx = Ctx { job };
+        if job.flag(Opt::Stonewall) && !jobs.is_empty() {
+            phases.push(phase_start..jobs.len());
+            phase_start = jobs.len();
+        }
+        for clone in 0..job.numjobs() {
+            let mut pj = job_settings(&cx, spec_index, clone, groups[spec_index])?;
+            let (io_total, regions) = place_files(&cx, clone, &pj, &mut files, &mut by_path)?;
+            pj.files = regions;
+            pj.io_size = io_total;
+            jobs.push(pj);
+        }
+    }
+    phases.push(phase_start..jobs.len());
+    Ok(Plan {
+        jobs,
+        files,
+        phases,
+        groups: set.group_count() as u32,
+    })
+}
+
+fn per_dir_bs(cx: &Ctx) -> Result<[BsSpec; 3], PlanError> {
+    let fixed = cx.job.per_dir(Opt::Bs);
+    let ranges = match cx.job.get(Opt::Bsrange) {
+        Some(Value::Ranges(r)) => r.clone(),
+        _ => PerDir::default(),
+    };
+    let splits = match cx.job.get(Opt::Bssplit) {
+        Some(Value::Split(s)) => s.clone(),
+        _ => PerDir::default(),
+    };
+    let pick = |f: Option<u64>, r: Option<iolab_spec::value::BlockRange>, s: Option<Vec<_>>| {
+        if let Some(s) = s {
+            BsSpec::Split(s)
+        } else if let Some(r) = r {
+            BsSpec::Range(r)
+        } else {
+            BsSpec::Fixed(f.unwrap_or(4096))
+        }
+    };
+    let out = [
+        pick(fixed.read, ranges.read, splits.read),
+        pick(fixed.write, ranges.write, splits.write),
+        pick(fixed.trim, ranges.trim, splits.trim),
+    ];
+    for b in &out {
+        if b.min() == 0 {
+            return Err(cx.err(Some(Opt::Bs), "block size 0"));
+        }
+        if b.max() > u32::MAX as u64 {
+            return Err(cx.err(
+                Some(Opt::Bs),
+                format!("block size {} is above the 4 GiB an I/O can carry", b.max()),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn duration(job: &JobSpec, opt: Opt) -> Duration {
+    Duration::from_micros(job.time_us(opt).unwrap_or(0))
+}
+
+fn count(job: &JobSpec, opt: Opt) -> u32 {
+    job.int(opt).unwrap_or(0).clamp(0, u32::MAX as i64) as u32
+}
+
+fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJob, PlanError> {
+    let job = cx.job;
+    let bs = per_dir_bs(cx)?;
+    let ba = job.per_dir(Opt::Ba);
+    let blockalign = [
+        ba.read.unwrap_or(bs[0].min()),
+        ba.write.unwrap_or(bs[1].min()),
+        ba.trim.unwrap_or(bs[2].min()),
+    ];
+    let direct = job.flag(Opt::Direct);
+    if direct {
+        for (b, name) in bs.iter().zip(["read", "write", "trim"]) {
+            if b.min() % SECTOR != 0 || b.max() % SECTOR != 0 {
+                return Err(cx.err(
+                    Some(Opt::Bs),
+                    format!(
+                        "direct=1 needs block sizes that are multiples of {SECTOR} bytes (the smallest logical block a device takes); the {name} block size is {}",
+                        b.min()
+                    ),
+                ));
+            }
+        }
+    }
+    let iodepth = count(job, Opt::Iodepth).max(1);
+    let runtime = duration(job, Opt::Runtime);
+    let time_based = job.flag(Opt::TimeBased);
+    if time_based && runtime.is_zero() {
+        return Err(cx.err(
+            Some(Opt::TimeBased),
+            "time_based needs runtime= (otherwise the job would never end)",
+        ));
+    }
+    let seed = match job.get(Opt::Randseed) {
+        Some(Value::Int(n)) => *n as u64,
+        _ if job.flag(Opt::Randrepeat) => DEFAULT_SEED,
+        _ => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(DEFAULT_SEED),
+    };
+    let sync = match job.choice(Opt::Sync) {
+        Some("sync") => SyncMode::Sync,
+        Some("dsync") => SyncMode::Dsync,
+        _ => SyncMode::None,
+    };
+    let fallocate = job
+        .choice(Opt::Fallocate)
+        .and_then(FallocMode::from_fio)
+        .unwrap_or_default();
+    let per3 = |opt: Opt| {
+        let p = job.per_dir(opt);
+        [
+            p.read.unwrap_or(0),
+            p.write.unwrap_or(0),
+            p.trim.unwrap_or(0),
+        ]
+    };
+    let gtod_reduce = job.flag(Opt::GtodReduce);
+    let percentiles = match job.value(Opt::PercentileList) {
+        Some(Value::Floats(f)) => f,
+        _ => Vec::new(),
+    };
+    let ms = |opt: Opt| Duration::from_millis(job.int(opt).unwrap_or(500).max(1) as u64);
+    let kb = job.kb_base();
+    let options = job
+        .explicit()
+        .map(|(o, v)| (o.name().to_string(), format_value(o.def(), v, kb)))
+        .collect();
+
+    Ok(PlanJob {
+        name: job.name.clone(),
+        clone,
+        spec,
+        groupid,
+        engine: job.choice(Opt::Ioengine).unwrap_or("psync").to_string(),
+        iodepth,
+        iodepth_batch: count(job, Opt::IodepthBatch).max(1).min(iodepth),
+        iodepth_batch_complete_min: count(job, Opt::IodepthBatchCompleteMin).max(1).min(iodepth),
+        iodepth_batch_complete_max: count(job, Opt::IodepthBatchCompleteMax).max(1).min(iodepth),
+        iodepth_low: count(job, Opt::IodepthLow).min(iodepth),
+        files: Vec::new(),
+        rw: job.rw(),
+        rwmixread: count(job, Opt::Rwmixread).min(100),
+        bs,
+        blockalign,
+        io_size: 0,
+        number_ios: job.int(Opt::NumberIos).filter(|n| *n > 0).map(|n| n as u64),
+        loops: count(job, Opt::Loops).max(1),
+        runtime: (!runtime.is_zero()).then_some(runtime),
+        time_based,
+        ramp_time: duration(job, Opt::RampTime),
+        startdelay: duration(job, Opt::Startdelay),
+        direct,
+        sync,
+        fsync: count(job, Opt::Fsync),
+        fdatasync: count(job, Opt::Fdatasync),
+        end_fsync: job.flag(Opt::EndFsync),
+        fsync_on_close: job.flag(Opt::FsyncOnClose),
+        invalidate: job.flag(Opt::Invalidate),
+        pre_read: job.flag(Opt::PreRead),
+        unlink: job.flag(Opt::Unlink),
+        fallocate,
+        random: RandomSpec {
+            norandommap: job.flag(Opt::Norandommap),
+            seed,
+            distribution: match job.value(Opt::RandomDistribution) {
+                Some(Value::Distribution(d)) => d,
+                _ => Distribution::Random,
+            },
+            percentage_random: job.int(Opt::PercentageRandom).unwrap_or(100).clamp(0, 100) as u32,
+        },
+        pace: PaceSpec {
+            rate: per3(Opt::Rate),
+            rate_iops: per3(Opt::RateIops),
+            rate_min: per3(Opt::RateMin),
+            poisson: job.choice(Opt::RateProcess) == Some("poisson"),
+            thinktime: duration(job, Opt::Thinktime),
+            thinktime_spin: duration(job, Opt::ThinktimeSpin),
+            thinktime_blocks: count(job, Opt::ThinktimeBlocks).max(1),
+        },
+        stats: StatsSpec {
+            percentiles,
+            clat_percentiles: job.flag(Opt::ClatPercentiles) && !gtod_reduce,
+            lat_percentiles: job.flag(Opt::LatPercentiles) && !gtod_reduce,
+            slat_percentiles: job.flag(Opt::SlatPercentiles) && !gtod_reduce,
+            disable_lat: job.flag(Opt::DisableLat) || gtod_reduce,
+            disable_clat: job.flag(Opt::DisableClat) || gtod_reduce,
+            disable_slat: job.flag(Opt::DisableSlat) || gtod_reduce,
+            disable_bw: job.flag(Opt::DisableBwMeasurement) || gtod_reduce,
+            bw_avg: ms(Opt::Bwavgtime),
+            iops_avg: ms(Opt::Iopsavgtime),
+        },
+        group_reporting: job.flag(Opt::GroupReporting),
+        exitall: job.flag(Opt::Exitall),
+        continue_on_error: job.choice(Opt::ContinueOnError).unwrap_or("none"),
+        description: job.text(Opt::Description).unwrap_or_default(),
+        options,
+    })
+}
+
+/// Names, sizes and places the clone's files; returns the bytes of I/O per
+/// loop and the regions.
+fn place_files(
+    cx: &Ctx,
+    clone: u32,
+    pj: &PlanJob,
+    files: &mut Vec<PlanFile>,
+    by_path: &mut HashMap<PathBuf, usize>,
+) -> Result<(u64, Vec<JobFile>), PlanError> {
+    let job = cx.job;
+    let paths = file_paths(job, clone);
+    let nfiles = paths.len() as u64;
+    let min_bs = pj.bs.iter().map(BsSpec::min).min().unwrap_or(4096);
+    let max_bs = pj.max_bs();
+    let reads = pj.rw.mode.reads() || pj.pre_read;
+    let mut regions = Vec::new();
+    let mut total = 0u64;
+
+    for path in paths {
+        let disk: OnDisk = on_disk(&path);
+        let existing = disk.size.filter(|s| *s > 0 || disk.block_device);
+        // The file's own extent: filesize, else its share of size, else
+        // what is on disk.
+        let per_file = match (job.size(Opt::Filesize), job.size(Opt::Size)) {
+            (Some(SizeValue::Bytes(b)), _) => b,
+            (Some(SizeValue::Percent(p)), _) | (None, Some(SizeValue::Percent(p))) => match existing {
+                Some(e) => resolve_size(SizeValue::Percent(p), e) / if job.get(Opt::Filesize).is_some() { 1 } else { nfiles },
+                None => {
+                    return Err(cx.err(
+                        Some(Opt::Size),
+                        format!(
+                            "a size in percent needs an existing file or device, and `{}` does not exist",
+                            path.display()
+                        ),
+                    ))
+                }
+            },
+            (None, Some(SizeValue::Bytes(b))) => b / nfiles,
+            (None, None) => match existing {
+                Some(e) => e,
+                None => {
+                    return Err(cx.err(
+                        None,
+                        format!(
+                            "the job needs size= or filesize=: `{}` does not exist to take its size from",
+                            path.display()
+                        ),
+                    ))
+                }
+            },
+        };
+        let whole = existing.unwrap_or(per_file);
+        let base = job
+            .size(Opt::Offset)
+            .map(|o| resolve_size(o, whole))
+            .unwrap_or(0);
+        let step = job
+            .size(Opt::OffsetIncrement)
+            .map(|o| resolve_size(o, whole))
+            .unwrap_or(0);
+        let offset = base.saturating_add(step.saturating_mul(clone as u64));
+        // An existing device or file bounds the region; a file iolab makes
+        // is made large enough.
+        let mut len = per_file;
+        let sized = job.size(Opt::Size).is_some() || job.size(Opt::Filesize).is_some();
+        let fixed_end = if disk.block_device || !sized {
+            existing
+        } else {
+            None
+        };
+        if let Some(end) = fixed_end {
+            if offset >= end {
+                return Err(cx.err(
+                    Some(Opt::Offset),
+                    format!(
+                        "offset {offset} is beyond the end of `{}` ({end} bytes)",
+                        path.display()
+                    ),
+                ));
+            }
+            len = len.min(end - offset);
+        }
+        // fio works in whole blocks of the smallest block size.
+        let room = len;
+        len -= len % min_bs;
+        if len < max_bs {
+            return Err(cx.err(
+                Some(Opt::Bs),
+                format!(
+                    "block size {max_bs} is larger than the {room} bytes the job has in `{}`",
+                    path.display()
+                ),
+            ));
+        }
+        let end = offset + len;
+        let idx = *by_path.entry(path.clone()).or_insert_with(|| {
+            files.push(PlanFile {
+                path: path.clone(),
+                size: 0,
+                existing: disk.size,
+                block_device: disk.block_device,
+                layout: Layout::AsIs,
+            });
+            files.len() - 1
+        });
+        let f = &mut files[idx];
+        f.size = f.size.max(end);
+        if !f.block_device && f.existing.unwrap_or(0) < f.size {
+            f.layout = if reads || f.layout == Layout::Write {
+                Layout::Write
+            } else {
+                Layout::Allocate
+            };
+        }
+        total += len;
+        regions.push(JobFile {
+            file: idx,
+            offset,
+            len,
+        });
+    }
+
+    // io_size: the bytes to move per loop, by default the regions' total.
+    let io = match job.size(Opt::IoSize) {
+        Some(v) => resolve_size(v, total),
+        None => total,
+    };
+    let io = io - io % min_bs;
+    if io == 0 {
+        return Err(cx.err(Some(Opt::IoSize), "io_size is smaller than one block"));
+    }
+    Ok((io, regions))
+}

@@ -1,0 +1,192 @@
+//! The plan: a `JobSet` checked across options and turned into what will
+//! run, one `PlanJob` per job clone with its files, regions, block sizes and
+//! limits decided, and the files the run will create or lay out. A plan is
+//! immutable; building one touches nothing on disk beyond `stat`.
+
+mod build;
+mod files;
+
+pub use build::build;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use iolab_engine::file::FallocMode;
+use iolab_engine::SyncMode;
+use iolab_spec::value::{BlockRange, Distribution, RwSpec, SplitEntry};
+use iolab_spec::Location;
+
+/// Why a job set cannot run; reported as `LOCATION: job NAME: message` and
+/// exit status 2, before anything is created.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{location}: job `{job}`: {message}")]
+pub struct PlanError {
+    pub location: Location,
+    pub job: String,
+    pub message: String,
+}
+
+/// How the block size of each I/O is chosen in one direction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BsSpec {
+    Fixed(u64),
+    Range(BlockRange),
+    Split(Vec<SplitEntry>),
+}
+
+impl BsSpec {
+    pub fn min(&self) -> u64 {
+        match self {
+            BsSpec::Fixed(b) => *b,
+            BsSpec::Range(r) => r.min,
+            BsSpec::Split(s) => s.iter().map(|e| e.bs).min().unwrap_or(0),
+        }
+    }
+    pub fn max(&self) -> u64 {
+        match self {
+            BsSpec::Fixed(b) => *b,
+            BsSpec::Range(r) => r.max,
+            BsSpec::Split(s) => s.iter().map(|e| e.bs).max().unwrap_or(0),
+        }
+    }
+}
+
+/// What the run must do to a file before the jobs start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Use the file as it is (a block device, or a file long enough).
+    AsIs,
+    /// Create or extend it to the size by writing incompressible data, so
+    /// that reads touch real blocks ("Laying out IO file").
+    Write,
+    /// Create or extend it with the job's fallocate mode, without writing.
+    Allocate,
+}
+
+/// A file the plan uses, shared by every job clone that names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanFile {
+    pub path: PathBuf,
+    /// The size the jobs need: the end of the furthest region.
+    pub size: u64,
+    /// The size it has now, if it exists.
+    pub existing: Option<u64>,
+    pub block_device: bool,
+    pub layout: Layout,
+}
+
+/// One file of a job clone and the region of it the clone works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobFile {
+    /// Index into `Plan::files`.
+    pub file: usize,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Random offset settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RandomSpec {
+    pub norandommap: bool,
+    pub seed: u64,
+    pub distribution: Distribution,
+    /// Percent of I/Os at random offsets in a random mode (100 by default).
+    pub percentage_random: u32,
+}
+
+/// Statistics switches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatsSpec {
+    pub percentiles: Vec<f64>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub disable_lat: bool,
+    pub disable_clat: bool,
+    pub disable_slat: bool,
+    pub disable_bw: bool,
+    /// Bandwidth and IOPS sample windows.
+    pub bw_avg: Duration,
+    pub iops_avg: Duration,
+}
+
+/// Rate limits and think time.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct PaceSpec {
+    /// Bytes per second per direction (0: none).
+    pub rate: [u64; 3],
+    pub rate_iops: [u64; 3],
+    pub rate_min: [u64; 3],
+    pub poisson: bool,
+    pub thinktime: Duration,
+    pub thinktime_spin: Duration,
+    pub thinktime_blocks: u32,
+}
+
+/// One job clone, ready to run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanJob {
+    pub name: String,
+    /// Clone number (fio's $jobnum).
+    pub clone: u32,
+    /// Index of the job in the JobSet.
+    pub spec: usize,
+    pub groupid: u32,
+    pub engine: String,
+    pub iodepth: u32,
+    pub iodepth_batch: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub iodepth_low: u32,
+    pub files: Vec<JobFile>,
+    pub rw: RwSpec,
+    pub rwmixread: u32,
+    pub bs: [BsSpec; 3],
+    /// Offset granularity per direction.
+    pub blockalign: [u64; 3],
+    /// Bytes of I/O to do per loop (fio's io_size).
+    pub io_size: u64,
+    pub number_ios: Option<u64>,
+    pub loops: u32,
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    pub ramp_time: Duration,
+    pub startdelay: Duration,
+    pub direct: bool,
+    pub sync: SyncMode,
+    pub fsync: u32,
+    pub fdatasync: u32,
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
+    pub invalidate: bool,
+    pub pre_read: bool,
+    pub unlink: bool,
+    pub fallocate: FallocMode,
+    pub random: RandomSpec,
+    pub pace: PaceSpec,
+    pub stats: StatsSpec,
+    pub group_reporting: bool,
+    pub exitall: bool,
+    pub continue_on_error: &'static str,
+    pub description: String,
+    /// The options the job text gave, for fio's "job options" echo.
+    pub options: Vec<(String, String)>,
+}
+
+impl PlanJob {
+    /// The largest block size in any direction (buffer size).
+    pub fn max_bs(&self) -> u64 {
+        self.bs.iter().map(BsSpec::max).max().unwrap_or(0)
+    }
+}
+
+/// Everything a run needs, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub jobs: Vec<PlanJob>,
+    pub files: Vec<PlanFile>,
+    /// Jobs that start together: a job with `stonewall` waits for every job
+    /// before it, so it starts a new phase.
+    pub phases: Vec<std::ops::Range<usize>>,
+    pub groups: u32,
+}

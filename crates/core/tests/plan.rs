@@ -1,0 +1,167 @@
+//! Plans built from job text: clones, files, regions, phases and the
+//! cross-option errors, checked without touching the disk.
+
+use std::fs;
+
+use iolab_core::plan::{self, BsSpec, Layout, PlanError};
+use iolab_spec::{resolve, Context, Host};
+
+fn ctx() -> Context {
+    Context::fixed(Host {
+        page_size: 4096,
+        mb_memory: 1024,
+        ncpus: 2,
+    })
+}
+
+fn plan_of(text: &str) -> Result<plan::Plan, PlanError> {
+    let set = resolve::parse_text("job.fio", text, &ctx()).expect("job text parses");
+    plan::build(&set)
+}
+
+#[test]
+fn four_stonewalled_jobs_are_four_phases_with_their_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[global]\ndirectory={}\nsize=100MB\n[Read-Seq]\nrw=read\nstonewall\n[Read-Random]\nrw=randread\nstonewall\n[Write-Seq]\nrw=write\nstonewall\n[Write-Random]\nrw=randwrite\nstonewall\n",
+        dir.path().display()
+    );
+    let p = plan_of(&text).unwrap();
+    assert_eq!(p.jobs.len(), 4);
+    assert_eq!(p.phases, [0..1, 1..2, 2..3, 3..4]);
+    assert_eq!(p.groups, 4);
+    let names: Vec<String> = p
+        .files
+        .iter()
+        .map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Read-Seq.0.0",
+            "Read-Random.0.0",
+            "Write-Seq.0.0",
+            "Write-Random.0.0"
+        ]
+    );
+    for f in &p.files {
+        assert_eq!(f.size, 104_857_600);
+    }
+    // Files that will be read are written first; files only written are
+    // allocated.
+    let layouts: Vec<Layout> = p.files.iter().map(|f| f.layout).collect();
+    assert_eq!(
+        layouts,
+        [
+            Layout::Write,
+            Layout::Write,
+            Layout::Allocate,
+            Layout::Allocate
+        ]
+    );
+    for j in &p.jobs {
+        assert_eq!(j.io_size, 104_857_600);
+        assert_eq!(j.files.len(), 1);
+        assert_eq!(j.files[0].offset, 0);
+    }
+}
+
+#[test]
+fn sixteen_clones_share_one_named_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[file1]\nfilename={}/testtmp\ndirect=1\nrw=randwrite\nbs=4k\nsize=1000M\nnumjobs=16\nruntime=20\ngroup_reporting\n",
+        dir.path().display()
+    );
+    let p = plan_of(&text).unwrap();
+    assert_eq!(p.jobs.len(), 16);
+    assert_eq!(p.files.len(), 1);
+    assert_eq!(p.phases, vec![std::ops::Range { start: 0, end: 16 }]);
+    let clones: Vec<u32> = p.jobs.iter().map(|j| j.clone).collect();
+    assert_eq!(clones, (0..16).collect::<Vec<_>>());
+    assert!(p
+        .jobs
+        .iter()
+        .all(|j| j.files[0].file == 0 && j.direct && j.group_reporting));
+    assert_eq!(p.files[0].size, 1000 << 20);
+    assert_eq!(p.jobs[0].bs[1], BsSpec::Fixed(4096));
+}
+
+#[test]
+fn offset_increment_places_each_clone() {
+    let text = "[w]\nfilename=/tmp/iolab-plan-test-never-created\nsize=1m\noffset=4k\noffset_increment=1m\nnumjobs=3\nrw=write\n";
+    let p = plan_of(text).unwrap();
+    let offsets: Vec<u64> = p.jobs.iter().map(|j| j.files[0].offset).collect();
+    assert_eq!(offsets, [4096, 4096 + (1 << 20), 4096 + (2 << 20)]);
+    assert_eq!(p.files[0].size, 4096 + (3 << 20));
+}
+
+#[test]
+fn io_size_is_whole_blocks_as_fio_rounds_it() {
+    // fio 3.33 moves 99,999,744 bytes for size=100MiB bs=512 (100,000,000
+    // rounded down to whole blocks).
+    let p = plan_of("[r]\nfilename=/tmp/iolab-never\nsize=100MiB\nbs=512\nrw=write\n").unwrap();
+    assert_eq!(p.jobs[0].io_size, 99_999_744);
+}
+
+#[test]
+fn sizes_in_percent_and_from_existing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data");
+    fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+    let p = plan_of(&format!("[r]\nfilename={}\nrw=read\n", f.display())).unwrap();
+    assert_eq!(p.jobs[0].io_size, 1 << 20);
+    assert_eq!(p.files[0].layout, Layout::AsIs);
+    let p = plan_of(&format!(
+        "[r]\nfilename={}\nrw=read\nsize=25%\n",
+        f.display()
+    ))
+    .unwrap();
+    assert_eq!(p.jobs[0].io_size, 256 << 10);
+    let p = plan_of(&format!(
+        "[r]\nfilename={}\nrw=read\noffset=50%\n",
+        f.display()
+    ))
+    .unwrap();
+    assert_eq!(
+        (p.jobs[0].files[0].offset, p.jobs[0].files[0].len),
+        (512 << 10, 512 << 10)
+    );
+}
+
+#[test]
+fn cross_option_errors_name_the_job_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("small");
+    fs::write(&f, vec![0u8; 8192]).unwrap();
+    let cases = [
+        (
+            "[j]\nfilename=/tmp/iolab-never\nsize=4k\nbs=64k\nrw=read\n".to_string(),
+            "job.fio:4: job `j`: block size 65536 is larger than the 4096 bytes",
+        ),
+        (
+            "[j]\nfilename=/tmp/iolab-never\nrw=read\n".to_string(),
+            "job.fio:1: job `j`: the job needs size= or filesize=",
+        ),
+        (
+            format!("[j]\nfilename={}\nrw=read\noffset=16k\n", f.display()),
+            "job.fio:4: job `j`: offset 16384 is beyond the end of",
+        ),
+        (
+            "[j]\nfilename=/tmp/iolab-never\nsize=1m\nbs=1000\ndirect=1\n".to_string(),
+            "job.fio:4: job `j`: direct=1 needs block sizes that are multiples of 512",
+        ),
+        (
+            "[j]\nfilename=/tmp/iolab-never\nsize=1m\ntime_based\n".to_string(),
+            "job.fio:4: job `j`: time_based needs runtime=",
+        ),
+        (
+            "[j]\nfilename=/tmp/iolab-never\nsize=50%\n".to_string(),
+            "job.fio:3: job `j`: a size in percent needs an existing file",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = plan_of(&text).expect_err(&text).to_string();
+        assert!(e.starts_with(want), "job:\n{text}\nwant: {want}\ngot:  {e}");
+    }
+}

@@ -1,0 +1,323 @@
+//! Test helpers: fresh directories, file specs, a byte pattern, and the
+//! contract every data-moving engine must keep, run against each engine.
+
+use std::path::{Path, PathBuf};
+
+use crate::file::probe_o_direct;
+use crate::{create, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit};
+use crate::{Op, Queued};
+
+pub fn temp() -> tempfile::TempDir {
+    tempfile::TempDir::new().expect("temporary directory")
+}
+
+pub fn spec(path: &Path, read: bool, write: bool) -> FileSpec {
+    FileSpec {
+        path: path.to_path_buf(),
+        read,
+        write,
+        create: write,
+        ..FileSpec::default()
+    }
+}
+
+pub fn opts(iodepth: u32, buf_size: usize) -> EngineOpts {
+    EngineOpts {
+        iodepth,
+        buf_size,
+        ..EngineOpts::default()
+    }
+}
+
+/// The byte at file offset `at` of the test pattern with `seed`.
+pub fn pattern_byte(seed: u8, at: u64) -> u8 {
+    (at.wrapping_mul(31) ^ (at >> 9)) as u8 ^ seed
+}
+
+pub fn fill(e: &mut dyn Engine, slot: u32, offset: u64, len: usize, seed: u8) {
+    for (i, b) in e.buf(slot)[..len].iter_mut().enumerate() {
+        *b = pattern_byte(seed, offset + i as u64);
+    }
+}
+
+pub fn check(e: &mut dyn Engine, slot: u32, offset: u64, len: usize, seed: u8) {
+    let buf = &e.buf(slot)[..len];
+    for (i, &b) in buf.iter().enumerate() {
+        let at = offset + i as u64;
+        assert_eq!(b, pattern_byte(seed, at), "byte at file offset {at}");
+    }
+}
+
+pub fn io(slot: u32, file: FileId, op: Op, offset: u64, len: u32) -> IoUnit {
+    IoUnit {
+        slot,
+        file,
+        op,
+        offset,
+        len,
+    }
+}
+
+/// Queues one I/O on a synchronous engine and returns its completion.
+pub fn run(e: &mut dyn Engine, unit: IoUnit) -> Completion {
+    match e.queue(&unit).expect("queue") {
+        Queued::Completed(c) => {
+            assert_eq!(c.slot, unit.slot);
+            c
+        }
+        other => panic!("{} did not complete inside queue: {other:?}", e.name()),
+    }
+}
+
+/// (offset, len) of the writes: sequential, a gap, backwards, unaligned.
+const EXTENTS: &[(u64, u32)] = &[
+    (0, 4096),
+    (4096, 4096),
+    (8192, 8192),
+    (65536, 4096),
+    (32768, 1000),
+    (20000, 3333),
+    (1 << 20, 8192),
+];
+
+/// Writes with engine `name`, reads back with `psync` and with `name`.
+fn pattern_round_trip(name: &str, dir: &Path) {
+    let path = dir.join(format!("{name}.pattern"));
+    let mut e = create(name, &opts(4, 8192)).unwrap();
+    let f = e.open(&spec(&path, true, true)).unwrap();
+    for (i, &(off, len)) in EXTENTS.iter().enumerate() {
+        let slot = i as u32 % 4;
+        fill(e.as_mut(), slot, off, len as usize, 0x5a);
+        let c = run(e.as_mut(), io(slot, f, Op::Write, off, len));
+        assert_eq!(c.result, Ok(len), "{name} write at {off}");
+    }
+    e.close(f).unwrap();
+
+    let mut p = create("psync", &opts(1, 8192)).unwrap();
+    let pf = p.open(&spec(&path, true, false)).unwrap();
+    for &(off, len) in EXTENTS {
+        p.buf(0).fill(0);
+        let c = run(p.as_mut(), io(0, pf, Op::Read, off, len));
+        assert_eq!(c.result, Ok(len), "psync read at {off} of {name}'s file");
+        check(p.as_mut(), 0, off, len as usize, 0x5a);
+    }
+
+    let f = e.open(&spec(&path, true, false)).unwrap();
+    for &(off, len) in EXTENTS.iter().rev() {
+        e.buf(1).fill(0);
+        let c = run(e.as_mut(), io(1, f, Op::Read, off, len));
+        assert_eq!(c.result, Ok(len), "{name} read at {off}");
+        check(e.as_mut(), 1, off, len as usize, 0x5a);
+    }
+    // Reading sequentially from the start works too (sync's lseek skipping).
+    for off in [0u64, 4096, 8192] {
+        let c = run(e.as_mut(), io(2, f, Op::Read, off, 4096));
+        assert_eq!(c.result, Ok(4096));
+        check(e.as_mut(), 2, off, 4096, 0x5a);
+    }
+}
+
+fn short_read_at_eof(name: &str, dir: &Path) {
+    let path = dir.join(format!("{name}.short"));
+    std::fs::write(&path, vec![9u8; 5000]).unwrap();
+    let mut e = create(name, &opts(1, 8192)).unwrap();
+    let f = e.open(&spec(&path, true, false)).unwrap();
+    assert_eq!(
+        run(e.as_mut(), io(0, f, Op::Read, 4096, 4096)).result,
+        Ok(904)
+    );
+    assert!(e.buf(0)[..904].iter().all(|&b| b == 9));
+    assert_eq!(
+        run(e.as_mut(), io(0, f, Op::Read, 8192, 4096)).result,
+        Ok(0)
+    );
+    assert_eq!(
+        run(e.as_mut(), io(0, f, Op::Read, 0, 4096)).result,
+        Ok(4096)
+    );
+}
+
+fn errors_are_completions(name: &str, dir: &Path) {
+    let path = dir.join(format!("{name}.ro"));
+    std::fs::write(&path, vec![1u8; 8192]).unwrap();
+    let mut e = create(name, &opts(2, 4096)).unwrap();
+    let f = e.open(&spec(&path, true, false)).unwrap();
+    let c = run(e.as_mut(), io(1, f, Op::Write, 0, 4096));
+    assert_eq!(
+        c.result,
+        Err(libc::EBADF),
+        "{name}: write on a read-only fd"
+    );
+    let c = run(e.as_mut(), io(1, f, Op::Read, u64::MAX - 10, 4096));
+    assert_eq!(c.result, Err(libc::EINVAL), "{name}: offset beyond off_t");
+    let c = run(e.as_mut(), io(0, f, Op::Trim, 0, 4096));
+    assert_eq!(c.result, Err(libc::EOPNOTSUPP), "{name}: trim on a file");
+    // Still usable after errors.
+    assert_eq!(
+        run(e.as_mut(), io(0, f, Op::Read, 0, 4096)).result,
+        Ok(4096)
+    );
+
+    // Caller bugs are EngineErrors, not completions or panics.
+    let too_long = e.queue(&io(0, f, Op::Read, 0, 4097));
+    assert!(matches!(too_long, Err(EngineError::BadUnit { .. })));
+    let no_slot = e.queue(&io(2, f, Op::Read, 0, 1));
+    assert!(matches!(no_slot, Err(EngineError::BadUnit { .. })));
+    let no_file = e.queue(&io(0, FileId(9), Op::Read, 0, 1));
+    assert!(matches!(no_file, Err(EngineError::UnknownFile(FileId(9)))));
+    e.close(f).unwrap();
+    let closed = e.queue(&io(0, f, Op::Fsync, 0, 0));
+    assert!(matches!(closed, Err(EngineError::UnknownFile(_))));
+}
+
+fn syncs_complete(name: &str, dir: &Path) {
+    let path = dir.join(format!("{name}.sync"));
+    let mut e = create(name, &opts(1, 4096)).unwrap();
+    let f = e.open(&spec(&path, true, true)).unwrap();
+    fill(e.as_mut(), 0, 0, 4096, 1);
+    assert_eq!(
+        run(e.as_mut(), io(0, f, Op::Write, 0, 4096)).result,
+        Ok(4096)
+    );
+    assert_eq!(run(e.as_mut(), io(0, f, Op::Fsync, 0, 0)).result, Ok(0));
+    assert_eq!(run(e.as_mut(), io(0, f, Op::Fdatasync, 0, 0)).result, Ok(0));
+    e.commit().unwrap();
+    let mut out = Vec::new();
+    e.reap(0, &mut out).unwrap();
+    assert!(out.is_empty());
+}
+
+/// Direct I/O where the test directory's filesystem takes it.
+fn direct_io(name: &str, dir: &Path) {
+    if !probe_o_direct(dir).unwrap_or(false) {
+        println!(
+            "skip {name} O_DIRECT test: {} does not take O_DIRECT",
+            dir.display()
+        );
+        return;
+    }
+    let path = dir.join(format!("{name}.direct"));
+    let mut e = create(name, &opts(2, 8192)).unwrap();
+    for slot in 0..2 {
+        let addr = e.buf(slot).as_ptr() as usize;
+        assert_eq!(addr % crate::host::page_size() as usize, 0);
+    }
+    let mut s = spec(&path, true, true);
+    s.direct = true;
+    let f = e.open(&s).unwrap();
+    for (slot, off) in [(0u32, 8192u64), (1, 0), (0, 4096)] {
+        fill(e.as_mut(), slot, off, 4096, 7);
+        assert_eq!(
+            run(e.as_mut(), io(slot, f, Op::Write, off, 4096)).result,
+            Ok(4096)
+        );
+    }
+    for off in [0u64, 4096, 8192] {
+        e.buf(1).fill(0);
+        assert_eq!(
+            run(e.as_mut(), io(1, f, Op::Read, off, 4096)).result,
+            Ok(4096)
+        );
+        check(e.as_mut(), 1, off, 4096, 7);
+    }
+    // Unaligned offset and length: EINVAL from the kernel, as a completion.
+    let c = run(e.as_mut(), io(0, f, Op::Read, 100, 4096));
+    assert_eq!(
+        c.result,
+        Err(libc::EINVAL),
+        "{name}: unaligned O_DIRECT offset"
+    );
+    let c = run(e.as_mut(), io(0, f, Op::Write, 0, 100));
+    assert_eq!(
+        c.result,
+        Err(libc::EINVAL),
+        "{name}: unaligned O_DIRECT length"
+    );
+    // And aligned I/O still works after them.
+    assert_eq!(
+        run(e.as_mut(), io(0, f, Op::Read, 0, 4096)).result,
+        Ok(4096)
+    );
+    check(e.as_mut(), 0, 0, 4096, 7);
+}
+
+/// Everything a data-moving synchronous engine promises.
+pub fn engine_contract(name: &str) {
+    let dir = temp();
+    pattern_round_trip(name, dir.path());
+    short_read_at_eof(name, dir.path());
+    errors_are_completions(name, dir.path());
+    syncs_complete(name, dir.path());
+    direct_io(name, dir.path());
+}
+
+/// A filesystem mounted for a test, unmounted (lazily) on drop.
+pub struct Mount(pub PathBuf);
+
+impl Mount {
+    /// `mount -t FSTYPE -o size=16m FSTYPE DIR`, or `None` (with the reason)
+    /// when that is not possible here.
+    pub fn new(fstype: &str, dir: &Path) -> Result<Mount, String> {
+        // SAFETY: geteuid takes no arguments and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("not root".to_string());
+        }
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        let out = std::process::Command::new("mount")
+            .args(["-t", fstype, "-o", "size=16m", fstype])
+            .arg(dir)
+            .output()
+            .map_err(|e| format!("mount: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "mount -t {fstype} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Mount(dir.to_path_buf()))
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A loop device over a file, detached on drop.
+pub struct LoopDev(pub PathBuf);
+
+impl LoopDev {
+    /// `losetup --find --show FILE`, or why that is not possible here.
+    pub fn new(backing: &Path) -> Result<LoopDev, String> {
+        // SAFETY: geteuid takes no arguments and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("not root".to_string());
+        }
+        let out = std::process::Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(backing)
+            .output()
+            .map_err(|e| format!("losetup: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "losetup failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        Ok(LoopDev(PathBuf::from(dev)))
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .arg("-d")
+            .arg(&self.0)
+            .status();
+    }
+}
