@@ -2,4 +2,6 @@
 //! size generators, rate limiting, data buffers, verify, metadata workloads,
 //! sweeps, the environment probe and the checks that raise warnings.
 pub mod diskstats;
+pub mod gen;
+pub mod layout;
 pub mod plan;

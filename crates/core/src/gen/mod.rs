@@ -1,0 +1,74 @@
+//! Workload generators: for each I/O of a job clone, which direction it goes
+//! (`mix`), how big it is (`bs`) and where it lands (`offset`), all driven by
+//! seeded pseudo-random streams (`rng`). The plan builds them once from plain
+//! parameters (numbers and `iolab-spec` value types, never a `JobSpec`);
+//! after that, every `next` is pure arithmetic on state the generator already
+//! owns: no allocation, lock or system call per I/O.
+//!
+//! `perm` (the full-period permutation behind fio's random map) and `dist`
+//! (zipf, pareto, normal and zoned samplers) are the building blocks of
+//! `offset`.
+
+pub mod bs;
+pub mod dist;
+pub mod mix;
+pub mod offset;
+pub mod perm;
+pub mod rng;
+
+pub use bs::BsGen;
+pub use mix::{Pick, RwMix};
+pub use offset::{OffsetGen, Pattern, Region};
+pub use perm::Permutation;
+pub use rng::{Rng, Seeds, Stream};
+
+use std::fmt;
+
+/// Parameters a generator cannot work with. The plan turns these into a
+/// job error that names the options involved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GenError {
+    /// An offset granularity (block size or blockalign) of zero.
+    ZeroBlock,
+    /// The region holds no whole block.
+    RegionTooSmall { len: u64, block: u64 },
+    /// `start + len` does not fit in 64 bits.
+    RegionOverflow { start: u64, len: u64 },
+    /// A block size of zero.
+    ZeroBlockSize,
+    /// A block size above 4 GiB - 1, the most one I/O can transfer.
+    BlockSizeTooLarge(u64),
+    /// A `bsrange` whose minimum is above its maximum.
+    ReversedRange { min: u64, max: u64 },
+    /// A `bssplit` with no entry of a non-zero share.
+    EmptySplit,
+}
+
+impl fmt::Display for GenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenError::ZeroBlock => write!(f, "the offset granularity (block size) is zero"),
+            GenError::RegionTooSmall { len, block } => write!(
+                f,
+                "the I/O region of {len} bytes is smaller than one block of {block} bytes"
+            ),
+            GenError::RegionOverflow { start, len } => write!(
+                f,
+                "the I/O region at offset {start} with {len} bytes ends beyond 2^64 bytes"
+            ),
+            GenError::ZeroBlockSize => write!(f, "a block size of zero"),
+            GenError::BlockSizeTooLarge(bs) => write!(
+                f,
+                "a block size of {bs} bytes is above the largest single I/O ({} bytes)",
+                u32::MAX
+            ),
+            GenError::ReversedRange { min, max } => write!(
+                f,
+                "the block size range {min}-{max} has its minimum above its maximum"
+            ),
+            GenError::EmptySplit => write!(f, "the block size split has no entry with a share"),
+        }
+    }
+}
+
+impl std::error::Error for GenError {}

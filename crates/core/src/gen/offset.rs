@@ -1,0 +1,752 @@
+//! `OffsetGen`: where each I/O of a job clone lands in one region of a file
+//! (`offset`/`size` of the job, one file's share), with fio's semantics:
+//!
+//! - sequential (`rw=read`, `write`, `trim`, `rw`, `trimwrite`): each I/O
+//!   starts where the last ended, plus the gap of `rw=write:4k`; when the
+//!   next I/O no longer fits, a new pass starts at the beginning;
+//! - random (`randread`, ...): by default each block of the region is
+//!   visited exactly once per pass, in a new order each pass (a keyed
+//!   permutation in O(1) memory in place of fio's random map);
+//!   `norandommap` draws plain uniform blocks; `random_distribution` draws
+//!   skewed blocks (zipf, pareto, normal, zoned; see `dist`), repeats
+//!   allowed, as fio turns its map off for them;
+//! - `rw=randread:N`: a new random offset only every N I/Os, sequential in
+//!   between (fio's default `rw_sequencer=sequential`);
+//! - `percentage_random=P`: P% of the offsets are random, the others
+//!   continue sequentially from the last I/O.
+//!
+//! Offsets are multiples of the block granularity (blockalign, or the
+//! smallest block size) from the region's start, and the region is rounded
+//! down to whole blocks, as fio does. The size of each I/O may differ
+//! (`bsrange`, `bssplit`): `next(len)` always returns an offset with
+//! `offset + len` inside the region. A random block too close to the end
+//! for `len` is moved back to the last block where `len` fits.
+
+use iolab_spec::value::{Distribution, RwSpec};
+
+use super::dist::Skewed;
+use super::perm::Permutation;
+use super::rng::Rng;
+use super::GenError;
+
+/// The bytes a generator works in: `[start, start + len)`, in blocks of
+/// `block` bytes (the offset granularity: `blockalign` when given, else the
+/// smallest block size of the direction).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub start: u64,
+    pub len: u64,
+    pub block: u64,
+}
+
+/// How offsets follow each other.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pattern {
+    /// Each I/O after the last, `gap` bytes apart (`rw=write:GAP`).
+    Sequential { gap: u64 },
+    Random {
+        /// `random_distribution`; anything but `Random` turns the
+        /// permutation off (repeats allowed), as in fio.
+        distribution: Distribution,
+        /// Plain uniform blocks, repeats allowed. fio also turns its random
+        /// map off when `blockalign` is given; the plan passes true then.
+        norandommap: bool,
+        /// I/Os per random offset (`rw=randread:N`), at least 1.
+        run: u64,
+        /// `percentage_random`, 0 to 100: 0 is sequential.
+        percentage_random: u32,
+    },
+}
+
+impl Pattern {
+    /// fio's reading of `rw=MODE[:N]`: for a sequential mode N is a gap in
+    /// bytes, for a random mode the number of I/Os per random offset. The
+    /// other arguments matter for random modes only.
+    pub fn from_rw(
+        rw: RwSpec,
+        distribution: Distribution,
+        norandommap: bool,
+        percentage_random: u32,
+    ) -> Pattern {
+        if rw.mode.is_random() {
+            Pattern::Random {
+                distribution,
+                norandommap,
+                run: rw.modifier.unwrap_or(1).max(1),
+                percentage_random,
+            }
+        } else {
+            Pattern::Sequential {
+                gap: rw.modifier.unwrap_or(0),
+            }
+        }
+    }
+}
+
+/// The offset generator of one job clone in one region.
+#[derive(Clone, Debug)]
+pub struct OffsetGen {
+    start: u64,
+    /// The region's length rounded down to whole blocks.
+    len: u64,
+    block: u64,
+    blocks: u64,
+    mode: Mode,
+    /// Keys and draws of the random source.
+    rng: Rng,
+    /// The `percentage_random` coin, apart so that changing the percentage
+    /// keeps the random offsets the same.
+    coin: Rng,
+    /// Where a sequential I/O would start next, relative to `start`.
+    cursor: u64,
+    /// I/Os left in the current random run.
+    run_left: u64,
+    passes: u64,
+    /// I/Os in this pass, for the modes whose pass is a count of I/Os.
+    ios: u64,
+}
+
+#[derive(Clone, Debug)]
+enum Mode {
+    Sequential {
+        gap: u64,
+    },
+    Random {
+        source: Source,
+        run: u64,
+        percentage_random: u32,
+    },
+}
+
+#[derive(Clone, Debug)]
+enum Source {
+    /// Each run start once per pass: a permutation of the region's runs
+    /// (units of `run` blocks; single blocks when `run` is 1).
+    Map(Permutation),
+    /// Anything that may repeat: uniform or skewed blocks.
+    Draw(Skewed),
+}
+
+impl OffsetGen {
+    /// A generator for `region` following `pattern`, drawing from `rng`
+    /// (normally `Rng::for_job(seed, clone, Stream::Offset)`).
+    pub fn new(region: Region, pattern: &Pattern, rng: Rng) -> Result<OffsetGen, GenError> {
+        let Region { start, len, block } = region;
+        if block == 0 {
+            return Err(GenError::ZeroBlock);
+        }
+        if start.checked_add(len).is_none() {
+            return Err(GenError::RegionOverflow { start, len });
+        }
+        let blocks = len / block;
+        if blocks == 0 {
+            return Err(GenError::RegionTooSmall { len, block });
+        }
+        let coin = rng.substream(0);
+        let mut source_rng = rng.substream(1);
+        let mode = match pattern {
+            Pattern::Sequential { gap } => Mode::Sequential { gap: *gap },
+            Pattern::Random {
+                percentage_random: 0,
+                ..
+            } => Mode::Sequential { gap: 0 },
+            Pattern::Random {
+                distribution,
+                norandommap,
+                run,
+                percentage_random,
+            } => {
+                let run = (*run).max(1);
+                let source = match distribution {
+                    Distribution::Random if !norandommap => {
+                        Source::Map(Permutation::new(blocks.div_ceil(run), &mut source_rng))
+                    }
+                    d => Source::Draw(Skewed::new(d, blocks, block, &mut source_rng)),
+                };
+                Mode::Random {
+                    source,
+                    run,
+                    percentage_random: (*percentage_random).min(100),
+                }
+            }
+        };
+        Ok(OffsetGen {
+            start,
+            len: blocks * block,
+            block,
+            blocks,
+            mode,
+            rng: source_rng,
+            coin,
+            cursor: 0,
+            run_left: 0,
+            passes: 0,
+            ios: 0,
+        })
+    }
+
+    /// The offset of the next I/O of `len` bytes: `offset >= start`,
+    /// `offset + len <= start + blocks() * block`. An I/O larger than the
+    /// whole region cannot fit; it gets the region's start (the plan
+    /// refuses block sizes above the region, as fio does).
+    #[inline]
+    pub fn next(&mut self, len: u64) -> u64 {
+        if len > self.len {
+            return self.start;
+        }
+        let off = match &mut self.mode {
+            Mode::Sequential { gap } => {
+                let gap = *gap;
+                if self.cursor.saturating_add(len) > self.len {
+                    self.cursor = 0;
+                    self.passes += 1;
+                }
+                let off = self.cursor;
+                self.cursor = off.saturating_add(len).saturating_add(gap);
+                // A pass ends as soon as no block fits after this I/O.
+                if self.cursor.saturating_add(self.block) > self.len {
+                    self.cursor = 0;
+                    self.passes += 1;
+                }
+                return self.start + off;
+            }
+            Mode::Random {
+                source,
+                run,
+                percentage_random,
+            } => {
+                let in_run = self.run_left > 0 && self.cursor.saturating_add(len) <= self.len;
+                let off = if in_run {
+                    self.cursor
+                } else if *percentage_random < 100 && !self.coin.percent(*percentage_random) {
+                    // A sequential I/O from the last one, back at the start
+                    // when it no longer fits.
+                    self.run_left = 0;
+                    if self.cursor.saturating_add(len) > self.len {
+                        0
+                    } else {
+                        self.cursor
+                    }
+                } else {
+                    let block = match source {
+                        Source::Map(perm) => {
+                            let unit = match perm.next() {
+                                Some(u) => u,
+                                None => {
+                                    // The pass ended with a run cut short.
+                                    if *percentage_random == 100 {
+                                        self.passes += 1;
+                                    }
+                                    perm.rekey(&mut self.rng);
+                                    perm.next().unwrap_or(0)
+                                }
+                            };
+                            unit * *run
+                        }
+                        Source::Draw(d) => d.sample(&mut self.rng),
+                    };
+                    self.run_left = *run;
+                    let mut off = block * self.block;
+                    if len > self.len - off {
+                        off = (self.len - len) / self.block * self.block;
+                    }
+                    off
+                };
+                self.run_left = self.run_left.saturating_sub(1);
+                off
+            }
+        };
+        self.cursor = off + len;
+        self.count_pass();
+        self.start + off
+    }
+
+    /// Pass accounting of the random modes, after an I/O.
+    #[inline]
+    fn count_pass(&mut self) {
+        if let Mode::Random {
+            source: Source::Map(perm),
+            percentage_random: 100,
+            ..
+        } = &mut self.mode
+        {
+            // A pass is one walk through the permutation; it ends with the
+            // last run (cut short when it reaches the end of the region).
+            let run_over = self.run_left == 0 || self.cursor.saturating_add(self.block) > self.len;
+            if run_over && perm.exhausted() {
+                self.passes += 1;
+                self.run_left = 0;
+                perm.rekey(&mut self.rng);
+            }
+        } else {
+            // Nothing marks the end of a walk: a pass is as many I/Os as
+            // the region has blocks.
+            self.ios += 1;
+            if self.ios == self.blocks {
+                self.ios = 0;
+                self.passes += 1;
+            }
+        }
+    }
+
+    /// How many passes over the region have finished. Sequential: wraps to
+    /// the start. Random with the permutation (and `percentage_random`
+    /// 100): walks through every block (every run start with
+    /// `randread:N`). Otherwise (repeats allowed, or a mix of random and
+    /// sequential): every `blocks()` I/Os.
+    pub fn pass(&self) -> u64 {
+        self.passes
+    }
+
+    /// The number of whole blocks in the region.
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    /// The offset granularity.
+    pub fn block(&self) -> u64 {
+        self.block
+    }
+
+    /// The first byte of the region.
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// The region's length, rounded down to whole blocks.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::rng::{Rng, Stream};
+    use iolab_spec::value::RwMode;
+    use proptest::prelude::*;
+
+    const K4: u64 = 4096;
+
+    fn region(blocks: u64) -> Region {
+        Region {
+            start: 0,
+            len: blocks * K4,
+            block: K4,
+        }
+    }
+
+    fn random(norandommap: bool, run: u64, pct: u32) -> Pattern {
+        Pattern::Random {
+            distribution: Distribution::Random,
+            norandommap,
+            run,
+            percentage_random: pct,
+        }
+    }
+
+    fn gen(r: Region, p: &Pattern, seed: u64, clone: u32) -> OffsetGen {
+        OffsetGen::new(r, p, Rng::for_job(seed, clone, Stream::Offset)).unwrap()
+    }
+
+    fn take(g: &mut OffsetGen, n: u64, len: u64) -> Vec<u64> {
+        (0..n).map(|_| g.next(len)).collect()
+    }
+
+    /// Checks that `offs` visit each of `n` blocks exactly once.
+    fn assert_permutation(offs: &[u64], n: u64) {
+        assert_eq!(offs.len() as u64, n);
+        let mut seen = vec![0u64; n.div_ceil(64) as usize];
+        for &o in offs {
+            assert_eq!(o % K4, 0);
+            let b = o / K4;
+            assert!(b < n, "block {b} of {n}");
+            let (w, bit) = ((b / 64) as usize, b % 64);
+            assert_eq!(seen[w] & (1 << bit), 0, "block {b} twice");
+            seen[w] |= 1 << bit;
+        }
+    }
+
+    #[test]
+    fn random_pass_visits_each_block_once() {
+        for n in [1u64, 2, 3, 1000, 4097, 1 << 20] {
+            let mut g = gen(region(n), &random(false, 1, 100), 1, 0);
+            assert_eq!(g.blocks(), n);
+            let first = take(&mut g, n - 1, K4);
+            assert_eq!(g.pass(), 0, "n={n}");
+            let mut all = first;
+            all.push(g.next(K4));
+            assert_eq!(g.pass(), 1, "n={n}");
+            assert_permutation(&all, n);
+            let second = take(&mut g, n, K4);
+            assert_eq!(g.pass(), 2);
+            assert_permutation(&second, n);
+        }
+    }
+
+    #[test]
+    fn passes_seeds_and_clones_change_the_order() {
+        let r = region(1000);
+        let p = random(false, 1, 100);
+        let mut g = gen(r, &p, 1, 0);
+        let first = take(&mut g, 1000, K4);
+        let second = take(&mut g, 1000, K4);
+        assert_ne!(first, second);
+        assert_eq!(first, take(&mut gen(r, &p, 1, 0), 1000, K4));
+        assert_ne!(first, take(&mut gen(r, &p, 2, 0), 1000, K4));
+        assert_ne!(first, take(&mut gen(r, &p, 1, 1), 1000, K4));
+        // Same for the modes that may repeat.
+        let p = random(true, 1, 100);
+        let a = take(&mut gen(r, &p, 1, 0), 100, K4);
+        assert_eq!(a, take(&mut gen(r, &p, 1, 0), 100, K4));
+        assert_ne!(a, take(&mut gen(r, &p, 2, 0), 100, K4));
+        assert_ne!(a, take(&mut gen(r, &p, 1, 1), 100, K4));
+    }
+
+    #[test]
+    fn region_start_and_rounding() {
+        // 10 blocks and a half, from 1 MiB: offsets stay in the 10 whole
+        // blocks, counted from the start.
+        let r = Region {
+            start: 1 << 20,
+            len: 10 * K4 + 2048,
+            block: K4,
+        };
+        let mut g = gen(r, &random(false, 1, 100), 1, 0);
+        assert_eq!((g.blocks(), g.len(), g.start()), (10, 10 * K4, 1 << 20));
+        let mut offs: Vec<u64> = take(&mut g, 10, K4);
+        offs.sort_unstable();
+        let want: Vec<u64> = (0..10).map(|i| (1 << 20) + i * K4).collect();
+        assert_eq!(offs, want);
+    }
+
+    #[test]
+    fn sequential_wraps_into_new_passes() {
+        let mut g = gen(region(4), &Pattern::Sequential { gap: 0 }, 1, 0);
+        assert_eq!(take(&mut g, 3, K4), vec![0, K4, 2 * K4]);
+        assert_eq!(g.pass(), 0);
+        assert_eq!(g.next(K4), 3 * K4);
+        assert_eq!(g.pass(), 1);
+        assert_eq!(take(&mut g, 4, K4), vec![0, K4, 2 * K4, 3 * K4]);
+        assert_eq!(g.pass(), 2);
+        // An I/O that no longer fits starts the next pass.
+        let mut g = gen(region(4), &Pattern::Sequential { gap: 0 }, 1, 0);
+        assert_eq!(g.next(3 * K4), 0);
+        assert_eq!(g.next(2 * K4), 0);
+        assert_eq!(g.pass(), 1);
+    }
+
+    #[test]
+    fn sequential_gap_skips_exactly_the_gap() {
+        // rw=write:4k with bs=4k over 64 KiB: every other block.
+        let mut g = gen(region(16), &Pattern::Sequential { gap: K4 }, 1, 0);
+        let offs = take(&mut g, 8, K4);
+        assert_eq!(offs, (0..8).map(|i| i * 2 * K4).collect::<Vec<_>>());
+        for w in offs.windows(2) {
+            assert_eq!(w[1] - (w[0] + K4), K4);
+        }
+        assert_eq!(g.pass(), 1);
+        assert_eq!(g.next(K4), 0);
+        // A gap that is not a multiple of the block.
+        let mut g = gen(region(16), &Pattern::Sequential { gap: 1000 }, 1, 0);
+        assert_eq!(take(&mut g, 3, K4), vec![0, K4 + 1000, 2 * K4 + 2000]);
+    }
+
+    #[test]
+    fn from_rw_reads_the_modifier() {
+        let rw = |mode, modifier| RwSpec { mode, modifier };
+        let d = Distribution::Random;
+        assert_eq!(
+            Pattern::from_rw(rw(RwMode::Write, Some(4096)), d.clone(), false, 100),
+            Pattern::Sequential { gap: 4096 }
+        );
+        assert_eq!(
+            Pattern::from_rw(rw(RwMode::ReadWrite, None), d.clone(), false, 100),
+            Pattern::Sequential { gap: 0 }
+        );
+        assert_eq!(
+            Pattern::from_rw(rw(RwMode::RandRead, Some(8)), d.clone(), true, 50),
+            random(true, 8, 50)
+        );
+        assert_eq!(
+            Pattern::from_rw(rw(RwMode::RandTrimWrite, None), d, false, 100),
+            random(false, 1, 100)
+        );
+    }
+
+    #[test]
+    fn randread_8_gives_runs_of_8() {
+        let n = 1024;
+        let mut g = gen(region(n), &random(false, 8, 100), 1, 0);
+        let offs = take(&mut g, n, K4);
+        assert_eq!(g.pass(), 1);
+        assert_permutation(&offs, n);
+        let mut jumps = 0;
+        for (i, run) in offs.chunks(8).enumerate() {
+            for w in run.windows(2) {
+                assert_eq!(w[1], w[0] + K4, "run {i}: {run:?}");
+            }
+            if i > 0 && run[0] != offs[i * 8 - 1] + K4 {
+                jumps += 1;
+            }
+        }
+        assert!(jumps > 100, "{jumps} random starts of 127");
+        // A region that is not a whole number of runs: the last run is cut
+        // short and the pass still covers every block once.
+        for n in [1001, 1007, 7] {
+            for seed in 0..20 {
+                let mut g = gen(region(n), &random(false, 8, 100), seed, 0);
+                let offs = take(&mut g, n, K4);
+                assert_permutation(&offs, n);
+                assert_eq!(g.pass(), 1, "n={n} seed={seed}");
+            }
+        }
+        // norandommap with runs: runs of 8 unless they hit the end.
+        let n = 1000;
+        let mut g = gen(region(n), &random(true, 8, 100), 1, 0);
+        let offs = take(&mut g, 800, K4);
+        let breaks = offs.windows(2).filter(|w| w[1] != w[0] + K4).count();
+        assert!((95..=115).contains(&breaks), "{breaks}");
+    }
+
+    #[test]
+    fn percentage_random_mixes_sequential_and_random() {
+        let n = 1000;
+        // 0: plain sequential.
+        let mut g = gen(region(n), &random(false, 1, 0), 1, 0);
+        let offs = take(&mut g, n, K4);
+        assert_eq!(offs, (0..n).map(|i| i * K4).collect::<Vec<_>>());
+        assert_eq!(g.pass(), 1);
+        // 100: a permutation.
+        let mut g = gen(region(n), &random(false, 1, 100), 1, 0);
+        assert_permutation(&take(&mut g, n, K4), n);
+        // 30: about 70% of the I/Os follow the last one.
+        let mut g = gen(region(100_000), &random(false, 1, 30), 1, 0);
+        let offs = take(&mut g, 100_000, K4);
+        let follow = offs.windows(2).filter(|w| w[1] == w[0] + K4).count();
+        let share = follow as f64 / 100_000.0;
+        assert!((share - 0.7).abs() < 0.01, "{share}");
+        // The random offsets do not depend on the percentage: the random
+        // I/Os of P=30 are the start of the permutation of P=100.
+        let mut full = gen(region(100_000), &random(false, 1, 100), 1, 0);
+        let head: std::collections::HashSet<u64> = take(&mut full, 400, K4).into_iter().collect();
+        let mut mixed = gen(region(100_000), &random(false, 1, 30), 1, 0);
+        let offs = take(&mut mixed, 1000, K4);
+        let jumps: Vec<u64> = offs
+            .windows(2)
+            .filter(|w| w[1] != w[0] + K4)
+            .map(|w| w[1])
+            .collect();
+        assert!(jumps.len() > 250, "{}", jumps.len());
+        assert!(jumps.iter().all(|o| head.contains(o)));
+    }
+
+    #[test]
+    fn norandommap_repeats_as_the_birthday_bound_says() {
+        let n = 1u64 << 16;
+        let mut g = gen(region(n), &random(true, 1, 100), 1, 0);
+        let mut seen = vec![false; n as usize];
+        let mut distinct = 0u64;
+        for _ in 0..n {
+            let o = g.next(K4);
+            assert!(o % K4 == 0 && o / K4 < n);
+            let b = (o / K4) as usize;
+            if !seen[b] {
+                seen[b] = true;
+                distinct += 1;
+            }
+        }
+        assert_eq!(g.pass(), 1);
+        // n draws from n blocks leave n(1 - 1/e) distinct: 63.2%.
+        let share = distinct as f64 / n as f64;
+        assert!((share - 0.632).abs() < 0.006, "{share}");
+        // The first repeat comes after about √(πn/2) draws: 321 here.
+        let mut total = 0u64;
+        for seed in 0..200 {
+            let mut g = gen(region(n), &random(true, 1, 100), seed, 0);
+            let mut seen = std::collections::HashSet::new();
+            let mut k = 0u64;
+            while seen.insert(g.next(K4)) {
+                k += 1;
+            }
+            total += k;
+        }
+        let mean = total as f64 / 200.0;
+        assert!((mean - 321.0).abs() < 40.0, "{mean}");
+    }
+
+    fn skewed(distribution: Distribution) -> Pattern {
+        Pattern::Random {
+            distribution,
+            norandommap: false,
+            run: 1,
+            percentage_random: 100,
+        }
+    }
+
+    fn block_counts(p: &Pattern, n: u64, draws: u64) -> Vec<u32> {
+        let mut g = gen(region(n), p, 1, 0);
+        let mut c = vec![0u32; n as usize];
+        for _ in 0..draws {
+            c[(g.next(K4) / K4) as usize] += 1;
+        }
+        c
+    }
+
+    #[test]
+    fn zipf_makes_a_small_set_of_blocks_hot() {
+        let n = 100_000;
+        let mut c = block_counts(
+            &skewed(Distribution::Zipf {
+                theta: 1.2,
+                center: None,
+            }),
+            n,
+            100_000,
+        );
+        c.sort_unstable_by(|a, b| b.cmp(a));
+        let hot: u32 = c[..1000].iter().sum();
+        assert!(hot > 50_000, "hottest 1% took {hot} of 100000");
+    }
+
+    #[test]
+    fn normal_puts_most_accesses_near_the_center() {
+        let n = 100_000;
+        let c = block_counts(
+            &skewed(Distribution::Normal {
+                dev: 0.0,
+                center: None,
+            }),
+            n,
+            100_000,
+        );
+        let middle: u32 = c[25_000..75_000].iter().sum();
+        assert!(middle > 99_000, "{middle}");
+        let centre: u32 = c[45_000..55_000].iter().sum();
+        assert!(centre > 40_000, "{centre}");
+    }
+
+    #[test]
+    fn zoned_gives_each_zone_its_share() {
+        let n = 100_000;
+        let c = block_counts(
+            &skewed(Distribution::Zoned(vec![
+                (60.0, 10.0),
+                (30.0, 20.0),
+                (10.0, 70.0),
+            ])),
+            n,
+            100_000,
+        );
+        let share = |lo: usize, hi: usize| f64::from(c[lo..hi].iter().sum::<u32>()) / 1e5;
+        assert!((share(0, 10_000) - 0.6).abs() < 0.02);
+        assert!((share(10_000, 30_000) - 0.3).abs() < 0.02);
+        assert!((share(30_000, 100_000) - 0.1).abs() < 0.02);
+    }
+
+    #[test]
+    fn bad_regions_are_refused() {
+        let p = Pattern::Sequential { gap: 0 };
+        let rng = || Rng::from_seed(1);
+        let r = |start, len, block| Region { start, len, block };
+        assert_eq!(
+            OffsetGen::new(r(0, 4096, 0), &p, rng()).unwrap_err(),
+            GenError::ZeroBlock
+        );
+        assert_eq!(
+            OffsetGen::new(r(0, 4095, 4096), &p, rng()).unwrap_err(),
+            GenError::RegionTooSmall {
+                len: 4095,
+                block: 4096
+            }
+        );
+        assert!(matches!(
+            OffsetGen::new(r(u64::MAX, 4096, 512), &p, rng()),
+            Err(GenError::RegionOverflow { .. })
+        ));
+        // An I/O larger than the region gets the start.
+        let mut g = OffsetGen::new(r(512, 4096, 512), &p, rng()).unwrap();
+        assert_eq!(g.next(8192), 512);
+    }
+
+    #[test]
+    fn huge_regions_do_not_overflow() {
+        let r = Region {
+            start: 0,
+            len: u64::MAX,
+            block: 512,
+        };
+        for p in [
+            Pattern::Sequential { gap: u64::MAX / 2 },
+            random(false, 4, 50),
+            random(true, 1, 100),
+        ] {
+            let mut g = gen(r, &p, 1, 0);
+            for len in [512, 1 << 30, u64::MAX / 2] {
+                let len = len / 512 * 512;
+                let off = g.next(len);
+                assert!(off.checked_add(len).is_some_and(|end| end <= g.len()));
+            }
+        }
+    }
+
+    fn patterns() -> impl Strategy<Value = Pattern> {
+        let dist = prop_oneof![
+            Just(Distribution::Random),
+            (0.1f64..3.0).prop_map(|theta| Distribution::Zipf {
+                theta,
+                center: None
+            }),
+            (0.05f64..0.95, prop::option::of(0.0f64..=1.0))
+                .prop_map(|(h, center)| Distribution::Pareto { h, center }),
+            (0.0f64..99.0, prop::option::of(0.0f64..=1.0))
+                .prop_map(|(dev, center)| Distribution::Normal { dev, center }),
+            Just(Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])),
+            Just(Distribution::ZonedAbs(vec![(70.0, 8192), (30.0, 1 << 30)])),
+        ];
+        prop_oneof![
+            (0u64..20_000).prop_map(|gap| Pattern::Sequential { gap }),
+            (dist, any::<bool>(), 1u64..20, 0u32..=100).prop_map(
+                |(distribution, norandommap, run, percentage_random)| Pattern::Random {
+                    distribution,
+                    norandommap,
+                    run,
+                    percentage_random,
+                }
+            ),
+        ]
+    }
+
+    proptest! {
+        /// Offsets plus sizes stay in the region whatever the sizes.
+        #[test]
+        fn offsets_stay_in_the_region(
+            pattern in patterns(),
+            start in 0u64..(1 << 40),
+            block in prop_oneof![Just(512u64), Just(4096), 1u64..10_000],
+            blocks in 1u64..5_000,
+            extra in 0u64..4096,
+            sizes in prop::collection::vec(1u64..64, 1..300),
+            seed in any::<u64>(),
+        ) {
+            let r = Region { start, len: blocks * block + extra % block, block };
+            let mut g = OffsetGen::new(r, &pattern, Rng::for_job(seed, 0, Stream::Offset)).unwrap();
+            let end = start + blocks * block;
+            for &m in &sizes {
+                let len = (m * block).min(blocks * block);
+                let off = g.next(len);
+                prop_assert!(off >= start, "{} before {}", off, start);
+                prop_assert!(off + len <= end, "{}+{} beyond {}", off, len, end);
+                if !matches!(pattern, Pattern::Sequential { .. }) {
+                    // Random offsets, and sequential ones after them, keep
+                    // to the block grid when sizes are whole blocks.
+                    prop_assert_eq!((off - start) % block, 0);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! Preparing files before the jobs of a phase start, as fio does: a file
+//! that will be read and is missing or short is written to its size with
+//! incompressible data (never left sparse, so reads touch real blocks:
+//! "Laying out IO file"); a file that will only be written is created and
+//! given its size with the job's `fallocate` mode. Layout time is not part
+//! of any measurement.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use iolab_engine::file::{fallocate, ftruncate, FallocMode};
+
+use crate::gen::Rng;
+use crate::plan::{Layout, PlanFile};
+
+/// Bytes written per call while laying out.
+const CHUNK: usize = 1 << 20;
+
+/// What preparing a file did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prepared {
+    /// The file did not exist before.
+    pub created: bool,
+    /// Bytes written to lay it out.
+    pub written: u64,
+}
+
+/// Fills `buf` with pseudo-random bytes: data that neither compresses nor
+/// deduplicates.
+pub fn fill_random(buf: &mut [u8], rng: &mut Rng) {
+    let mut chunks = buf.chunks_exact_mut(8);
+    for c in &mut chunks {
+        c.copy_from_slice(&rng.next_u64().to_le_bytes());
+    }
+    let rest = chunks.into_remainder();
+    let last = rng.next_u64().to_le_bytes();
+    let n = rest.len();
+    rest.copy_from_slice(&last[..n]);
+}
+
+/// Makes `file` ready for its jobs.
+pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> io::Result<Prepared> {
+    let created = file.existing.is_none();
+    match file.layout {
+        Layout::AsIs => Ok(Prepared {
+            created: false,
+            written: 0,
+        }),
+        Layout::Allocate => {
+            let f = open_for_layout(&file.path)?;
+            let have = file.existing.unwrap_or(0);
+            fallocate(&f, mode, have, file.size - have)?;
+            if f.metadata()?.len() < file.size {
+                ftruncate(&f, file.size)?;
+            }
+            Ok(Prepared {
+                created,
+                written: 0,
+            })
+        }
+        Layout::Write => {
+            let mut f = open_for_layout(&file.path)?;
+            let have = file.existing.unwrap_or(0);
+            // Reserve the space first where the filesystem can, so the
+            // file is laid out in as few extents as possible.
+            let _ = fallocate(&f, FallocMode::Keep, have, file.size - have);
+            f.seek(SeekFrom::Start(have))?;
+            let mut buf = vec![0u8; CHUNK];
+            let mut pos = have;
+            while pos < file.size {
+                let n = CHUNK.min((file.size - pos) as usize);
+                fill_random(&mut buf[..n], rng);
+                f.write_all(&buf[..n])?;
+                pos += n as u64;
+            }
+            f.sync_all()?;
+            Ok(Prepared {
+                created,
+                written: file.size - have,
+            })
+        }
+    }
+}
+
+fn open_for_layout(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn plan_file(path: &Path, size: u64, layout: Layout) -> PlanFile {
+        PlanFile {
+            path: path.to_path_buf(),
+            size,
+            existing: std::fs::metadata(path).ok().map(|m| m.len()),
+            block_device: false,
+            layout,
+        }
+    }
+
+    #[test]
+    fn written_layout_is_real_incompressible_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let mut rng = Rng::from_seed(7);
+        let r = prepare(
+            &plan_file(&p, 3 << 20 | 100, Layout::Write),
+            FallocMode::Native,
+            &mut rng,
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            Prepared {
+                created: true,
+                written: 3 << 20 | 100
+            }
+        );
+        let meta = std::fs::metadata(&p).unwrap();
+        assert_eq!(meta.len(), 3 << 20 | 100);
+        // Not sparse: every block is allocated.
+        assert!(
+            meta.blocks() * 512 >= meta.len(),
+            "{} blocks",
+            meta.blocks()
+        );
+        let data = std::fs::read(&p).unwrap();
+        // No 4 KiB block repeats and the bytes are spread evenly.
+        let mut blocks: Vec<&[u8]> = data.chunks(4096).collect();
+        blocks.sort();
+        blocks.dedup();
+        assert_eq!(blocks.len(), data.len().div_ceil(4096));
+        let zeros = data.iter().filter(|&&b| b == 0).count();
+        assert!(zeros < data.len() / 128, "{zeros} zero bytes");
+    }
+
+    #[test]
+    fn a_short_file_is_extended_and_its_data_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"keep me").unwrap();
+        let mut rng = Rng::from_seed(1);
+        let r = prepare(
+            &plan_file(&p, 8192, Layout::Write),
+            FallocMode::Native,
+            &mut rng,
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            Prepared {
+                created: false,
+                written: 8192 - 7
+            }
+        );
+        let data = std::fs::read(&p).unwrap();
+        assert_eq!(&data[..7], b"keep me");
+        assert_eq!(data.len(), 8192);
+    }
+
+    #[test]
+    fn allocate_gives_the_size_without_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let mut rng = Rng::from_seed(1);
+        let r = prepare(
+            &plan_file(&p, 1 << 20, Layout::Allocate),
+            FallocMode::Truncate,
+            &mut rng,
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            Prepared {
+                created: true,
+                written: 0
+            }
+        );
+        let meta = std::fs::metadata(&p).unwrap();
+        assert_eq!(meta.len(), 1 << 20);
+        assert_eq!(meta.blocks(), 0, "truncate leaves the file sparse");
+    }
+}
