@@ -5,3 +5,5 @@ pub mod diskstats;
 pub mod gen;
 pub mod layout;
 pub mod plan;
+pub mod run;
+pub mod worker;

@@ -51,6 +51,20 @@ pub enum EngineError {
     },
 }
 
+impl EngineError {
+    /// The errno behind the error, for fio's per-job `error` field (EINVAL
+    /// for errors that are not a system call's).
+    pub fn errno(&self) -> i32 {
+        match self {
+            EngineError::Open { errno, .. }
+            | EngineError::Close { errno, .. }
+            | EngineError::Refused { errno, .. } => *errno,
+            EngineError::OutOfMemory { .. } => libc::ENOMEM,
+            _ => libc::EINVAL,
+        }
+    }
+}
+
 /// The errno's symbolic name, for the common I/O errors.
 pub fn errno_name(errno: i32) -> Option<&'static str> {
     Some(match errno {

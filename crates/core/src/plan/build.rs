@@ -15,15 +15,14 @@ use super::files::{file_paths, on_disk, resolve_size, OnDisk};
 use iolab_engine::file::FallocMode;
 use iolab_engine::SyncMode;
 
+use crate::gen::Seeds;
+
 use super::{
     BsSpec, JobFile, Layout, PaceSpec, Plan, PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
 };
 
 /// The logical block size every device takes; direct I/O needs multiples.
 const SECTOR: u64 = 512;
-
-/// fio's fixed seed when `randrepeat=1` and no `randseed` is given.
-const DEFAULT_SEED: u64 = 0xb189_9bed;
 
 struct Ctx<'a> {
     job: &'a JobSpec,
@@ -152,14 +151,11 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             "time_based needs runtime= (otherwise the job would never end)",
         ));
     }
-    let seed = match job.get(Opt::Randseed) {
-        Some(Value::Int(n)) => *n as u64,
-        _ if job.flag(Opt::Randrepeat) => DEFAULT_SEED,
-        _ => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(DEFAULT_SEED),
-    };
+    let seeds = Seeds::resolve(
+        job.flag(Opt::Randrepeat),
+        job.flag(Opt::Allrandrepeat),
+        job.int(Opt::Randseed).map(|n| n as u64),
+    );
     let sync = match job.choice(Opt::Sync) {
         Some("sync") => SyncMode::Sync,
         Some("dsync") => SyncMode::Dsync,
@@ -223,8 +219,8 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         unlink: job.flag(Opt::Unlink),
         fallocate,
         random: RandomSpec {
-            norandommap: job.flag(Opt::Norandommap),
-            seed,
+            norandommap: job.flag(Opt::Norandommap) || job.get(Opt::Ba).is_some(),
+            seeds,
             distribution: match job.value(Opt::RandomDistribution) {
                 Some(Value::Distribution(d)) => d,
                 _ => Distribution::Random,
@@ -275,6 +271,8 @@ fn place_files(
     let min_bs = pj.bs.iter().map(BsSpec::min).min().unwrap_or(4096);
     let max_bs = pj.max_bs();
     let reads = pj.rw.mode.reads() || pj.pre_read;
+    // The null engine does no I/O: its files are never made or read.
+    let diskless = pj.engine == "null";
     let mut regions = Vec::new();
     let mut total = 0u64;
 
@@ -367,7 +365,7 @@ fn place_files(
         });
         let f = &mut files[idx];
         f.size = f.size.max(end);
-        if !f.block_device && f.existing.unwrap_or(0) < f.size {
+        if !diskless && !f.block_device && f.existing.unwrap_or(0) < f.size {
             f.layout = if reads || f.layout == Layout::Write {
                 Layout::Write
             } else {

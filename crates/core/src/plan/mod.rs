@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use iolab_engine::file::FallocMode;
 use iolab_engine::SyncMode;
+
+use crate::gen::Seeds;
 use iolab_spec::value::{BlockRange, Distribution, RwSpec, SplitEntry};
 use iolab_spec::Location;
 
@@ -87,8 +89,10 @@ pub struct JobFile {
 /// Random offset settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RandomSpec {
+    /// Plain uniform offsets (also when `blockalign` is given, as in fio).
     pub norandommap: bool,
-    pub seed: u64,
+    /// The job's base seeds, shared by its clones.
+    pub seeds: Seeds,
     pub distribution: Distribution,
     /// Percent of I/Os at random offsets in a random mode (100 by default).
     pub percentage_random: u32,

@@ -1,0 +1,197 @@
+//! The run: a `Plan` executed phase by phase (a `stonewall` job waits for
+//! every job before it), one thread per job clone, files laid out before
+//! the phase that first uses them, disk statistics around the whole run,
+//! and the clones' results merged into fio's jobs and reporting groups.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use iolab_engine::{create, EngineOpts};
+use iolab_stats::{GroupResult, JobResult, RunResult};
+
+use crate::diskstats::{disks_of, DiskSnapshot};
+use crate::gen::{Rng, Stream};
+use crate::layout::prepare;
+use crate::plan::Plan;
+use crate::worker::{run_clone, Shared};
+
+/// Something the user should see while the run goes on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// fio's "NAME: Laying out IO file (1 file / 16MiB)".
+    LayingOut {
+        job: String,
+        path: PathBuf,
+        bytes: u64,
+    },
+}
+
+/// Why a run could not start (exit 2: nothing was created).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StartError(pub String);
+
+/// What a run produced: the results gathered (partial when it failed or
+/// was interrupted) and, when it failed, why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunOutcome {
+    pub result: RunResult,
+    /// The first error that stopped a job or the run (exit 1).
+    pub failure: Option<String>,
+}
+
+/// Runs a plan. `stop` ends it early (Ctrl-C); `notice` hears layout
+/// messages.
+pub fn run(
+    plan: &Plan,
+    stop: &AtomicBool,
+    notice: &mut dyn FnMut(Notice),
+) -> Result<RunOutcome, StartError> {
+    // An engine that cannot be had fails the run before anything exists.
+    let mut checked: Vec<&str> = Vec::new();
+    for job in &plan.jobs {
+        if !checked.contains(&job.engine.as_str()) {
+            create(&job.engine, &EngineOpts::default())
+                .map_err(|e| StartError(format!("job `{}`: {e}", job.name)))?;
+            checked.push(&job.engine);
+        }
+    }
+
+    let disks: Vec<DiskSnapshot> = disks_of(plan.files.iter().map(|f| f.path.as_path()))
+        .iter()
+        .filter_map(|d| DiskSnapshot::read(d))
+        .collect();
+    let mut prepared = vec![false; plan.files.len()];
+    let mut created = vec![false; plan.files.len()];
+    let mut clones: Vec<JobResult> = Vec::with_capacity(plan.jobs.len());
+    let mut failure: Option<String> = None;
+    let shared = Shared { stop };
+    let mut layout_rng = Rng::for_job(0x1a7, 0, Stream::Data);
+
+    'phases: for phase in &plan.phases {
+        for ji in phase.clone() {
+            let job = &plan.jobs[ji];
+            for jf in &job.files {
+                if prepared[jf.file] {
+                    continue;
+                }
+                let pf = &plan.files[jf.file];
+                if pf.layout == crate::plan::Layout::Write {
+                    notice(Notice::LayingOut {
+                        job: job.name.clone(),
+                        path: pf.path.clone(),
+                        bytes: pf.size,
+                    });
+                }
+                match prepare(pf, job.fallocate, &mut layout_rng) {
+                    Ok(p) => created[jf.file] = p.created,
+                    Err(e) => {
+                        failure = Some(format!(
+                            "job `{}`: cannot lay out `{}`: {e}",
+                            job.name,
+                            pf.path.display()
+                        ));
+                        // A file half made is iolab's to remove.
+                        if pf.existing.is_none() {
+                            created[jf.file] = pf.path.exists();
+                        }
+                        break 'phases;
+                    }
+                }
+                prepared[jf.file] = true;
+            }
+        }
+        let results: Vec<JobResult> = std::thread::scope(|s| {
+            let handles: Vec<_> = phase
+                .clone()
+                .map(|ji| {
+                    let job = &plan.jobs[ji];
+                    let files = &plan.files;
+                    let shared = &shared;
+                    std::thread::Builder::new()
+                        .name(format!("{}.{}", job.name, job.clone))
+                        .spawn_scoped(s, move || {
+                            let r = run_clone(job, ji as u32, files, shared);
+                            if job.exitall {
+                                shared.stop.store(true, Ordering::Relaxed);
+                            }
+                            r
+                        })
+                        .expect("spawn a worker thread")
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        for r in &results {
+            if r.error != 0 && failure.is_none() {
+                failure = Some(format!("job `{}`: {}", r.name, r.error_detail));
+            }
+        }
+        clones.extend(results);
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+
+    // unlink=1 removes the job's files; after a failure, the files iolab
+    // created for such jobs go too.
+    for job in &plan.jobs {
+        if job.unlink {
+            for jf in &job.files {
+                let pf = &plan.files[jf.file];
+                if !pf.block_device && (failure.is_none() || created[jf.file]) {
+                    let _ = std::fs::remove_file(&pf.path);
+                }
+            }
+        }
+    }
+
+    let mut result = RunResult {
+        interrupted: stop.load(Ordering::Relaxed) && !plan.jobs.iter().any(|j| j.exitall),
+        ..Default::default()
+    };
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    result.timestamp = now.as_secs();
+    result.timestamp_ms = now.as_millis() as u64;
+    result.disks = disks
+        .iter()
+        .filter_map(|before| DiskSnapshot::read(&before.name).map(|after| before.delta(&after)))
+        .collect();
+    for g in 0..plan.groups {
+        let members = clones.iter().filter(|c| c.groupid == g);
+        if members.clone().next().is_some() {
+            result.groups.push(GroupResult::from_jobs(g, members));
+        }
+    }
+    result.jobs = merge_reported(plan, clones);
+    Ok(RunOutcome { result, failure })
+}
+
+/// The jobs as fio reports them: each clone on its own, except that
+/// clones and jobs of one group with `group_reporting` are merged into the
+/// first.
+fn merge_reported(plan: &Plan, clones: Vec<JobResult>) -> Vec<JobResult> {
+    let mut out: Vec<JobResult> = Vec::new();
+    let mut merging_group: Option<u32> = None;
+    for (i, c) in clones.into_iter().enumerate() {
+        let grouped = plan.jobs.get(i).map(|j| j.group_reporting).unwrap_or(false);
+        match (grouped, merging_group, out.last_mut()) {
+            (true, Some(g), Some(last)) if g == c.groupid => last.merge(&c),
+            (true, _, _) => {
+                merging_group = Some(c.groupid);
+                out.push(c);
+            }
+            _ => {
+                merging_group = None;
+                out.push(c);
+            }
+        }
+    }
+    out
+}

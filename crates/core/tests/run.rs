@@ -1,0 +1,155 @@
+//! Running plans end to end on temporary files: exact byte and I/O counts,
+//! each block written exactly once by a random pass, group merging, samples
+//! of time-based jobs, and run-time errors that leave nothing behind.
+
+use std::sync::atomic::AtomicBool;
+
+use iolab_core::plan;
+use iolab_core::run::{run, Notice, RunOutcome};
+use iolab_spec::{resolve, Context, Host};
+use iolab_stats::Dir;
+
+fn ctx() -> Context {
+    Context::fixed(Host {
+        page_size: 4096,
+        mb_memory: 1024,
+        ncpus: 2,
+    })
+}
+
+fn run_text(text: &str) -> (RunOutcome, Vec<Notice>) {
+    let set = resolve::parse_text("job.fio", text, &ctx()).expect("job parses");
+    let p = plan::build(&set).expect("plan builds");
+    let stop = AtomicBool::new(false);
+    let mut notices = Vec::new();
+    let out = run(&p, &stop, &mut |n| notices.push(n)).expect("run starts");
+    (out, notices)
+}
+
+#[test]
+fn null_engine_counts_are_exact_and_no_file_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, notices) = run_text(&format!(
+        "[n]\nioengine=null\nfilename={}/never\nsize=64m\nbs=4k\nrw=randread\n",
+        dir.path().display()
+    ));
+    assert_eq!(out.failure, None);
+    let j = &out.result.jobs[0];
+    assert_eq!(j.dir(Dir::Read).io_bytes, 64 << 20);
+    assert_eq!(j.dir(Dir::Read).total_ios, 16384);
+    assert_eq!(j.dir(Dir::Read).clat.count(), 16384);
+    assert_eq!(j.dir(Dir::Write).total_ios, 0);
+    assert!(notices.is_empty());
+    assert!(!dir.path().join("never").exists());
+}
+
+#[test]
+fn a_random_write_pass_writes_every_block_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data");
+    let (out, _) = run_text(&format!(
+        "[w]\nfilename={}\nsize=4m\nbs=4k\nrw=randwrite\nfallocate=truncate\n",
+        f.display()
+    ));
+    assert_eq!(out.failure, None);
+    let w = out.result.jobs[0].dir(Dir::Write).clone();
+    assert_eq!((w.io_bytes, w.total_ios), (4 << 20, 1024));
+    // Every block starts with its own offset and a write sequence number;
+    // 1024 blocks carrying 1024 distinct numbers 1..=1024 means each block
+    // was written once and no write was lost.
+    let data = std::fs::read(&f).unwrap();
+    let mut seqs: Vec<u64> = data
+        .chunks(4096)
+        .enumerate()
+        .map(|(i, b)| {
+            assert_eq!(
+                u64::from_le_bytes(b[..8].try_into().unwrap()),
+                i as u64 * 4096
+            );
+            u64::from_le_bytes(b[8..16].try_into().unwrap())
+        })
+        .collect();
+    seqs.sort();
+    assert_eq!(seqs, (1..=1024).collect::<Vec<u64>>());
+}
+
+#[test]
+fn reads_lay_out_the_file_first_and_count_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, notices) = run_text(&format!(
+        "[r]\ndirectory={}\nsize=2m\nbs=8k\nrw=read\n",
+        dir.path().display()
+    ));
+    assert_eq!(out.failure, None);
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    let r = out.result.jobs[0].dir(Dir::Read);
+    assert_eq!((r.io_bytes, r.total_ios), (2 << 20, 256));
+    assert_eq!(
+        std::fs::metadata(dir.path().join("r.0.0")).unwrap().len(),
+        2 << 20
+    );
+}
+
+#[test]
+fn group_reporting_merges_clones_and_groups_are_numbered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = run_text(&format!(
+        "[global]\ndirectory={}\nsize=1m\nbs=4k\n[a]\nrw=randrw\nnumjobs=4\ngroup_reporting\n[b]\nrw=write\nstonewall\n",
+        dir.path().display()
+    ));
+    assert_eq!(out.failure, None);
+    let jobs = &out.result.jobs;
+    assert_eq!(jobs.len(), 2, "four clones of a merged, then b");
+    assert_eq!(jobs[0].clones, 4);
+    let a = &jobs[0];
+    assert_eq!(
+        a.dir(Dir::Read).total_ios + a.dir(Dir::Write).total_ios,
+        4 * 256
+    );
+    assert_eq!((jobs[0].groupid, jobs[1].groupid), (0, 1));
+    assert_eq!(out.result.groups.len(), 2);
+    let g0 = &out.result.groups[0];
+    assert_eq!(
+        g0.dirs[0].io_bytes + g0.dirs[1].io_bytes,
+        4 << 20,
+        "the group moved four clones' megabyte each"
+    );
+}
+
+#[test]
+fn time_based_jobs_take_bandwidth_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = run_text(&format!(
+        "[t]\nfilename={}/f\nsize=1m\nbs=4k\nrw=randread\ntime_based\nruntime=1200ms\n",
+        dir.path().display()
+    ));
+    assert_eq!(out.failure, None);
+    let r = out.result.jobs[0].dir(Dir::Read);
+    assert_eq!(r.bw_samples.count(), 2, "two 500 ms windows in 1.2 s");
+    assert!(r.runtime_ns >= 1_200_000_000 && r.runtime_ns < 2_000_000_000);
+    assert!(r.io_bytes > 1 << 20, "time_based goes past the file's size");
+}
+
+#[test]
+fn fsync_every_n_writes_is_timed_as_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = run_text(&format!(
+        "[s]\nfilename={}/f\nsize=256k\nbs=4k\nrw=write\nfsync=4\n",
+        dir.path().display()
+    ));
+    assert_eq!(out.failure, None);
+    assert_eq!(out.result.jobs[0].sync.count(), 16);
+}
+
+#[test]
+fn a_missing_directory_fails_with_its_name_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = run_text(&format!(
+        "[r]\ndirectory={}/nope\nsize=1m\nrw=read\nunlink=1\n",
+        dir.path().display()
+    ));
+    let failure = out.failure.expect("the run fails");
+    assert!(failure.contains("/nope/r.0.0"), "{failure}");
+    assert!(failure.contains("No such file or directory"), "{failure}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
