@@ -17,8 +17,10 @@ pub use moments::Moments;
 
 mod lat;
 mod result;
+mod setup;
 
 pub use lat::{LatBuckets, LatStat, LAT_BUCKET_BOUNDS};
 pub use result::{
     CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult, RunResult,
 };
+pub use setup::{JobSetup, DEFAULT_PERCENTILES};

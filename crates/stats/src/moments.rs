@@ -31,6 +31,23 @@ impl Moments {
         }
     }
 
+    /// Moments with the given parts, as another program reported them (fio
+    /// prints count, min, max, mean and stddev: `sum_sq_dev` is then
+    /// `stddev^2 * (count - 1)`). With `count == 0` this is `new()` whatever
+    /// the other parts say.
+    pub fn from_parts(count: u64, min: u64, max: u64, mean: f64, sum_sq_dev: f64) -> Self {
+        if count == 0 {
+            return Self::new();
+        }
+        Self {
+            count,
+            min,
+            max,
+            mean,
+            m2: sum_sq_dev,
+        }
+    }
+
     /// Add one sample (fio's `add_stat_sample`).
     #[inline]
     pub fn record(&mut self, value: u64) {
@@ -188,6 +205,18 @@ mod tests {
         let m = of(&[base + 4, base + 7, base + 13, base + 16]);
         assert_eq!(m.mean(), (base + 10) as f64);
         assert_eq!(m.variance(), 30.0);
+    }
+
+    #[test]
+    fn from_parts_round_trips() {
+        let m = of(&[2, 4, 4, 4, 5, 5, 7, 9]);
+        let p = Moments::from_parts(8, 2, 9, 5.0, 32.0);
+        assert_eq!(p, m);
+        assert_eq!(Moments::from_parts(0, 3, 4, 1.0, 2.0), Moments::new());
+        // fio's printed stddev back to the sum of squares.
+        let sd = 2.138089935299395f64;
+        let q = Moments::from_parts(8, 2, 9, 5.0, sd * sd * 7.0);
+        assert!(close(q.stdev(), sd));
     }
 
     #[test]

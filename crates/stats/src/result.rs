@@ -3,7 +3,7 @@
 //! into groups; renderers (fio text, JSON, terse, tables) and the store only
 //! read it.
 
-use crate::{LatBuckets, LatStat, Moments};
+use crate::{JobSetup, LatBuckets, LatStat, Moments};
 
 /// A data direction, in fio's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -159,10 +159,17 @@ pub struct JobResult {
     pub error_detail: String,
     /// The options the job text gave, as fio prints them in "job options".
     pub options: Vec<(String, String)>,
+    /// How the job was set up, as far as reports echo it.
+    pub setup: JobSetup,
+    /// The id of the OS thread that ran the job (of the first clone when
+    /// merged): fio prints its process or thread id as "pid".
+    pub pid: u32,
     pub dirs: [DirResult; 3],
     /// fsync/fdatasync latencies (fio's "sync" object).
     pub sync: LatStat,
-    /// Wall time the job ran, nanoseconds (fio's job_runtime, in ms).
+    /// Wall time the job ran, nanoseconds (fio's job_runtime, in ms). For
+    /// merged clones, the sum of theirs, as fio's job_runtime is: CPU use
+    /// is reported as CPU time over this.
     pub runtime_ns: u64,
     /// Wall time since the job started, seconds (fio's "elapsed").
     pub elapsed_s: u64,
@@ -180,13 +187,15 @@ impl JobResult {
         &self.dirs[d as usize]
     }
 
-    /// Adds another clone into this one (group_reporting).
+    /// Adds another clone into this one (group_reporting). Job runtimes
+    /// add up (fio sums `total_run_time`), direction runtimes take the
+    /// longer.
     pub fn merge(&mut self, o: &JobResult) {
         for d in Dir::ALL {
             self.dirs[d as usize].merge(&o.dirs[d as usize]);
         }
         self.sync.merge(&o.sync);
-        self.runtime_ns = self.runtime_ns.max(o.runtime_ns);
+        self.runtime_ns += o.runtime_ns;
         self.elapsed_s = self.elapsed_s.max(o.elapsed_s);
         self.cpu.user_ns += o.cpu.user_ns;
         self.cpu.system_ns += o.cpu.system_ns;
@@ -339,18 +348,21 @@ mod tests {
     fn merging_clones_adds_counts_and_keeps_the_longest_runtime() {
         let mut a = JobResult {
             clones: 1,
+            runtime_ns: 30_000_000,
             ..Default::default()
         };
         a.dirs[1] = dir(4096, 1, 10);
         a.dirs[1].clat.record(1000);
         let mut b = a.clone();
         b.dirs[1].runtime_ns = 20_000_000;
+        b.runtime_ns = 29_000_000;
         b.error = 5;
         a.merge(&b);
         assert_eq!(a.clones, 2);
         assert_eq!(a.dirs[1].total_ios, 2);
         assert_eq!(a.dirs[1].clat.count(), 2);
         assert_eq!(a.dirs[1].runtime_ns, 20_000_000);
+        assert_eq!(a.runtime_ns, 59_000_000, "job runtimes add up, as fio's");
         assert_eq!(a.error, 5);
     }
 

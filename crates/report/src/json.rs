@@ -1,0 +1,213 @@
+//! fio's JSON and json+ output: one document with the run's time, the
+//! global options, one object per reported job and the disks' statistics,
+//! keys in fio's order and with fio's units (ns latencies, KiB/s `bw`, ms
+//! runtimes). json+ adds each latency histogram's non-empty bins next to
+//! its percentiles. iolab's additions: `"iolab version"` after
+//! `"fio version"`, and an `"iolab"` object last in each job and in the
+//! document.
+
+use iolab_stats::{Dir, DirResult, JobResult, LatStat, Moments, RunResult};
+
+use crate::calc;
+use crate::jsonw::{Json, Obj};
+use crate::units::ctime;
+use crate::RenderOpts;
+
+/// The "eta" of a finished run. fio prints what its estimator says at
+/// that moment (0 after time_based runs, INT_MAX after most others); when
+/// the report is printed nothing is left to run.
+const ETA_DONE: u64 = 0;
+
+pub fn render(run: &RunResult, opts: &RenderOpts, plus: bool) -> String {
+    let mut root = Obj::new();
+    root.str("fio version", &opts.fio_version)
+        .str("iolab version", &opts.version)
+        .uint("timestamp", run.timestamp)
+        .uint("timestamp_ms", run.timestamp_ms)
+        .str("time", &ctime(run.timestamp, opts.utc_offset_s));
+    if !run.global_options.is_empty() {
+        root.obj("global options", options(&run.global_options));
+    }
+    let jobs = run
+        .jobs
+        .iter()
+        .map(|j| Json::Obj(job(run, j, plus)))
+        .collect();
+    root.add("jobs", Json::Arr(jobs));
+    if !run.disks.is_empty() {
+        let disks = run
+            .disks
+            .iter()
+            .map(|d| {
+                let mut o = Obj::new();
+                o.str("name", &d.name)
+                    .uint("read_ios", d.read_ios)
+                    .uint("write_ios", d.write_ios)
+                    .uint("read_merges", d.read_merges)
+                    .uint("write_merges", d.write_merges)
+                    .uint("read_ticks", d.read_ticks_ms)
+                    .uint("write_ticks", d.write_ticks_ms)
+                    .uint("in_queue", d.in_queue_ms)
+                    .float("util", d.util);
+                Json::Obj(o)
+            })
+            .collect();
+        root.add("disk_util", Json::Arr(disks));
+    }
+    let mut iolab = Obj::new();
+    iolab.add("interrupted", Json::Bool(run.interrupted));
+    root.obj("iolab", iolab);
+    root.to_document()
+}
+
+fn options(opts: &[(String, String)]) -> Obj {
+    let mut o = Obj::new();
+    for (k, v) in opts {
+        o.str(k.as_str(), v);
+    }
+    o
+}
+
+fn job(run: &RunResult, j: &JobResult, plus: bool) -> Obj {
+    let s = &j.setup;
+    let mut o = Obj::new();
+    o.str("jobname", &j.name)
+        .int("groupid", i64::from(j.groupid))
+        .int("error", i64::from(j.error))
+        .uint("eta", ETA_DONE)
+        .uint("elapsed", j.elapsed_s);
+    if !j.options.is_empty() {
+        o.obj("job options", options(&j.options));
+    }
+    for d in Dir::ALL {
+        o.obj(d.key(), direction(run, j, d, plus));
+    }
+
+    let mut sync = Obj::new();
+    sync.uint("total_ios", j.sync.count()).obj(
+        "lat_ns",
+        lat(j, &j.sync, s.clat_percentiles || s.lat_percentiles, plus),
+    );
+    o.obj("sync", sync);
+
+    let (usr, sys) = calc::cpu(j);
+    o.uint("job_runtime", calc::ms(j.runtime_ns))
+        .float("usr_cpu", usr)
+        .float("sys_cpu", sys)
+        .uint("ctx", j.cpu.ctx)
+        .uint("majf", j.cpu.majflt)
+        .uint("minf", j.cpu.minflt);
+
+    const LEVELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+    const BATCHES: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+    o.obj("iodepth_level", keyed(&LEVELS, &calc::depth_level(j)))
+        .obj(
+            "iodepth_submit",
+            keyed(&BATCHES, &calc::depth_batches(&j.depth.submit)),
+        )
+        .obj(
+            "iodepth_complete",
+            keyed(&BATCHES, &calc::depth_batches(&j.depth.complete)),
+        );
+
+    const BOUNDS: [&str; 12] = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+    ];
+    let (ns, us, ms) = calc::lat_buckets(j);
+    o.obj("latency_ns", keyed(&BOUNDS[..10], &ns))
+        .obj("latency_us", keyed(&BOUNDS[..10], &us))
+        .obj("latency_ms", keyed(&BOUNDS, &ms));
+
+    o.uint("latency_depth", u64::from(s.iodepth))
+        .uint("latency_target", s.latency_target_ns)
+        .float("latency_percentile", s.latency_percentile)
+        .uint("latency_window", s.latency_window_us)
+        .str("desc", &j.description);
+
+    let mut iolab = Obj::new();
+    let mut runtimes = Obj::new();
+    for d in Dir::ALL {
+        runtimes.uint(d.key(), j.dir(d).runtime_ns);
+    }
+    iolab
+        .uint("clones", u64::from(calc::members(j)))
+        .uint("job_runtime_ns", j.runtime_ns)
+        .obj("runtime_ns", runtimes);
+    o.obj("iolab", iolab);
+    o
+}
+
+fn keyed(keys: &[&str], values: &[f64]) -> Obj {
+    let mut o = Obj::new();
+    for (k, &v) in keys.iter().zip(values) {
+        o.float(*k, v);
+    }
+    o
+}
+
+fn direction(run: &RunResult, j: &JobResult, d: Dir, plus: bool) -> Obj {
+    let r: &DirResult = j.dir(d);
+    let s = &j.setup;
+    let bw_bytes = r.bw_bytes();
+    let mut o = Obj::new();
+    o.uint("io_bytes", r.io_bytes)
+        .uint("io_kbytes", r.io_bytes >> 10)
+        .uint("bw_bytes", bw_bytes)
+        .uint("bw", bw_bytes / 1024)
+        .float("iops", r.iops())
+        .uint("runtime", calc::ms(r.runtime_ns))
+        .uint("total_ios", r.total_ios)
+        .uint("short_ios", r.short_ios)
+        .uint("drop_ios", r.drop_ios)
+        .obj("slat_ns", lat(j, &r.slat, s.slat_percentiles, plus))
+        .obj("clat_ns", lat(j, &r.clat, s.clat_percentiles, plus))
+        .obj("lat_ns", lat(j, &r.lat, s.lat_percentiles, plus));
+
+    let bw = &r.bw_samples;
+    let share = if bw.is_empty() {
+        0.0
+    } else {
+        calc::agg_share(bw.mean(), calc::group_agg(run, j, d))
+    };
+    o.uint("bw_min", bw.min().unwrap_or(0))
+        .uint("bw_max", bw.max().unwrap_or(0))
+        .float("bw_agg", share)
+        .float("bw_mean", bw.mean())
+        .float("bw_dev", bw.stdev())
+        .uint("bw_samples", bw.count());
+    let io = &r.iops_samples;
+    o.uint("iops_min", io.min().unwrap_or(0))
+        .uint("iops_max", io.max().unwrap_or(0))
+        .float("iops_mean", io.mean())
+        .float("iops_stddev", io.stdev())
+        .uint("iops_samples", io.count());
+    o
+}
+
+/// A latency object: min, max, mean, stddev, N, and when the series has
+/// samples and its percentiles are on, the percentiles (and for json+ the
+/// bins).
+fn lat(j: &JobResult, l: &LatStat, percentiles: bool, plus: bool) -> Obj {
+    let m: &Moments = &l.moments;
+    let mut o = Obj::new();
+    o.uint("min", m.min().unwrap_or(0))
+        .uint("max", m.max().unwrap_or(0))
+        .float("mean", m.mean())
+        .float("stddev", m.stdev())
+        .uint("N", m.count());
+    if percentiles && m.count() > 0 {
+        let mut p = Obj::new();
+        for (pct, v) in calc::percentiles(j, &l.hist) {
+            p.uint(crate::units::f6(pct), v);
+        }
+        o.obj("percentile", p);
+        if plus {
+            let mut b = Obj::new();
+            for (v, n) in l.hist.nonzero_bins() {
+                b.uint(v.to_string(), n);
+            }
+            o.obj("bins", b);
+        }
+    }
+    o
+}
