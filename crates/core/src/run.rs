@@ -151,6 +151,7 @@ pub fn run(
     }
 
     let mut result = RunResult {
+        global_options: plan.global_options.clone(),
         interrupted: stop.load(Ordering::Relaxed) && !plan.jobs.iter().any(|j| j.exitall),
         ..Default::default()
     };
@@ -163,13 +164,14 @@ pub fn run(
         .iter()
         .filter_map(|before| DiskSnapshot::read(&before.name).map(|after| before.delta(&after)))
         .collect();
-    for g in 0..plan.groups {
-        let members = clones.iter().filter(|c| c.groupid == g);
-        if members.clone().next().is_some() {
-            result.groups.push(GroupResult::from_jobs(g, members));
-        }
-    }
+    // Group totals come from the jobs as reported (merged clones count as
+    // one job for the min and max bandwidth, as in fio), and every group
+    // gets its heading, as fio prints one for each group id.
     result.jobs = merge_reported(plan, clones);
+    for g in 0..plan.groups {
+        let members = result.jobs.iter().filter(|c| c.groupid == g);
+        result.groups.push(GroupResult::from_jobs(g, members));
+    }
     Ok(RunOutcome { result, failure })
 }
 

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use iolab_engine::host::thread_cpu_usage;
 use iolab_engine::{
-    create, errno_text, Completion, Engine, EngineOpts, FileId, FileSpec, IoUnit, Op, Queued,
+    create, errno_text, Access, Completion, Engine, EngineOpts, FileId, FileSpec, IoUnit, Op,
+    Queued,
 };
 use iolab_stats::{CpuResult, DepthDist, Dir, JobResult};
 
@@ -24,11 +25,16 @@ pub struct Shared<'a> {
     pub stop: &'a AtomicBool,
 }
 
-/// One open file of the clone with its offset generators per direction.
+/// One open file of the clone with its offset generators. Random
+/// directions share one generator, as fio's random map is per file: a
+/// randrw pass reads or writes each block once, never both. Sequential
+/// directions each keep their own position, as fio's do.
 struct WFile {
     id: FileId,
     path_index: usize,
-    gens: [Option<OffsetGen>; 3],
+    gens: Vec<OffsetGen>,
+    /// Which of `gens` each direction uses.
+    gen_of: [Option<usize>; 3],
 }
 
 /// Counters of the current bandwidth window.
@@ -46,6 +52,8 @@ pub fn run_clone(job: &PlanJob, index: u32, files: &[PlanFile], shared: &Shared)
         groupid: job.groupid,
         description: job.description.clone(),
         options: job.options.clone(),
+        setup: job.setup(),
+        pid: iolab_engine::host::thread_id(),
         clones: 1,
         ..Default::default()
     };
@@ -129,6 +137,11 @@ impl Worker {
                 create: false,
                 direct: job.direct,
                 sync: job.sync,
+                access: if mode.is_random() {
+                    Access::Random
+                } else {
+                    Access::Sequential
+                },
             };
             let id = engine.open(&spec).map_err(setup)?;
             if job.invalidate && !pf.block_device {
@@ -136,26 +149,46 @@ impl Worker {
                     let _ = iolab_engine::file::drop_cache(&f, jf.offset, jf.len);
                 }
             }
-            let mut gens: [Option<OffsetGen>; 3] = [None, None, None];
+            let mut gens: Vec<OffsetGen> = Vec::new();
+            let mut gen_of: [Option<usize>; 3] = [None; 3];
+            let shared_map = mode.is_random();
             for d in Dir::ALL {
                 if !mix.uses(d) {
                     continue;
                 }
+                if shared_map {
+                    if let Some(g) = gen_of.iter().flatten().next() {
+                        gen_of[d as usize] = Some(*g);
+                        continue;
+                    }
+                }
+                let block = if shared_map {
+                    Dir::ALL
+                        .iter()
+                        .filter(|x| mix.uses(**x))
+                        .map(|x| job.blockalign[*x as usize])
+                        .min()
+                        .unwrap_or(job.blockalign[d as usize])
+                } else {
+                    job.blockalign[d as usize]
+                };
                 let region = Region {
                     start: jf.offset,
                     len: jf.len,
-                    block: job.blockalign[d as usize],
+                    block,
                 };
                 let rng = offset_rng.substream(fi as u64 * 3 + d as u64);
-                gens[d as usize] = Some(
+                gens.push(
                     OffsetGen::new(region, &pattern, rng)
                         .map_err(|e| (EINVAL, format!("{}: {e}", pf.path.display())))?,
                 );
+                gen_of[d as usize] = Some(gens.len() - 1);
             }
             wfiles.push(WFile {
                 id,
                 path_index: jf.file,
                 gens,
+                gen_of,
             });
         }
         let needs_data = engine.caps().needs_buffers && (mode.writes());
@@ -228,6 +261,7 @@ impl Worker {
         let mut file_rr = 0usize;
         let mut last: Option<(usize, u64, u32)> = None;
         let mut writes_since_sync = 0u32;
+        let mut sync_due: Option<FileId> = None;
         let mut win = Window::default();
         let mut win_start = start;
         let sample_every = stats.bw_avg;
@@ -240,6 +274,39 @@ impl Worker {
             if shared.stop.load(Ordering::Relaxed) {
                 break;
             }
+            if let Some(file) = sync_due.take() {
+                let sop = if job.fsync > 0 {
+                    Op::Fsync
+                } else {
+                    Op::Fdatasync
+                };
+                let s0 = Instant::now();
+                let unit = IoUnit {
+                    slot: 0,
+                    file,
+                    op: sop,
+                    offset: 0,
+                    len: 0,
+                };
+                match self.io(&unit, &mut done) {
+                    Ok(Completion { result: Ok(_), .. }) => {
+                        if !ramping {
+                            out.sync
+                                .record(Instant::now().duration_since(s0).as_nanos() as u64);
+                        }
+                    }
+                    Ok(Completion { result: Err(e), .. }) => {
+                        out.error = e;
+                        out.error_detail = format!("{} on fsync", errno_text(e));
+                        break;
+                    }
+                    Err(msg) => {
+                        out.error = EIO;
+                        out.error_detail = msg;
+                        break;
+                    }
+                }
+            }
             let pick = self.mix.next(&mut self.mix_rng);
             let d = pick.dir as usize;
             let (fi, offset, len) = match (pick.reuse_last, last) {
@@ -248,10 +315,11 @@ impl Worker {
                     let fi = file_rr % self.files.len();
                     file_rr = file_rr.wrapping_add(1);
                     let len = self.bs[d].next(&mut self.bs_rng[d]);
-                    let Some(gen) = self.files[fi].gens[d].as_mut() else {
+                    let file = &mut self.files[fi];
+                    let Some(g) = file.gen_of[d] else {
                         break;
                     };
-                    (fi, gen.next(len as u64), len)
+                    (fi, file.gens[g].next(len as u64), len)
                 }
             };
             last = Some((fi, offset, len));
@@ -348,42 +416,19 @@ impl Worker {
                 }
             }
 
-            // fsync / fdatasync every N writes.
+            // fsync / fdatasync every N writes: due now, issued before the
+            // next I/O (as fio does, so the last writes of a job are not
+            // followed by one).
             if op == Op::Write && (job.fsync > 0 || job.fdatasync > 0) {
                 writes_since_sync += 1;
-                let (every, sop) = if job.fsync > 0 {
-                    (job.fsync, Op::Fsync)
+                let every = if job.fsync > 0 {
+                    job.fsync
                 } else {
-                    (job.fdatasync, Op::Fdatasync)
+                    job.fdatasync
                 };
                 if writes_since_sync >= every {
                     writes_since_sync = 0;
-                    let s0 = Instant::now();
-                    let unit = IoUnit {
-                        slot: 0,
-                        file: self.files[fi].id,
-                        op: sop,
-                        offset: 0,
-                        len: 0,
-                    };
-                    match self.io(&unit, &mut done) {
-                        Ok(Completion { result: Ok(_), .. }) => {
-                            if !ramping {
-                                out.sync
-                                    .record(Instant::now().duration_since(s0).as_nanos() as u64);
-                            }
-                        }
-                        Ok(Completion { result: Err(e), .. }) => {
-                            out.error = e;
-                            out.error_detail = format!("{} on fsync", errno_text(e));
-                            break;
-                        }
-                        Err(msg) => {
-                            out.error = EIO;
-                            out.error_detail = msg;
-                            break;
-                        }
-                    }
+                    sync_due = Some(self.files[fi].id);
                 }
             }
 

@@ -131,6 +131,8 @@ fn open_file(spec: &FileSpec) -> Result<OpenFile, EngineError> {
     // SAFETY: open returned a new descriptor that nothing else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     let file = File::from(fd);
+    // Advice is a hint: a filesystem that ignores it changes nothing.
+    let _ = crate::file::advise(&file, spec.access);
     let is_block = file
         .metadata()
         .map(|m| m.file_type().is_block_device())

@@ -366,6 +366,21 @@ pub fn drop_cache(fd: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
     }
 }
 
+/// Tells the kernel how the file will be read (posix_fadvise over the
+/// whole file).
+pub fn advise(fd: impl AsFd, access: crate::Access) -> io::Result<()> {
+    let advice = match access {
+        crate::Access::Normal => return Ok(()),
+        crate::Access::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        crate::Access::Random => libc::POSIX_FADV_RANDOM,
+    };
+    // SAFETY: posix_fadvise takes no pointers; it returns the errno.
+    match unsafe { libc::posix_fadvise(fd.as_fd().as_raw_fd(), 0, 0, advice) } {
+        0 => Ok(()),
+        errno => Err(io::Error::from_raw_os_error(errno)),
+    }
+}
+
 /// Flushes the file's data and metadata to stable storage.
 pub fn fsync(fd: impl AsFd) -> io::Result<()> {
     // SAFETY: fsync takes no pointers; a bad fd is an error return.

@@ -40,6 +40,27 @@ pub fn online_cpus() -> u64 {
     }
 }
 
+/// Local time's offset from UTC in seconds now (fio prints local times).
+pub fn utc_offset_s() -> i32 {
+    // SAFETY: time with a null pointer only returns the time.
+    let now = unsafe { libc::time(std::ptr::null_mut()) };
+    // SAFETY: tm is plain old data; all-zero is a valid value.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call; localtime_r is the
+    // thread-safe variant.
+    if unsafe { libc::localtime_r(&now, &mut tm) }.is_null() {
+        return 0;
+    }
+    tm.tm_gmtoff as i32
+}
+
+/// The kernel's id of the calling thread (fio prints it as the job's pid).
+pub fn thread_id() -> u32 {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    let tid = unsafe { libc::gettid() };
+    tid.max(0) as u32
+}
+
 /// Resource usage of one thread, from getrusage(RUSAGE_THREAD).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CpuUsage {

@@ -61,6 +61,17 @@ pub enum SyncMode {
     Dsync,
 }
 
+/// How the file will be read, told to the kernel at open (fio's
+/// `fadvise_hint`): random access turns readahead off, so a random read of
+/// one block does not bring its neighbours into the page cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Access {
+    #[default]
+    Normal,
+    Sequential,
+    Random,
+}
+
 /// A file to open: the path and the open(2) flags it needs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FileSpec {
@@ -73,6 +84,7 @@ pub struct FileSpec {
     /// be aligned to the device's logical block size.
     pub direct: bool,
     pub sync: SyncMode,
+    pub access: Access,
 }
 
 /// An engine's handle for an open file; small and dense, reused after close.

@@ -19,6 +19,9 @@ pub struct JobSpec {
     pub location: Location,
     values: BTreeMap<Opt, Value>,
     origins: BTreeMap<Opt, Location>,
+    /// Options whose value came from a `[global]` section (or command-line
+    /// globals) rather than the job's own section.
+    inherited: std::collections::BTreeSet<Opt>,
 }
 
 /// Two jobs are equal when they have the same name and the same values;
@@ -36,7 +39,24 @@ impl JobSpec {
             location,
             values: BTreeMap::new(),
             origins: BTreeMap::new(),
+            inherited: Default::default(),
         }
+    }
+
+    /// Marks whether an option's current value came from `[global]`.
+    pub fn set_inherited(&mut self, opt: Opt, inherited: bool) {
+        if inherited {
+            self.inherited.insert(opt);
+        } else {
+            self.inherited.remove(&opt);
+        }
+    }
+
+    /// Whether an option's value came from `[global]` rather than the job's
+    /// own section (fio reports the two apart: "global options" and "job
+    /// options").
+    pub fn is_inherited(&self, opt: Opt) -> bool {
+        self.inherited.contains(&opt)
     }
 
     /// Sets an option's value, recording where it came from.
@@ -48,6 +68,7 @@ impl JobSpec {
     /// Removes an option's value and returns it.
     pub fn take(&mut self, opt: Opt) -> Option<Value> {
         self.origins.remove(&opt);
+        self.inherited.remove(&opt);
         self.values.remove(&opt)
     }
 

@@ -79,7 +79,7 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
     }
     for job in cmd_jobs {
         let opts: Vec<&RawOption> = base.iter().chain(job.options.iter()).collect();
-        jobs.push(build_job(&job.name, &job.location, &opts, ctx)?);
+        jobs.push(build_job(&job.name, &job.location, &opts, base.len(), ctx)?);
     }
 
     for (_, sections) in &src.files {
@@ -91,7 +91,7 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
                 continue;
             }
             let opts: Vec<&RawOption> = global.iter().chain(section.options.iter()).collect();
-            let job = build_job(&section.name, &section.location, &opts, ctx)?;
+            let job = build_job(&section.name, &section.location, &opts, global.len(), ctx)?;
             if src.only_sections.is_empty() || src.only_sections.contains(&section.name) {
                 jobs.push(job);
             }
@@ -124,7 +124,7 @@ fn check_section(
     ctx: &Context,
 ) -> Result<(), SpecError> {
     let refs: Vec<&RawOption> = opts.iter().collect();
-    build_job(name, location, &refs, ctx).map(|_| ())
+    build_job(name, location, &refs, refs.len(), ctx).map(|_| ())
 }
 
 /// Looks up an option name, with the error fio users need: a typo gets the
@@ -151,10 +151,13 @@ pub fn find_option(raw: &RawOption) -> Result<Opt, SpecError> {
     Err(SpecError::new(raw.location.clone(), message))
 }
 
+/// Types a job's options: `opts` are the inherited ones (the first
+/// `n_global`) followed by the job's own, later ones overriding earlier.
 fn build_job(
     name: &str,
     location: &Location,
     opts: &[&RawOption],
+    n_global: usize,
     ctx: &Context,
 ) -> Result<JobSpec, SpecError> {
     // Look up every name and substitute every value first.
@@ -185,17 +188,17 @@ fn build_job(
     }
 
     let mut job = JobSpec::new(name, location.clone());
-    for (opt, value, raw) in typed {
+    for (i, (opt, value, raw)) in typed.into_iter().enumerate() {
         let def = opt.def();
         let parsed = parse_value(def, value.as_deref(), kb).map_err(|e| value_error(raw, e.0))?;
         let origin = raw.location.clone();
-        match (def.store, parsed) {
-            (Store::Inverse(target), Value::Bool(b)) => job.set(target, Value::Bool(!b), origin),
-            (Store::Complement100(target), Value::Int(n)) => {
-                job.set(target, Value::Int(100 - n), origin)
-            }
-            (_, v) => job.set(opt, v, origin),
-        }
+        let (target, v) = match (def.store, parsed) {
+            (Store::Inverse(target), Value::Bool(b)) => (target, Value::Bool(!b)),
+            (Store::Complement100(target), Value::Int(n)) => (target, Value::Int(100 - n)),
+            (_, v) => (opt, v),
+        };
+        job.set(target, v, origin);
+        job.set_inherited(target, i < n_global);
     }
     // `name=` renames the job; it is the job's name, not one of its values.
     if let Some(Value::Str(n)) = job.take(Opt::Name) {

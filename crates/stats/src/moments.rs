@@ -93,6 +93,25 @@ impl Moments {
         self.m2 = m2;
     }
 
+    /// Adds another series field by field (min to min, max to max, mean to
+    /// mean, counts and squared deviations added), as fio sums bandwidth
+    /// and IOPS samples under group_reporting: the group's figures are the
+    /// totals of its jobs, not one population.
+    pub fn add_totals(&mut self, other: &Moments) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *other;
+            return;
+        }
+        self.min += other.min;
+        self.max += other.max;
+        self.count += other.count;
+        self.mean += other.mean;
+        self.m2 += other.m2;
+    }
+
     /// The number of samples.
     pub fn count(&self) -> u64 {
         self.count
@@ -152,6 +171,23 @@ impl Default for Moments {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn totals_add_field_by_field() {
+        let mut a = Moments::new();
+        for v in [10, 20, 30] {
+            a.record(v);
+        }
+        let mut b = Moments::new();
+        for v in [100, 300] {
+            b.record(v);
+        }
+        let mut t = Moments::new();
+        t.add_totals(&a);
+        t.add_totals(&b);
+        assert_eq!((t.min(), t.max(), t.count()), (Some(110), Some(330), 5));
+        assert!((t.mean() - 220.0).abs() < 1e-9);
+    }
     use proptest::prelude::*;
 
     fn of(xs: &[u64]) -> Moments {

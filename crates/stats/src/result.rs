@@ -72,7 +72,8 @@ impl DirResult {
     }
 
     /// Adds another clone's numbers (group reporting): counts and
-    /// histograms add, runtimes take the longer.
+    /// histograms add, runtimes take the longer, bandwidth and IOPS samples
+    /// add up field by field as fio's do.
     pub fn merge(&mut self, o: &DirResult) {
         self.io_bytes += o.io_bytes;
         self.total_ios += o.total_ios;
@@ -82,8 +83,8 @@ impl DirResult {
         self.slat.merge(&o.slat);
         self.clat.merge(&o.clat);
         self.lat.merge(&o.lat);
-        self.bw_samples.merge(&o.bw_samples);
-        self.iops_samples.merge(&o.iops_samples);
+        self.bw_samples.add_totals(&o.bw_samples);
+        self.iops_samples.add_totals(&o.iops_samples);
     }
 }
 

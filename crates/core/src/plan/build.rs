@@ -65,11 +65,23 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
         }
     }
     phases.push(phase_start..jobs.len());
+    let global_options = set
+        .jobs
+        .first()
+        .map(|j| {
+            let kb = j.kb_base();
+            j.explicit()
+                .filter(|(o, _)| j.is_inherited(*o))
+                .map(|(o, v)| (o.name().to_string(), format_value(o.def(), v, kb)))
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(Plan {
         jobs,
         files,
         phases,
         groups: set.group_count() as u32,
+        global_options,
     })
 }
 
@@ -182,6 +194,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
     let kb = job.kb_base();
     let options = job
         .explicit()
+        .filter(|(o, _)| !job.is_inherited(*o))
         .map(|(o, v)| (o.name().to_string(), format_value(o.def(), v, kb)))
         .collect();
 

@@ -14,6 +14,8 @@ use std::time::Duration;
 use iolab_engine::file::FallocMode;
 use iolab_engine::SyncMode;
 
+use iolab_stats::JobSetup;
+
 use crate::gen::Seeds;
 use iolab_spec::value::{BlockRange, Distribution, RwSpec, SplitEntry};
 use iolab_spec::Location;
@@ -173,11 +175,28 @@ pub struct PlanJob {
     pub exitall: bool,
     pub continue_on_error: &'static str,
     pub description: String,
-    /// The options the job text gave, for fio's "job options" echo.
+    /// The options of the job's own section, for fio's "job options".
     pub options: Vec<(String, String)>,
 }
 
 impl PlanJob {
+    /// What the reports echo of the job's set-up (fio's job header line).
+    pub fn setup(&self) -> JobSetup {
+        let bs = |b: &BsSpec| (b.min(), b.max());
+        JobSetup {
+            rw: self.rw.mode.name().to_string(),
+            bs: [bs(&self.bs[0]), bs(&self.bs[1]), bs(&self.bs[2])],
+            ioengine: self.engine.clone(),
+            iodepth: self.iodepth,
+            percentile_precision: JobSetup::precision_of(&self.stats.percentiles),
+            percentile_list: self.stats.percentiles.clone(),
+            clat_percentiles: self.stats.clat_percentiles,
+            lat_percentiles: self.stats.lat_percentiles,
+            slat_percentiles: self.stats.slat_percentiles,
+            ..JobSetup::default()
+        }
+    }
+
     /// The largest block size in any direction (buffer size).
     pub fn max_bs(&self) -> u64 {
         self.bs.iter().map(BsSpec::max).max().unwrap_or(0)
@@ -193,4 +212,7 @@ pub struct Plan {
     /// before it, so it starts a new phase.
     pub phases: Vec<std::ops::Range<usize>>,
     pub groups: u32,
+    /// The options the first job took from `[global]`, for fio's "global
+    /// options".
+    pub global_options: Vec<(String, String)>,
 }

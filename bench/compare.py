@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Runs the same job with fio and with iolab, alternating, and prints each
+tool's median IOPS and peak RSS and the ratio iolab/fio.
+
+    python3 bench/compare.py [--runs 5] [--only NAME]
+
+Needs fio (Debian package) and a release build (cargo build --release).
+Workloads are defined below; each runs N times per tool, in turn A B B A
+..., so a drift in the machine's speed affects both alike.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IOLAB = os.path.join(ROOT, "target", "release", "iolab")
+
+
+def workloads(d):
+    f = os.path.join(d, "warm.bin")
+    return {
+        # psync 4k random reads of a warm 256 MiB file for 3 s.
+        "psync-randread-warm": [
+            "--name=b", "--ioengine=psync", "--rw=randread", "--bs=4k",
+            "--size=256m", f"--filename={f}", "--invalidate=0",
+            "--time_based", "--runtime=3",
+        ],
+        # The null engine with full latency statistics: tool overhead only.
+        "null-4k-qd1": [
+            "--name=n", "--ioengine=null", "--rw=randread", "--bs=4k",
+            "--size=1g", "--time_based", "--runtime=3",
+        ],
+        # Memory with sixteen clones.
+        "null-numjobs16-rss": [
+            "--name=r", "--ioengine=null", "--rw=randread", "--bs=4k",
+            "--size=64m", "--numjobs=16", "--time_based", "--runtime=1",
+        ],
+    }
+
+
+def one(cmd):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.dup2(w, 1)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.execvp(cmd[0], cmd)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status, ru = os.wait4(pid, 0)
+    out = b"".join(chunks)
+    if status != 0:
+        sys.exit(f"{' '.join(cmd)} exited with {status}")
+    data = json.loads(out[out.index(b"{"):])
+    iops = sum(j[d]["iops"] for j in data["jobs"] for d in ("read", "write"))
+    return iops, ru.ru_maxrss
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only")
+    ap.add_argument("--dir", default=None, help="where the test file goes")
+    a = ap.parse_args()
+    d = a.dir or tempfile.mkdtemp(prefix="iolab-bench-")
+    os.makedirs(d, exist_ok=True)
+    warm = os.path.join(d, "warm.bin")
+    if not os.path.exists(warm):
+        with open(warm, "wb") as fh:
+            for _ in range(256):
+                fh.write(os.urandom(1 << 20))
+    subprocess.run(["cat", warm], stdout=subprocess.DEVNULL, check=True)
+
+    limit = os.path.join(d, "pread_loop")
+    subprocess.run(["cc", "-O2", "-o", limit, os.path.join(ROOT, "bench", "pread_loop.c")], check=True)
+
+    for name, opts in workloads(d).items():
+        if a.only and a.only != name:
+            continue
+        fio = ["fio", "--output-format=json"] + opts
+        iolab = [IOLAB, "run", "--output-format=json"] + opts
+        res = {"fio": [], "iolab": []}
+        for i in range(a.runs):
+            order = [("fio", fio), ("iolab", iolab)]
+            if i % 2:
+                order.reverse()
+            for tool, cmd in order:
+                res[tool].append(one(cmd))
+        fi = statistics.median(x[0] for x in res["fio"])
+        ii = statistics.median(x[0] for x in res["iolab"])
+        fr = statistics.median(x[1] for x in res["fio"])
+        ir = statistics.median(x[1] for x in res["iolab"])
+        print(f"{name}: fio {fi:,.0f} IOPS, iolab {ii:,.0f} IOPS, ratio {ii / fi:.2f}; "
+              f"peak RSS fio {fr} KiB, iolab {ir} KiB, ratio {ir / fr:.2f}")
+        if name == "psync-randread-warm":
+            lims = []
+            for _ in range(a.runs):
+                out = subprocess.run([limit, warm, "3"], capture_output=True, text=True, check=True).stdout
+                lims.append(float(out.split()[1]))
+            lm = statistics.median(lims)
+            print(f"  limit loop {lm:,.0f} IOPS; iolab/limit {ii / lm:.2f}")
+
+
+if __name__ == "__main__":
+    main()

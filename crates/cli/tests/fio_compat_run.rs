@@ -1,0 +1,257 @@
+//! iolab against the real fio on the same small jobs: the JSON holds every
+//! key path fio's holds (top level and under each job), the same jobs and
+//! group ids, identical io_bytes and total_ios for size-bounded jobs, and
+//! the normal text has fio's lines in fio's order.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command as Proc;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn fio_available() -> bool {
+    let ok = Proc::new("fio")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("skipped: fio is not installed (scripts/setup.sh installs it as root)");
+    }
+    ok
+}
+
+/// A job: its job-file text (with DIR for the directory) and whether it is
+/// bounded by size (so byte counts must agree exactly).
+struct Case {
+    name: &'static str,
+    text: &'static str,
+    sized: bool,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "four stonewalled jobs (job text a, scaled)",
+        text: "[global]\ndirectory=DIR\nsize=4MB\n[Read-Seq]\nrw=read\nstonewall\n[Read-Random]\nrw=randread\nstonewall\n[Write-Seq]\nrw=write\nstonewall\n[Write-Random]\nrw=randwrite\nstonewall\n",
+        sized: true,
+    },
+    Case {
+        name: "sixteen direct clones in one group (command line b, scaled)",
+        text: "[file1]\nfilename=DIR/testtmp\ndirect=1\nrw=randwrite\nbs=4k\nsize=1M\nnumjobs=16\nruntime=20\ngroup_reporting\n",
+        sized: true,
+    },
+    Case {
+        name: "randrw 20/80 time based (command line c with psync, scaled)",
+        text: "[test]\nfilename=DIR/fio\ndirect=0\nrw=randrw\nrwmixread=20\nbs=4k\nfilesize=5M\nnumjobs=1\nruntime=1\ngroup_reporting\ntime_based\n",
+        sized: false,
+    },
+    Case {
+        name: "randrw with four clones and group_reporting",
+        text: "[m]\ndirectory=DIR\nrw=randrw\nsize=2m\nnumjobs=4\ngroup_reporting\n",
+        sized: true,
+    },
+    Case {
+        name: "two files per job",
+        text: "[two]\ndirectory=DIR\nnrfiles=2\nrw=write\nsize=2m\nbs=8k\n",
+        sized: true,
+    },
+    Case {
+        name: "fsync after every write",
+        text: "[f]\ndirectory=DIR\nrw=write\nsize=256k\nfsync=1\n",
+        sized: true,
+    },
+];
+
+fn run_both(text: &str, format: &str) -> (Vec<u8>, Vec<u8>) {
+    let fio_dir = tempfile::tempdir().unwrap();
+    let iolab_dir = tempfile::tempdir().unwrap();
+    let write = |dir: &Path| {
+        let job = dir.join("job.fio");
+        std::fs::write(&job, text.replace("DIR", &dir.display().to_string())).unwrap();
+        job
+    };
+    let fio_job = write(fio_dir.path());
+    let fio = Proc::new("fio")
+        .arg(format!("--output-format={format}"))
+        .arg(&fio_job)
+        .output()
+        .expect("fio runs");
+    assert!(
+        fio.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let iolab_job = write(iolab_dir.path());
+    let ours = Command::cargo_bin("iolab")
+        .unwrap()
+        .args(["run", &format!("--output-format={format}")])
+        .arg(&iolab_job)
+        .output()
+        .unwrap();
+    assert!(
+        ours.status.success(),
+        "iolab: {}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    (fio.stdout, ours.stdout)
+}
+
+fn paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = format!("{prefix}/{k}");
+                out.insert(p.clone());
+                // Disk names and percentile lists are data, not structure.
+                if prefix.ends_with("percentile") || prefix == "/disk_util[]" {
+                    continue;
+                }
+                paths(x, &p, out);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                paths(x, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn json_from(out: &[u8]) -> Value {
+    let start = out
+        .iter()
+        .position(|&b| b == b'{')
+        .expect("JSON in the output");
+    serde_json::from_slice(&out[start..]).expect("valid JSON")
+}
+
+#[test]
+fn json_matches_fio_key_for_key_and_counts_exactly() {
+    if !fio_available() {
+        return;
+    }
+    for case in CASES {
+        let (fio, ours) = run_both(case.text, "json");
+        let (fio, ours) = (json_from(&fio), json_from(&ours));
+        let (mut fp, mut op) = (BTreeSet::new(), BTreeSet::new());
+        paths(&fio, "", &mut fp);
+        paths(&ours, "", &mut op);
+        let missing: Vec<&String> = fp.difference(&op).collect();
+        assert!(
+            missing.is_empty(),
+            "{}: keys fio has and iolab lacks: {missing:?}",
+            case.name
+        );
+
+        let (fj, oj) = (
+            fio["jobs"].as_array().unwrap(),
+            ours["jobs"].as_array().unwrap(),
+        );
+        assert_eq!(fj.len(), oj.len(), "{}: number of jobs", case.name);
+        for (f, o) in fj.iter().zip(oj) {
+            assert_eq!(f["jobname"], o["jobname"], "{}", case.name);
+            assert_eq!(
+                f["groupid"], o["groupid"],
+                "{}: group of {}",
+                case.name, f["jobname"]
+            );
+            if case.sized {
+                for d in ["read", "write", "trim"] {
+                    if case.text.contains("randrw") {
+                        // Mixed jobs draw each I/O's direction at random:
+                        // the total agrees, the split differs by the draw.
+                        continue;
+                    }
+                    assert_eq!(
+                        f[d]["io_bytes"], o[d]["io_bytes"],
+                        "{}: {} {d} io_bytes",
+                        case.name, f["jobname"]
+                    );
+                    assert_eq!(
+                        f[d]["total_ios"], o[d]["total_ios"],
+                        "{}: {} {d} total_ios",
+                        case.name, f["jobname"]
+                    );
+                }
+                let total = |j: &Value| {
+                    j["read"]["io_bytes"].as_u64().unwrap()
+                        + j["write"]["io_bytes"].as_u64().unwrap()
+                };
+                assert_eq!(
+                    total(f),
+                    total(o),
+                    "{}: {} bytes in all",
+                    case.name,
+                    f["jobname"]
+                );
+                assert_eq!(
+                    f["sync"]["total_ios"], o["sync"]["total_ios"],
+                    "{}: syncs",
+                    case.name
+                );
+            }
+        }
+    }
+}
+
+/// A line's shape: its text up to the first number, with fio's time units
+/// made one word (a run may print usec where another prints nsec).
+fn shape(line: &str) -> String {
+    let cut = line
+        .find(|c: char| c.is_ascii_digit())
+        .unwrap_or(line.len());
+    let mut s = line[..cut].to_string();
+    for unit in [
+        "(nsec)",
+        "(usec)",
+        "(msec)",
+        "(  KiB/s)",
+        "(  MiB/s)",
+        "(  GiB/s)",
+        "(  kB/s)",
+        "(  MB/s)",
+    ] {
+        s = s.replace(unit, "(unit)");
+    }
+    s.trim_end().to_string()
+}
+
+/// The lines whose presence depends on the numbers (latency buckets only
+/// print non-empty ranges, percentile tables are as long as they are) or
+/// that name the program.
+fn structural(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            !(t.starts_with("lat (")
+                || t.starts_with('|')
+                || t.starts_with("fio-")
+                || t.starts_with("iolab-")
+                || t.starts_with("Starting ")
+                || t.contains("Laying out IO file"))
+        })
+        .map(shape)
+        .collect()
+}
+
+#[test]
+fn normal_output_has_fios_lines_in_fios_order() {
+    if !fio_available() {
+        return;
+    }
+    for case in CASES {
+        let (fio, ours) = run_both(case.text, "normal");
+        let (fio, ours) = (
+            String::from_utf8(fio).unwrap(),
+            String::from_utf8(ours).unwrap(),
+        );
+        assert_eq!(
+            structural(&fio),
+            structural(&ours),
+            "{}\n--- fio\n{fio}\n--- iolab\n{ours}",
+            case.name
+        );
+    }
+}

@@ -1,0 +1,198 @@
+//! `iolab run` as a user runs it: exact counts in the JSON report, the
+//! --output file, and run-time and plan errors with their exit codes and
+//! nothing left behind.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn iolab() -> Command {
+    Command::cargo_bin("iolab").expect("the iolab binary is built")
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out).expect("the report is JSON")
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_size_bounded_job_reports_exact_bytes_and_ios() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iolab()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--output-format=json",
+            "--name=w",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=2m",
+            "--filename=data",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    let job = &v["jobs"][0];
+    assert_eq!(job["jobname"], "w");
+    assert_eq!(job["write"]["io_bytes"], 2 << 20);
+    assert_eq!(job["write"]["total_ios"], 512);
+    assert_eq!(job["read"]["total_ios"], 0);
+    assert_eq!(job["job options"]["rw"], "randwrite");
+    assert_eq!(
+        fs::metadata(dir.path().join("data")).unwrap().len(),
+        2 << 20
+    );
+}
+
+#[test]
+fn unlink_removes_the_files_and_output_goes_to_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    iolab()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--output-format=json,normal",
+            "--output=report.txt",
+            "--name=r",
+            "--rw=read",
+            "--size=1m",
+            "--unlink=1",
+        ])
+        .assert()
+        .success()
+        .stdout("");
+    assert_eq!(entries(dir.path()), ["report.txt"]);
+    let text = fs::read_to_string(dir.path().join("report.txt")).unwrap();
+    let brace = text.find('{').expect("JSON in the report");
+    let end = text.rfind("\n}\n").expect("end of the JSON") + 3;
+    let v: Value = serde_json::from_str(&text[brace..end]).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"], 1 << 20);
+    assert!(
+        text[end..].contains("Run status group 0 (all jobs):"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_directory_exits_1_with_the_path_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    iolab()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--output-format=json",
+            "--name=r",
+            "--directory=nope",
+            "--rw=read",
+            "--size=1m",
+            "--unlink=1",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("nope/r.0.0"))
+        .stderr(predicate::str::contains("No such file or directory"));
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn a_plan_error_exits_2_before_anything_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    iolab()
+        .current_dir(dir.path())
+        .args(["run", "--name=r", "--rw=read", "--size=4k", "--bs=64k"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "block size 65536 is larger than the 4096 bytes",
+        ));
+    assert!(entries(dir.path()).is_empty());
+}
+
+/// A tmpfs mounted for one test and unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, opts: &str) -> Option<Tmpfs> {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+            .arg(dir)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        ok.then(|| Tmpfs(dir.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_read_only_target_exits_1_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("ro");
+    fs::create_dir(&mnt).unwrap();
+    let Some(_m) = Tmpfs::mount(&mnt, "ro,size=1m") else {
+        eprintln!("skipped: cannot mount a read-only tmpfs (needs root)");
+        return;
+    };
+    iolab()
+        .args(["run", "--name=w", "--rw=write", "--size=64k"])
+        .arg(format!("--directory={}", mnt.display()))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("Read-only file system"));
+}
+
+#[test]
+fn enospc_on_a_small_tmpfs_exits_1_with_partial_results_and_no_file_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("small");
+    fs::create_dir(&mnt).unwrap();
+    let Some(_m) = Tmpfs::mount(&mnt, "size=1m") else {
+        eprintln!("skipped: cannot mount a small tmpfs (needs root)");
+        return;
+    };
+    let out = iolab()
+        .args([
+            "run",
+            "--output-format=json",
+            "--name=w",
+            "--rw=write",
+            "--size=4m",
+            "--fallocate=none",
+            "--unlink=1",
+        ])
+        .arg(format!("--directory={}", mnt.display()))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("No space left on device"))
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    let job = &v["jobs"][0];
+    assert_eq!(job["error"], 28, "ENOSPC");
+    let written = job["write"]["io_bytes"].as_u64().unwrap();
+    assert!(
+        written > 0 && written <= 1 << 20,
+        "partial results: {written} bytes"
+    );
+    assert!(entries(&mnt).is_empty(), "{:?}", entries(&mnt));
+}
