@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use iolab_engine::clock::Clock;
 use iolab_engine::host::thread_cpu_usage;
 use iolab_engine::{
     create, errno_text, Access, Completion, Engine, EngineOpts, FileId, FileSpec, IoUnit, Op,
@@ -249,11 +250,18 @@ impl Worker {
         let limit_ios = job.number_ios.unwrap_or(u64::MAX);
         let mut done: Vec<Completion> = Vec::with_capacity(job.iodepth as usize);
 
-        let t_begin = Instant::now();
-        let ramp_end = t_begin + job.ramp_time;
+        let clock = Clock::get();
+        // A synchronous engine has no submission step: its total latency
+        // is its completion latency, recorded once and copied at the end.
+        let lat_is_clat = self.engine.caps().sync && !stats.disable_clat && !stats.disable_lat;
+        let t_begin = clock.now();
+        let wall_begin = Instant::now();
+        let ramp_end = t_begin + clock.ticks(job.ramp_time);
         let mut ramping = !job.ramp_time.is_zero();
         let mut start = t_begin;
-        let deadline = job.runtime.map(|r| t_begin + job.ramp_time + r);
+        let deadline = job
+            .runtime
+            .map(|r| t_begin + clock.ticks(job.ramp_time + r));
         let mut cpu0 = thread_cpu_usage();
 
         let mut issued_bytes = 0u64;
@@ -264,11 +272,11 @@ impl Worker {
         let mut sync_due: Option<FileId> = None;
         let mut win = Window::default();
         let mut win_start = start;
-        let sample_every = stats.bw_avg;
+        let sample_every = clock.ticks(stats.bw_avg);
         let mut next_sample = start + sample_every;
         let mut seq = 0u64;
         let mut since_think = 0u32;
-        let mut pace_next = [start; 3];
+        let mut pace_next = [wall_begin; 3];
 
         while issued_bytes < limit_bytes && issued_ios < limit_ios {
             if shared.stop.load(Ordering::Relaxed) {
@@ -280,7 +288,7 @@ impl Worker {
                 } else {
                     Op::Fdatasync
                 };
-                let s0 = Instant::now();
+                let s0 = clock.now();
                 let unit = IoUnit {
                     slot: 0,
                     file,
@@ -291,8 +299,7 @@ impl Worker {
                 match self.io(&unit, &mut done) {
                     Ok(Completion { result: Ok(_), .. }) => {
                         if !ramping {
-                            out.sync
-                                .record(Instant::now().duration_since(s0).as_nanos() as u64);
+                            out.sync.record(clock.ns_between(s0, clock.now()));
                         }
                     }
                     Ok(Completion { result: Err(e), .. }) => {
@@ -348,7 +355,7 @@ impl Worker {
                 offset,
                 len,
             };
-            let t0 = Instant::now();
+            let t0 = clock.now();
             let c = match self.io(&unit, &mut done) {
                 Ok(c) => c,
                 Err(msg) => {
@@ -357,7 +364,7 @@ impl Worker {
                     break;
                 }
             };
-            let t1 = Instant::now();
+            let t1 = clock.now();
             issued_bytes += len as u64;
             issued_ios += 1;
 
@@ -377,7 +384,7 @@ impl Worker {
                 continue;
             }
 
-            let ns = t1.duration_since(t0).as_nanos() as u64;
+            let ns = clock.ns_between(t0, t1);
             match c.result {
                 Ok(n) => {
                     if !ramping {
@@ -391,7 +398,7 @@ impl Worker {
                             r.clat.record(ns);
                             out.lat_buckets.record(ns);
                         }
-                        if !stats.disable_lat {
+                        if !stats.disable_lat && !lat_is_clat {
                             r.lat.record(ns);
                         }
                         out.issued[d] += 1;
@@ -434,7 +441,7 @@ impl Worker {
 
             // Bandwidth and IOPS samples, once per window.
             if !stats.disable_bw && !ramping && t1 >= next_sample {
-                let span = t1.duration_since(win_start).as_nanos().max(1) as u64;
+                let span = clock.ns_between(win_start, t1).max(1);
                 for dir in Dir::ALL {
                     if self.mix.uses(dir) {
                         let i = dir as usize;
@@ -466,7 +473,7 @@ impl Worker {
                 }
             }
         }
-        let end = Instant::now();
+        let end = clock.now();
 
         let ids: Vec<FileId> = self.files.iter().map(|f| f.id).collect();
         if job.end_fsync || job.fsync_on_close {
@@ -485,9 +492,14 @@ impl Worker {
             let _ = self.engine.close(id);
         }
 
-        let runtime = end.duration_since(start).as_nanos() as u64;
+        if lat_is_clat {
+            for r in out.dirs.iter_mut() {
+                r.lat = r.clat.clone();
+            }
+        }
+        let runtime = clock.ns_between(start, end);
         out.runtime_ns = runtime;
-        out.elapsed_s = end.duration_since(t_begin).as_secs();
+        out.elapsed_s = wall_begin.elapsed().as_secs();
         for dir in Dir::ALL {
             if self.mix.uses(dir) {
                 out.dirs[dir as usize].runtime_ns = runtime;

@@ -11,6 +11,7 @@
 //! bug (an I/O unit naming a slot or file that does not exist).
 
 pub mod buf;
+pub mod clock;
 pub mod file;
 pub mod host;
 
