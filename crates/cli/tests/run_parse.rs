@@ -191,3 +191,23 @@ fn cmdhelp_lists_all_options_and_describes_one() {
         .code(2)
         .stderr(predicate::str::contains("did you mean `blocksize`?"));
 }
+
+#[test]
+fn every_example_job_file_parses() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut seen = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("fio") {
+            continue;
+        }
+        seen += 1;
+        iolab()
+            .args(["run", "--parse-only"])
+            .arg(&path)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("reporting group 0"));
+    }
+    assert!(seen >= 2, "examples/ holds the job files the README runs");
+}
