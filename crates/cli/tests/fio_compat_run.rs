@@ -57,6 +57,31 @@ const CASES: &[Case] = &[
         sized: true,
     },
     Case {
+        name: "loops, number_ios and io_size",
+        text: "[global]\ndirectory=DIR\nsize=1m\nrw=randread\n[l]\nloops=3\n[n]\nnumber_ios=77\nloops=2\n[i]\nio_size=2500k\n[w]\nrw=write\nio_size=3m\n",
+        sized: true,
+    },
+    Case {
+        name: "latency switches",
+        text: "[global]\ndirectory=DIR\nsize=1m\nrw=randread\n[nolat]\ndisable_lat=1\n[noclat]\ndisable_clat=1\n[pcts]\nclat_percentiles=0\nlat_percentiles=1\npercentile_list=50:99.5\n",
+        sized: true,
+    },
+    Case {
+        name: "gtod_reduce, time based",
+        text: "[g]\nfilename=DIR/g\nsize=1m\nrw=randread\ngtod_reduce=1\ntime_based\nruntime=1\n",
+        sized: false,
+    },
+    Case {
+        name: "continue_on_error without errors",
+        text: "[c]\ndirectory=DIR\nsize=256k\nrw=read\ncontinue_on_error=all\n",
+        sized: true,
+    },
+    Case {
+        name: "three files served sequentially, two open at once",
+        text: "[f]\ndirectory=DIR\nnrfiles=3\nopenfiles=2\nfile_service_type=sequential\nrw=randwrite\nsize=3m\n",
+        sized: true,
+    },
+    Case {
         name: "fsync after every write",
         text: "[f]\ndirectory=DIR\nrw=write\nsize=256k\nfsync=1\n",
         sized: true,

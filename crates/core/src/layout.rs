@@ -1,9 +1,10 @@
 //! Preparing files before the jobs of a phase start, as fio does: a file
 //! that will be read and is missing or short is written to its size with
 //! incompressible data (never left sparse, so reads touch real blocks:
-//! "Laying out IO file"); a file that will only be written is created and
-//! given its size with the job's `fallocate` mode. Layout time is not part
-//! of any measurement.
+//! "Laying out IO file"), and so is one that `overwrite=1` will only
+//! write; a file that will only be written is created and given its size
+//! with the job's `fallocate` mode, unless `create_on_open=1` leaves it to
+//! the job's open. Layout time is not part of any measurement.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
@@ -45,6 +46,11 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> io::Result<P
     match file.layout {
         Layout::AsIs => Ok(Prepared {
             created: false,
+            written: 0,
+        }),
+        // The job's open will make it.
+        Layout::OnOpen => Ok(Prepared {
+            created,
             written: 0,
         }),
         Layout::Allocate => {

@@ -13,8 +13,8 @@ use iolab_stats::{GroupResult, JobResult, RunResult};
 use crate::diskstats::{disks_of, DiskSnapshot};
 use crate::gen::{Rng, Stream};
 use crate::layout::prepare;
-use crate::plan::Plan;
-use crate::worker::{run_clone, Shared};
+use crate::plan::{ExitWhat, Plan, PlanJob};
+use crate::worker::{not_run, run_clone, Shared};
 
 /// Something the user should see while the run goes on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,19 +64,34 @@ pub fn run(
         .collect();
     let mut prepared = vec![false; plan.files.len()];
     let mut created = vec![false; plan.files.len()];
-    let mut clones: Vec<JobResult> = Vec::with_capacity(plan.jobs.len());
+    let mut clones: Vec<Option<JobResult>> = vec![None; plan.jobs.len()];
     let mut failure: Option<String> = None;
-    let shared = Shared { stop };
+    // Each clone's own stop flag, raised by another job's exitall.
+    let halts: Vec<AtomicBool> = plan.jobs.iter().map(|_| AtomicBool::new(false)).collect();
     let mut layout_rng = Rng::for_job(0x1a7, 0, Stream::Data);
 
     'phases: for phase in &plan.phases {
+        if stop.load(Ordering::Relaxed) || phase.clone().all(|ji| halts[ji].load(Ordering::Relaxed))
+        {
+            // Interrupted, or every job of the phase stopped by an
+            // exit_what=all before it began: nothing is laid out or run.
+            break;
+        }
         for ji in phase.clone() {
             let job = &plan.jobs[ji];
             for jf in &job.files {
+                let pf = &plan.files[jf.file];
+                if !job.allow_file_create && job.engine != "null" && !pf.path.exists() {
+                    failure = Some(format!(
+                        "job `{}`: `{}` does not exist and allow_file_create=0 forbids creating it",
+                        job.name,
+                        pf.path.display()
+                    ));
+                    break 'phases;
+                }
                 if prepared[jf.file] {
                     continue;
                 }
-                let pf = &plan.files[jf.file];
                 if pf.layout == crate::plan::Layout::Write {
                     notice(Notice::LayingOut {
                         job: job.name.clone(),
@@ -108,13 +123,17 @@ pub fn run(
                 .map(|ji| {
                     let job = &plan.jobs[ji];
                     let files = &plan.files;
-                    let shared = &shared;
+                    let shared = Shared {
+                        stop,
+                        halt: &halts[ji],
+                    };
+                    let (halts, phase) = (&halts, phase.clone());
                     std::thread::Builder::new()
                         .name(format!("{}.{}", job.name, job.clone))
                         .spawn_scoped(s, move || {
-                            let r = run_clone(job, ji as u32, files, shared);
+                            let r = run_clone(job, ji as u32, files, &shared);
                             if job.exitall {
-                                shared.stop.store(true, Ordering::Relaxed);
+                                exit(plan, job, phase, halts);
                             }
                             r
                         })
@@ -123,19 +142,23 @@ pub fn run(
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_default())
+                .zip(phase.clone())
+                .map(|(h, ji)| h.join().unwrap_or_else(|_| not_run(&plan.jobs[ji])))
                 .collect()
         });
-        for r in &results {
+        for (ji, r) in phase.clone().zip(results) {
             if r.error != 0 && failure.is_none() {
                 failure = Some(format!("job `{}`: {}", r.name, r.error_detail));
             }
-        }
-        clones.extend(results);
-        if stop.load(Ordering::Relaxed) {
-            break;
+            clones[ji] = Some(r);
         }
     }
+    // Jobs that never ran are reported with nothing done, as fio lists them.
+    let clones: Vec<JobResult> = clones
+        .into_iter()
+        .zip(&plan.jobs)
+        .map(|(r, job)| r.unwrap_or_else(|| not_run(job)))
+        .collect();
 
     // unlink=1 removes the job's files; after a failure, the files iolab
     // created for such jobs go too.
@@ -152,7 +175,7 @@ pub fn run(
 
     let mut result = RunResult {
         global_options: plan.global_options.clone(),
-        interrupted: stop.load(Ordering::Relaxed) && !plan.jobs.iter().any(|j| j.exitall),
+        interrupted: stop.load(Ordering::Relaxed),
         ..Default::default()
     };
     let now = SystemTime::now()
@@ -173,6 +196,21 @@ pub fn run(
         result.groups.push(GroupResult::from_jobs(g, members));
     }
     Ok(RunOutcome { result, failure })
+}
+
+/// A job with `exitall` has finished: stop the jobs its `exit_what`
+/// names (the clone's group, its phase, or every job of the run).
+fn exit(plan: &Plan, job: &PlanJob, phase: std::ops::Range<usize>, halts: &[AtomicBool]) {
+    for (k, other) in plan.jobs.iter().enumerate() {
+        let hit = match job.exit_what {
+            ExitWhat::Group => other.groupid == job.groupid,
+            ExitWhat::Stonewall => phase.contains(&k),
+            ExitWhat::All => true,
+        };
+        if hit {
+            halts[k].store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The jobs as fio reports them: each clone on its own, except that

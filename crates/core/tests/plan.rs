@@ -165,3 +165,73 @@ fn cross_option_errors_name_the_job_and_line() {
         assert!(e.starts_with(want), "job:\n{text}\nwant: {want}\ngot:  {e}");
     }
 }
+
+#[test]
+fn file_options_choose_the_layout() {
+    let layout = |extra: &str| {
+        plan_of(&format!(
+            "[j]\nfilename=/tmp/iolab-never\nsize=1m\n{extra}\n"
+        ))
+        .unwrap()
+        .files[0]
+            .layout
+    };
+    assert_eq!(layout("rw=write"), Layout::Allocate);
+    assert_eq!(layout("rw=write\ncreate_on_open=1"), Layout::OnOpen);
+    // Reads need data; create_on_open does not leave the file empty.
+    assert_eq!(layout("rw=randrw\ncreate_on_open=1"), Layout::Write);
+    assert_eq!(layout("rw=randwrite\noverwrite=1"), Layout::Write);
+    assert_eq!(layout("rw=write\npre_read=1"), Layout::Write);
+}
+
+#[test]
+fn file_append_starts_at_the_end_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data");
+    fs::write(&f, vec![0u8; 12288]).unwrap();
+    let p = plan_of(&format!(
+        "[j]\nfilename={}\nsize=8k\nrw=write\nfile_append=1\noffset=4k\n",
+        f.display()
+    ))
+    .unwrap();
+    assert_eq!(
+        (p.jobs[0].files[0].offset, p.jobs[0].files[0].len),
+        (12288, 8192)
+    );
+    assert_eq!(p.files[0].size, 20480);
+}
+
+#[test]
+fn rates_openfiles_and_exit_what_are_settled() {
+    let p = plan_of(
+        "[j]\nfilename=/tmp/iolab-never\nsize=1m\nrw=randrw\nbs=8k,4k\nrate_iops=100,50\nrate_iops_min=10\n",
+    )
+    .unwrap();
+    let pace = &p.jobs[0].pace;
+    // fio turns IOPS into bytes at the smallest block size.
+    assert_eq!(pace.rate, [819_200, 204_800, 204_800]);
+    assert_eq!(pace.rate_iops_min, [10, 10, 10]);
+    assert_eq!(pace.rate_cycle, std::time::Duration::from_secs(1));
+
+    let job = |extra: &str| {
+        plan_of(&format!(
+            "[j]\ndirectory=/tmp\nsize=3m\nnrfiles=3\n{extra}\n"
+        ))
+        .unwrap()
+        .jobs[0]
+            .clone()
+    };
+    assert_eq!(job("").openfiles, 3);
+    assert_eq!(job("openfiles=2").openfiles, 2);
+    assert_eq!(job("openfiles=10").openfiles, 3);
+    assert_eq!(job("").file_service, plan::FileService::RoundRobin(1));
+    assert_eq!(
+        job("file_service_type=roundrobin:4").file_service,
+        plan::FileService::RoundRobin(4)
+    );
+    assert_eq!(job("exitall").exit_what, plan::ExitWhat::Group);
+    assert_eq!(
+        job("exitall\nexit_what=stonewall").exit_what,
+        plan::ExitWhat::Stonewall
+    );
+}

@@ -117,6 +117,10 @@ fn job(run: &RunResult, j: &JobResult, plus: bool) -> Obj {
     o.obj("latency_ns", keyed(&BOUNDS[..10], &ns))
         .obj("latency_us", keyed(&BOUNDS[..10], &us))
         .obj("latency_ms", keyed(&BOUNDS, &ms));
+    if s.continue_on_error {
+        o.uint("total_err", j.total_err)
+            .int("first_error", i64::from(j.first_error));
+    }
 
     o.uint("latency_depth", u64::from(s.iodepth))
         .uint("latency_target", s.latency_target_ns)

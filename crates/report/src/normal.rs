@@ -231,6 +231,18 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
         t.drop_ios
     );
     let s = &j.setup;
+    if s.continue_on_error {
+        let text = if j.first_error == 0 {
+            "Success"
+        } else {
+            j.first_error_text.as_str()
+        };
+        let _ = writeln!(
+            out,
+            "     errors    : total={}, first_error={}/<{text}>",
+            j.total_err, j.first_error
+        );
+    }
     if s.iodepth > 0 {
         let _ = writeln!(
             out,

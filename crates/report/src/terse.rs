@@ -3,8 +3,9 @@
 //! version, job name, group, error; read then write status (KiB, KiB/s,
 //! IOPS, ms; slat, clat in usec; 20 percentile slots; lat; bandwidth
 //! samples); CPU; I/O depths; latency buckets in usec (with the nsec
-//! buckets folded into the first) and msec; each disk's statistics; and
-//! the description when there is one. Version 3 has no trim fields.
+//! buckets folded into the first) and msec; each disk's statistics; with
+//! `continue_on_error`, the error count and the first error; and the
+//! description when there is one. Version 3 has no trim fields.
 
 use std::fmt::Write;
 
@@ -78,6 +79,9 @@ fn line(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
             d.in_queue_ms,
             fixed_w(d.util, 3, 2)
         );
+    }
+    if j.setup.continue_on_error {
+        let _ = write!(out, ";{};{}", j.total_err, j.first_error);
     }
     if !j.description.is_empty() {
         let _ = write!(out, ";{}", j.description);

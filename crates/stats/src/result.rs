@@ -158,6 +158,14 @@ pub struct JobResult {
     pub error: i32,
     /// Where the error happened, for the message (file and offset).
     pub error_detail: String,
+    /// I/O errors met, those the job went on after (`continue_on_error`)
+    /// and the one that stopped it (fio's `total_err`).
+    pub total_err: u64,
+    /// The errno of the first of them, 0 if none (fio's `first_error`).
+    pub first_error: i32,
+    /// What the first error means, as strerror(3) says it ("No space
+    /// left on device"); empty when there was none.
+    pub first_error_text: String,
     /// The options the job text gave, as fio prints them in "job options".
     pub options: Vec<(String, String)>,
     /// How the job was set up, as far as reports echo it.
@@ -209,6 +217,11 @@ impl JobResult {
         }
         self.lat_buckets.merge(&o.lat_buckets);
         self.clones += o.clones;
+        self.total_err += o.total_err;
+        if self.first_error == 0 {
+            self.first_error = o.first_error;
+            self.first_error_text = o.first_error_text.clone();
+        }
         if self.error == 0 {
             self.error = o.error;
             self.error_detail = o.error_detail.clone();
@@ -358,7 +371,11 @@ mod tests {
         b.dirs[1].runtime_ns = 20_000_000;
         b.runtime_ns = 29_000_000;
         b.error = 5;
+        b.total_err = 3;
+        b.first_error = 5;
+        b.first_error_text = "Input/output error".into();
         a.merge(&b);
+        assert_eq!((a.total_err, a.first_error), (3, 5));
         assert_eq!(a.clones, 2);
         assert_eq!(a.dirs[1].total_ios, 2);
         assert_eq!(a.dirs[1].clat.count(), 2);

@@ -33,6 +33,9 @@ pub struct JobSetup {
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
+    /// `continue_on_error` is set: reports show the error count and the
+    /// first error (fio's "errors" line, `total_err` and `first_error`).
+    pub continue_on_error: bool,
     /// `latency_target` in nanoseconds, 0 when unset.
     pub latency_target_ns: u64,
     /// `latency_window` in microseconds, 0 when unset.
@@ -55,6 +58,7 @@ impl Default for JobSetup {
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
+            continue_on_error: false,
             latency_target_ns: 0,
             latency_window_us: 0,
             latency_percentile: 100.0,

@@ -289,6 +289,22 @@ impl OffsetGen {
         }
     }
 
+    /// Starts over at the beginning of the region, as a new loop of the
+    /// job does: sequential offsets from the region's start, random ones
+    /// in a new pass.
+    pub fn restart(&mut self) {
+        self.cursor = 0;
+        self.run_left = 0;
+        self.ios = 0;
+        if let Mode::Random {
+            source: Source::Map(perm),
+            ..
+        } = &mut self.mode
+        {
+            perm.rekey(&mut self.rng);
+        }
+    }
+
     /// How many passes over the region have finished. Sequential: wraps to
     /// the start. Random with the permutation (and `percentage_random`
     /// 100): walks through every block (every run start with
@@ -438,6 +454,18 @@ mod tests {
         assert_eq!(g.next(3 * K4), 0);
         assert_eq!(g.next(2 * K4), 0);
         assert_eq!(g.pass(), 1);
+    }
+
+    #[test]
+    fn restart_begins_a_new_pass_at_the_start() {
+        let mut g = gen(region(8), &Pattern::Sequential { gap: 0 }, 1, 0);
+        take(&mut g, 3, K4);
+        g.restart();
+        assert_eq!(take(&mut g, 2, K4), vec![0, K4]);
+        let mut g = gen(region(8), &random(false, 1, 100), 1, 0);
+        take(&mut g, 5, K4);
+        g.restart();
+        assert_permutation(&take(&mut g, 8, K4), 8);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use iolab_spec::kinds::format_value;
-use iolab_spec::value::{Distribution, PerDir, SizeValue};
+use iolab_spec::value::{Distribution, FileService as FileServiceValue, PerDir, SizeValue};
 use iolab_spec::{JobSet, JobSpec, Opt, Value};
 
 use super::files::{file_paths, on_disk, resolve_size, OnDisk};
@@ -18,7 +18,8 @@ use iolab_engine::SyncMode;
 use crate::gen::Seeds;
 
 use super::{
-    BsSpec, JobFile, Layout, PaceSpec, Plan, PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
+    BsSpec, ExitWhat, FileService, JobFile, Layout, PaceSpec, Plan, PlanError, PlanFile, PlanJob,
+    RandomSpec, StatsSpec,
 };
 
 /// The logical block size every device takes; direct I/O needs multiples.
@@ -59,6 +60,10 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
         for clone in 0..job.numjobs() {
             let mut pj = job_settings(&cx, spec_index, clone, groups[spec_index])?;
             let (io_total, regions) = place_files(&cx, clone, &pj, &mut files, &mut by_path)?;
+            pj.openfiles = match pj.openfiles {
+                0 => regions.len() as u32,
+                n => n.min(regions.len() as u32),
+            };
             pj.files = regions;
             pj.io_size = io_total;
             jobs.push(pj);
@@ -185,12 +190,15 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             p.trim.unwrap_or(0),
         ]
     };
+    let rate = rates(cx, &bs)?;
     let gtod_reduce = job.flag(Opt::GtodReduce);
     let percentiles = match job.value(Opt::PercentileList) {
         Some(Value::Floats(f)) => f,
         _ => Vec::new(),
     };
-    let ms = |opt: Opt| Duration::from_millis(job.int(opt).unwrap_or(500).max(1) as u64);
+    let ms_opt =
+        |opt: Opt, dflt: i64| Duration::from_millis(job.int(opt).unwrap_or(dflt).max(1) as u64);
+    let ms = |opt: Opt| ms_opt(opt, 500);
     let kb = job.kb_base();
     let options = job
         .explicit()
@@ -221,6 +229,11 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         time_based,
         ramp_time: duration(job, Opt::RampTime),
         startdelay: duration(job, Opt::Startdelay),
+        create_on_open: job.flag(Opt::CreateOnOpen),
+        allow_file_create: job.flag(Opt::AllowFileCreate),
+        unlink_each_loop: job.flag(Opt::UnlinkEachLoop),
+        file_service: file_service(cx)?,
+        openfiles: count(job, Opt::Openfiles),
         direct,
         sync,
         fsync: count(job, Opt::Fsync),
@@ -229,6 +242,8 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         fsync_on_close: job.flag(Opt::FsyncOnClose),
         invalidate: job.flag(Opt::Invalidate),
         pre_read: job.flag(Opt::PreRead),
+        overwrite: job.flag(Opt::Overwrite),
+        file_append: job.flag(Opt::FileAppend),
         unlink: job.flag(Opt::Unlink),
         fallocate,
         random: RandomSpec {
@@ -241,9 +256,10 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             percentage_random: job.int(Opt::PercentageRandom).unwrap_or(100).clamp(0, 100) as u32,
         },
         pace: PaceSpec {
-            rate: per3(Opt::Rate),
-            rate_iops: per3(Opt::RateIops),
+            rate,
             rate_min: per3(Opt::RateMin),
+            rate_iops_min: per3(Opt::RateIopsMin),
+            rate_cycle: ms_opt(Opt::RateCycle, 1000),
             poisson: job.choice(Opt::RateProcess) == Some("poisson"),
             thinktime: duration(job, Opt::Thinktime),
             thinktime_spin: duration(job, Opt::ThinktimeSpin),
@@ -263,10 +279,78 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         },
         group_reporting: job.flag(Opt::GroupReporting),
         exitall: job.flag(Opt::Exitall),
+        exit_what: match job.choice(Opt::ExitWhat) {
+            Some("all") => ExitWhat::All,
+            Some("stonewall") => ExitWhat::Stonewall,
+            _ => ExitWhat::Group,
+        },
         continue_on_error: job.choice(Opt::ContinueOnError).unwrap_or("none"),
         description: job.text(Opt::Description).unwrap_or_default(),
         options,
     })
+}
+
+/// The rate limit of each direction in bytes per second: `rate`, or
+/// `rate_iops` at the direction's smallest block size (fio's conversion).
+/// fio refuses a direction with both a byte and an IOPS setting, and a
+/// minimum above the limit.
+fn rates(cx: &Ctx, bs: &[BsSpec; 3]) -> Result<[u64; 3], PlanError> {
+    let job = cx.job;
+    let rate = job.per_dir(Opt::Rate);
+    let rate_min = job.per_dir(Opt::RateMin);
+    let iops = job.per_dir(Opt::RateIops);
+    let iops_min = job.per_dir(Opt::RateIopsMin);
+    let mut out = [0u64; 3];
+    for (d, name) in ["reads", "writes", "trims"].iter().enumerate() {
+        let get = |p: &PerDir<u64>| match d {
+            0 => p.read.unwrap_or(0),
+            1 => p.write.unwrap_or(0),
+            _ => p.trim.unwrap_or(0),
+        };
+        let (r, rmin, i, imin) = (get(&rate), get(&rate_min), get(&iops), get(&iops_min));
+        if (r > 0 || rmin > 0) && (i > 0 || imin > 0) {
+            return Err(cx.err(
+                Some(Opt::RateIops),
+                format!("rate and rate_iops are mutually exclusive (both given for {name})"),
+            ));
+        }
+        if (r > 0 && rmin > r) || (i > 0 && imin > i) {
+            let opt = if rmin > 0 {
+                Opt::RateMin
+            } else {
+                Opt::RateIopsMin
+            };
+            return Err(cx.err(
+                Some(opt),
+                format!("the minimum rate for {name} is above its rate limit"),
+            ));
+        }
+        out[d] = if r > 0 {
+            r
+        } else {
+            i.saturating_mul(bs[d].min())
+        };
+    }
+    Ok(out)
+}
+
+/// `file_service_type`, for the kinds iolab implements.
+fn file_service(cx: &Ctx) -> Result<FileService, PlanError> {
+    match cx.job.value(Opt::FileServiceType) {
+        Some(Value::FileService(f)) => match f {
+            FileServiceValue::RoundRobin(n) => Ok(FileService::RoundRobin(n.unwrap_or(1).max(1))),
+            FileServiceValue::Sequential => Ok(FileService::Sequential),
+            FileServiceValue::Random => Ok(FileService::Random),
+            other => Err(cx.err(
+                Some(Opt::FileServiceType),
+                format!(
+                    "file_service_type={} is not implemented by iolab yet (use roundrobin[:N], sequential or random)",
+                    iolab_spec::value::distribution::format_file_service(&other)
+                ),
+            )),
+        },
+        _ => Ok(FileService::RoundRobin(1)),
+    }
 }
 
 /// Names, sizes and places the clone's files; returns the bytes of I/O per
@@ -331,7 +415,13 @@ fn place_files(
             .size(Opt::OffsetIncrement)
             .map(|o| resolve_size(o, whole))
             .unwrap_or(0);
-        let offset = base.saturating_add(step.saturating_mul(clone as u64));
+        // file_append: the I/O goes past the file's current end, whatever
+        // offset says (fio's file_append on a regular file).
+        let offset = match existing {
+            Some(e) if pj.file_append && !disk.block_device => e,
+            None if pj.file_append => 0,
+            _ => base.saturating_add(step.saturating_mul(clone as u64)),
+        };
         // An existing device or file bounds the region; a file iolab makes
         // is made large enough.
         let mut len = per_file;
@@ -379,10 +469,16 @@ fn place_files(
         let f = &mut files[idx];
         f.size = f.size.max(end);
         if !diskless && !f.block_device && f.existing.unwrap_or(0) < f.size {
-            f.layout = if reads || f.layout == Layout::Write {
+            // Data is written first when the file will be read, or when
+            // overwrite=1 asks for writes over existing blocks; otherwise
+            // the space is only allocated, or (create_on_open=1) the job's
+            // open creates the file.
+            f.layout = if reads || pj.overwrite || f.layout == Layout::Write {
                 Layout::Write
-            } else {
+            } else if f.layout == Layout::Allocate || !pj.create_on_open {
                 Layout::Allocate
+            } else {
+                Layout::OnOpen
             };
         }
         total += len;

@@ -65,6 +65,9 @@ pub enum Layout {
     Write,
     /// Create or extend it with the job's fallocate mode, without writing.
     Allocate,
+    /// Nothing before the job: the job creates it when it opens it
+    /// (`create_on_open=1` on a file that is only written).
+    OnOpen,
 }
 
 /// A file the plan uses, shared by every job clone that names it.
@@ -116,17 +119,62 @@ pub struct StatsSpec {
     pub iops_avg: Duration,
 }
 
-/// Rate limits and think time.
+/// Rate limits, minimum rates and think time.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct PaceSpec {
-    /// Bytes per second per direction (0: none).
+    /// Bytes per second per direction (0: none). `rate_iops` is turned
+    /// into bytes at the direction's smallest block size, as fio does.
     pub rate: [u64; 3],
-    pub rate_iops: [u64; 3],
+    /// The job fails when a direction's bandwidth (bytes/s) or IOPS over
+    /// a `rate_cycle` falls below these (0: no minimum).
     pub rate_min: [u64; 3],
+    pub rate_iops_min: [u64; 3],
+    /// The window the minimum rates are averaged over.
+    pub rate_cycle: Duration,
+    /// Exponential gaps (a Poisson process) instead of even ones.
     pub poisson: bool,
     pub thinktime: Duration,
     pub thinktime_spin: Duration,
     pub thinktime_blocks: u32,
+}
+
+impl PaceSpec {
+    /// Whether any direction is rate limited.
+    pub fn limits(&self) -> bool {
+        self.rate.iter().any(|r| *r > 0)
+    }
+
+    /// Whether any direction has a minimum rate.
+    pub fn has_minimum(&self) -> bool {
+        self.rate_min
+            .iter()
+            .chain(&self.rate_iops_min)
+            .any(|r| *r > 0)
+    }
+}
+
+/// How the next file is chosen among a job clone's files
+/// (`file_service_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileService {
+    /// Switch to the next open file after this many I/Os.
+    RoundRobin(u32),
+    /// Finish a file before moving on to the next.
+    Sequential,
+    /// A file at random for every I/O.
+    Random,
+}
+
+/// Which jobs stop when a job with `exitall` finishes (`exit_what`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group.
+    #[default]
+    Group,
+    /// The jobs running now; the run goes on with the next phase.
+    Stonewall,
+    /// Every job, and the jobs that have not started never do.
+    All,
 }
 
 /// One job clone, ready to run.
@@ -158,6 +206,16 @@ pub struct PlanJob {
     pub time_based: bool,
     pub ramp_time: Duration,
     pub startdelay: Duration,
+    /// Files are created by the job's open, not before it.
+    pub create_on_open: bool,
+    /// A missing file may be created (`allow_file_create`).
+    pub allow_file_create: bool,
+    /// The files are removed and made afresh before every loop but the
+    /// first.
+    pub unlink_each_loop: bool,
+    pub file_service: FileService,
+    /// Most files open at once (at least 1, at most the clone's files).
+    pub openfiles: u32,
     pub direct: bool,
     pub sync: SyncMode,
     pub fsync: u32,
@@ -165,7 +223,13 @@ pub struct PlanJob {
     pub end_fsync: bool,
     pub fsync_on_close: bool,
     pub invalidate: bool,
+    /// Read each file's region into the page cache before the job starts
+    /// (turns `invalidate` off).
     pub pre_read: bool,
+    /// Write-only jobs lay their files out with data first.
+    pub overwrite: bool,
+    /// The I/O region starts at the file's end as it was when planned.
+    pub file_append: bool,
     pub unlink: bool,
     pub fallocate: FallocMode,
     pub random: RandomSpec,
@@ -173,6 +237,7 @@ pub struct PlanJob {
     pub stats: StatsSpec,
     pub group_reporting: bool,
     pub exitall: bool,
+    pub exit_what: ExitWhat,
     pub continue_on_error: &'static str,
     pub description: String,
     /// The options of the job's own section, for fio's "job options".
@@ -193,6 +258,7 @@ impl PlanJob {
             clat_percentiles: self.stats.clat_percentiles,
             lat_percentiles: self.stats.lat_percentiles,
             slat_percentiles: self.stats.slat_percentiles,
+            continue_on_error: self.continue_on_error != "none",
             ..JobSetup::default()
         }
     }

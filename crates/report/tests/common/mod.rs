@@ -331,6 +331,9 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
         setup.latency_target_ns = u(&jj["latency_target"]);
         setup.latency_window_us = u(&jj["latency_window"]);
         setup.latency_percentile = f(&jj["latency_percentile"]);
+        // fio prints the error count only with continue_on_error.
+        setup.continue_on_error = jj.get("total_err").is_some();
+        let first_error = jj.get("first_error").map_or(0, |e| u(e) as i32);
 
         let issued = [dirs[0].total_ios, dirs[1].total_ios, dirs[2].total_ios];
         let total: u64 = issued.iter().sum();
@@ -363,6 +366,14 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
                 .to_string(),
             error: u(&jj["error"]) as i32,
             error_detail: String::new(),
+            total_err: jj.get("total_err").map_or(0, u),
+            first_error,
+            first_error_text: if first_error == 0 {
+                String::new()
+            } else {
+                let t = std::io::Error::from_raw_os_error(first_error).to_string();
+                t.split(" (os error").next().unwrap_or("").to_string()
+            },
             options: job_options,
             setup,
             pid,

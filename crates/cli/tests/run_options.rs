@@ -1,0 +1,336 @@
+//! Job options as a user sees them through `iolab run`: the exit code and
+//! message of allow_file_create=0 and rate_min, the error count
+//! continue_on_error prints (and, where the machine can make a device that
+//! fails reads, the counts against the real fio's), and the files open at
+//! once with openfiles, watched from outside the process.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Proc, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn iolab() -> Command {
+    Command::cargo_bin("iolab").expect("the iolab binary is built")
+}
+
+fn json_of(out: &[u8]) -> Value {
+    let start = out.iter().position(|&b| b == b'{').expect("JSON");
+    serde_json::from_slice(&out[start..]).expect("the report is JSON")
+}
+
+#[test]
+fn allow_file_create_0_exits_1_naming_the_missing_file() {
+    // fio 3.33 exits 1 with "file creation disallowed by
+    // allow_file_create=0" (without the name).
+    let dir = tempfile::tempdir().unwrap();
+    iolab()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--name=a",
+            "--rw=write",
+            "--size=64k",
+            "--filename=absent",
+            "--allow_file_create=0",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("`absent` does not exist"))
+        .stderr(predicate::str::contains("allow_file_create=0"));
+    assert!(!dir.path().join("absent").exists());
+}
+
+#[test]
+fn rate_min_exits_1_with_fios_message() {
+    // fio 3.33: "r: rate_min=1048576B/s not met, got 398222B/s", the job's
+    // error 5 (EIO) and exit status 1.
+    let out = iolab()
+        .args([
+            "run",
+            "--output-format=json",
+            "--name=r",
+            "--ioengine=null",
+            "--filename=/nonexistent/n",
+            "--size=1g",
+            "--rw=read",
+            "--thinktime=10ms",
+            "--rate_min=1m",
+            "--rate_cycle=500",
+            "--time_based",
+            "--runtime=20",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "rate_min=1048576B/s not met for reads, got ",
+        ))
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(json_of(&out)["jobs"][0]["error"], 5);
+}
+
+#[test]
+fn continue_on_error_prints_the_error_count_where_fio_does() {
+    // Trimming a regular file fails and the error stops the job even with
+    // continue_on_error (fio goes on only after EIO and EILSEQ); the count
+    // and the first error are printed as fio prints them.
+    let dir = tempfile::tempdir().unwrap();
+    let args = |fmt: &str| {
+        vec![
+            "run".to_string(),
+            format!("--output-format={fmt}"),
+            "--name=e".into(),
+            "--filename=f".into(),
+            "--size=64k".into(),
+            "--rw=trim".into(),
+            "--continue_on_error=all".into(),
+        ]
+    };
+    let out = iolab()
+        .current_dir(dir.path())
+        .args(args("json"))
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let job = &json_of(&out)["jobs"][0];
+    assert_eq!(job["total_err"], 1);
+    assert_eq!(job["first_error"], 95);
+    // fio's place: after the latency buckets, before latency_depth.
+    let text = String::from_utf8_lossy(&out);
+    let at = |k: &str| text.find(&format!("\"{k}\"")).unwrap();
+    assert!(at("latency_ms") < at("total_err"));
+    assert!(at("total_err") < at("first_error"));
+    assert!(at("first_error") < at("latency_depth"));
+
+    let out = iolab()
+        .current_dir(dir.path())
+        .args(args("normal"))
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let issued = lines
+        .iter()
+        .position(|l| l.starts_with("     issued rwts:"))
+        .expect("issued line");
+    assert_eq!(
+        lines[issued + 1],
+        "     errors    : total=1, first_error=95/<Operation not supported>"
+    );
+    assert!(lines[issued + 2].starts_with("     latency   : target="));
+
+    // Without continue_on_error fio prints neither.
+    let out = iolab()
+        .current_dir(dir.path())
+        .args(["run", "--output-format=json", "--name=e", "--filename=f"])
+        .args(["--size=64k", "--rw=read"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let job = &json_of(&out)["jobs"][0];
+    assert!(job.get("total_err").is_none() && job.get("first_error").is_none());
+}
+
+/// An 8 MiB file on an ext4 filesystem on a loop device whose backing file
+/// was cut short under it: reads of the blocks past the cut fail with EIO.
+/// Unmounted and detached when dropped.
+struct FailingFile {
+    _dir: tempfile::TempDir,
+    mnt: PathBuf,
+    loopdev: String,
+    file: PathBuf,
+}
+
+impl FailingFile {
+    fn make() -> Result<FailingFile, String> {
+        let root = Proc::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+        if !root {
+            return Err("needs root for a loop device and a mount".into());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("img");
+        let mnt = dir.path().join("mnt");
+        fs::create_dir(&mnt).unwrap();
+        fs::File::create(&img)
+            .and_then(|f| f.set_len(32 << 20))
+            .map_err(|e| e.to_string())?;
+        run("mkfs.ext4", &["-q", "-F", &img.display().to_string()])?;
+        let loopdev = run("losetup", &["-f", "--show", &img.display().to_string()])?;
+        let mut made = FailingFile {
+            _dir: dir,
+            file: mnt.join("data"),
+            mnt,
+            loopdev,
+        };
+        run("mount", &[&made.loopdev, &made.mnt.display().to_string()])
+            .inspect_err(|_| made.mnt = PathBuf::new())?;
+        let data: Vec<u8> = (0..8u32 << 20)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        fs::write(&made.file, data).map_err(|e| e.to_string())?;
+        fs::File::open(&made.file)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| e.to_string())?;
+        // ext4 puts this file's data from about 10 MiB on: cut at 16.
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&img)
+            .and_then(|f| f.set_len(16 << 20))
+            .map_err(|e| e.to_string())?;
+        run("losetup", &["-c", &made.loopdev])?;
+        Ok(made)
+    }
+}
+
+impl Drop for FailingFile {
+    fn drop(&mut self) {
+        if !self.mnt.as_os_str().is_empty() {
+            let _ = Proc::new("umount").arg(&self.mnt).status();
+        }
+        let _ = Proc::new("losetup").args(["-d", &self.loopdev]).status();
+    }
+}
+
+/// Runs a program; its trimmed stdout, or why it failed.
+fn run(prog: &str, args: &[&str]) -> Result<String, String> {
+    let out = Proc::new(prog)
+        .args(args)
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("{prog}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{prog}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn error_counts(report: &[u8]) -> (u64, u64, u64, u64, i64) {
+    let job = &json_of(report)["jobs"][0];
+    let n = |v: &Value| v.as_u64().unwrap();
+    (
+        n(&job["total_err"]),
+        job["first_error"].as_u64().unwrap(),
+        n(&job["read"]["io_bytes"]),
+        n(&job["read"]["total_ios"]),
+        job["read"]["clat_ns"]["N"].as_i64().unwrap(),
+    )
+}
+
+#[test]
+fn continue_on_error_goes_on_after_eio_and_counts_as_fio() {
+    let failing = match FailingFile::make() {
+        Ok(f) => f,
+        Err(why) => {
+            eprintln!("skipped: cannot make a file that fails reads: {why}");
+            return;
+        }
+    };
+    let args = [
+        "--output-format=json".to_string(),
+        "--name=e".into(),
+        format!("--filename={}", failing.file.display()),
+        "--rw=read".into(),
+        "--bs=4k".into(),
+        "--direct=1".into(),
+        "--continue_on_error=all".into(),
+    ];
+    // fio 3.33 on such a file: exit 0, total_err=513, first_error=5, the
+    // failed reads counted in total_ios (2048) but not in io_bytes or clat.
+    let out = iolab()
+        .arg("run")
+        .args(&args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let (errs, first, bytes, ios, clat_n) = error_counts(&out);
+    if errs == 0 {
+        eprintln!("skipped: the filesystem placed the file below the cut");
+        return;
+    }
+    assert_eq!(first, 5, "EIO");
+    assert_eq!(ios, 2048, "every read is counted");
+    assert_eq!(bytes + errs * 4096, 8 << 20);
+    assert_eq!(clat_n as u64, ios - errs);
+    let fio = Proc::new("fio").args(&args).output();
+    match fio {
+        Ok(o) if o.status.success() => {
+            assert_eq!(error_counts(&o.stdout), (errs, first, bytes, ios, clat_n));
+        }
+        _ => eprintln!("fio not run: the comparison with fio is skipped"),
+    }
+    // Without continue_on_error the first failed read stops the job.
+    iolab()
+        .arg("run")
+        .args(&args[..6])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("EIO"));
+}
+
+/// The files under `dir` that process `pid` has open now.
+fn open_files(pid: u32, dir: &Path) -> BTreeSet<PathBuf> {
+    let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return BTreeSet::new();
+    };
+    fds.filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+        .filter(|p| p.starts_with(dir))
+        .collect()
+}
+
+#[test]
+fn openfiles_keeps_at_most_n_files_open_and_moves_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let mut child = Proc::new(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "run",
+            "--output-format=json",
+            "--name=o",
+            "--nrfiles=8",
+            "--openfiles=2",
+            "--filesize=64k",
+            "--rw=randread",
+            "--time_based",
+            "--runtime=1500ms",
+        ])
+        .arg(format!("--directory={}", root.display()))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut most, mut seen) = (0, BTreeSet::new());
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        let open = open_files(child.id(), &root);
+        most = most.max(open.len());
+        seen.extend(open);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(most >= 1, "saw the job's files open");
+    assert!(most <= 2, "{most} files open at once");
+    assert!(seen.len() > 2, "the job moved on: {seen:?}");
+}

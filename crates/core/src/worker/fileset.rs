@@ -1,0 +1,391 @@
+//! The files of one job clone: each with its offset generators, opened
+//! through the clone's engine, and `file_service_type` choosing the file
+//! of each I/O among the open ones, at most `openfiles` of them. A file is
+//! done for the pass once the clone has moved its region's bytes in it
+//! (fio's "file done"): it is skipped from then on, and closed when fewer
+//! files may be open than there are, so the next one can be opened. When
+//! every file is done a new pass begins. With one file all of this is one
+//! predictable branch per I/O; opening and closing happen only when the
+//! service moves to a file that is not open.
+
+use iolab_engine::{Engine, EngineError, FileId, FileSpec};
+
+use crate::gen::{OffsetGen, Rng};
+use crate::plan::FileService;
+
+/// One file of the clone.
+pub(crate) struct WFile {
+    /// The engine's handle, valid while `open`.
+    pub id: FileId,
+    pub open: bool,
+    /// Index into the plan's files.
+    pub path_index: usize,
+    /// Random directions share one generator, as fio's random map is per
+    /// file: a randrw pass reads or writes each block once, never both.
+    /// Sequential directions each keep their own position, as fio's do.
+    pub gens: Vec<OffsetGen>,
+    /// Which of `gens` each direction uses.
+    pub gen_of: [Option<usize>; 3],
+    pub spec: FileSpec,
+    /// The bytes of the file's region: a pass is done when this many have
+    /// gone to it.
+    pub len: u64,
+    pass_bytes: u64,
+    done: bool,
+}
+
+impl WFile {
+    pub fn new(path_index: usize, spec: FileSpec, len: u64) -> WFile {
+        WFile {
+            id: FileId(u32::MAX),
+            open: false,
+            path_index,
+            gens: Vec::new(),
+            gen_of: [None; 3],
+            spec,
+            len,
+            pass_bytes: 0,
+            done: false,
+        }
+    }
+}
+
+/// The clone's files and the service that picks among them.
+pub(crate) struct FileSet {
+    pub files: Vec<WFile>,
+    service: FileService,
+    single: bool,
+    /// Most files open at once.
+    limit: usize,
+    /// Files in service (open and not done this pass), in service order.
+    active: Vec<usize>,
+    /// The position in `active` of the file being served.
+    cur: usize,
+    /// I/Os left on the current file (round robin).
+    left: u32,
+    rng: Rng,
+    fsync_on_close: bool,
+}
+
+impl FileSet {
+    pub fn new(
+        files: Vec<WFile>,
+        service: FileService,
+        openfiles: u32,
+        rng: Rng,
+        fsync_on_close: bool,
+    ) -> FileSet {
+        let n = files.len();
+        let limit = (openfiles as usize).clamp(1, n.max(1));
+        FileSet {
+            single: n == 1,
+            files,
+            service,
+            limit,
+            active: Vec::with_capacity(n),
+            cur: 0,
+            left: 0,
+            rng,
+            fsync_on_close,
+        }
+    }
+
+    /// Opens the files of the first pass.
+    pub fn start(&mut self, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        self.new_pass(engine)
+    }
+
+    /// The file of the next I/O.
+    #[inline]
+    pub fn pick(&mut self) -> usize {
+        if self.single {
+            return 0;
+        }
+        match self.service {
+            FileService::RoundRobin(n) => {
+                if self.left == 0 {
+                    self.cur += 1;
+                    if self.cur >= self.active.len() {
+                        self.cur = 0;
+                    }
+                    self.left = n;
+                }
+                self.left -= 1;
+                self.active[self.cur]
+            }
+            FileService::Sequential => self.active[self.cur],
+            FileService::Random => self.active[self.rng.below(self.active.len() as u64) as usize],
+        }
+    }
+
+    /// Books `bytes` moved in file `fi`; a file whose region is done
+    /// leaves the service, which may close it and open the next.
+    #[inline]
+    pub fn account(
+        &mut self,
+        fi: usize,
+        bytes: u64,
+        engine: &mut dyn Engine,
+    ) -> Result<(), EngineError> {
+        if self.single {
+            return Ok(());
+        }
+        let f = &mut self.files[fi];
+        f.pass_bytes += bytes;
+        if f.done || f.pass_bytes < f.len {
+            return Ok(());
+        }
+        self.finish(fi, engine)
+    }
+
+    #[cold]
+    fn finish(&mut self, fi: usize, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        self.files[fi].done = true;
+        if let Some(pos) = self.active.iter().position(|&a| a == fi) {
+            self.active.remove(pos);
+            if pos < self.cur {
+                self.cur -= 1;
+            } else if pos == self.cur {
+                // The next file in order is now at `cur`: serve it next.
+                if self.cur >= self.active.len() {
+                    self.cur = 0;
+                }
+                self.left = self.turn();
+            }
+        }
+        if self.limit < self.files.len() {
+            self.close(fi, engine)?;
+            if let Some(next) = (0..self.files.len()).find(|&i| {
+                let f = &self.files[i];
+                !f.done && !f.open
+            }) {
+                self.open(next, engine)?;
+                self.active.push(next);
+            }
+        }
+        if self.active.is_empty() {
+            self.new_pass(engine)?;
+        }
+        Ok(())
+    }
+
+    /// A new pass over the files: none done, the first `limit` in service.
+    fn new_pass(&mut self, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        self.active.clear();
+        for i in 0..self.files.len() {
+            let f = &mut self.files[i];
+            f.done = false;
+            f.pass_bytes = 0;
+            if i < self.limit {
+                if !f.open {
+                    self.open(i, engine)?;
+                }
+                self.active.push(i);
+            } else if f.open {
+                self.close(i, engine)?;
+            }
+        }
+        self.cur = 0;
+        self.left = self.turn();
+        Ok(())
+    }
+
+    fn turn(&self) -> u32 {
+        match self.service {
+            FileService::RoundRobin(n) => n,
+            _ => 0,
+        }
+    }
+
+    /// A new loop: every generator back at the start of its region and a
+    /// new pass over the files. With `unlink`, the files are closed,
+    /// removed and made again by the opens (fio's unlink_each_loop). A
+    /// failure is the errno and what failed.
+    pub fn new_loop(&mut self, unlink: bool, engine: &mut dyn Engine) -> Result<(), (i32, String)> {
+        let engine_err = |e: EngineError| (e.errno(), e.to_string());
+        for f in &mut self.files {
+            for g in &mut f.gens {
+                g.restart();
+            }
+        }
+        if unlink {
+            self.close_all(engine).map_err(engine_err)?;
+            // Only regular files go; a device is never unlinked.
+            let regular = |p: &std::path::Path| {
+                std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file())
+            };
+            for f in self.files.iter().filter(|f| regular(&f.spec.path)) {
+                match std::fs::remove_file(&f.spec.path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err((
+                            e.raw_os_error().unwrap_or(0),
+                            format!("cannot unlink `{}`: {e}", f.spec.path.display()),
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.new_pass(engine).map_err(engine_err)
+    }
+
+    fn open(&mut self, i: usize, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        let f = &mut self.files[i];
+        f.id = engine.open(&f.spec)?;
+        f.open = true;
+        Ok(())
+    }
+
+    fn close(&mut self, i: usize, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        let f = &mut self.files[i];
+        if !f.open {
+            return Ok(());
+        }
+        f.open = false;
+        if self.fsync_on_close {
+            fsync(engine, f.id);
+        }
+        engine.close(f.id)
+    }
+
+    /// fsyncs every open file (end_fsync).
+    pub fn fsync_open(&self, engine: &mut dyn Engine) {
+        for f in self.files.iter().filter(|f| f.open) {
+            fsync(engine, f.id);
+        }
+    }
+
+    /// Closes every open file; the first error close(2) reports wins.
+    pub fn close_all(&mut self, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        let mut first = Ok(());
+        for i in 0..self.files.len() {
+            let r = self.close(i, engine);
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        self.active.clear();
+        first
+    }
+
+    /// How many files are open now.
+    #[cfg(test)]
+    pub fn open_count(&self) -> usize {
+        self.files.iter().filter(|f| f.open).count()
+    }
+}
+
+fn fsync(engine: &mut dyn Engine, file: FileId) {
+    let unit = iolab_engine::IoUnit {
+        slot: 0,
+        file,
+        op: iolab_engine::Op::Fsync,
+        offset: 0,
+        len: 0,
+    };
+    if let Ok(iolab_engine::Queued::InFlight) = engine.queue(&unit) {
+        let _ = engine.commit();
+        let mut done = Vec::with_capacity(1);
+        let _ = engine.reap(1, &mut done);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_engine::{create, EngineOpts};
+    use std::path::PathBuf;
+
+    fn set(n: usize, service: FileService, openfiles: u32) -> (FileSet, Box<dyn Engine>) {
+        let engine = create("null", &EngineOpts::default()).unwrap();
+        let files = (0..n)
+            .map(|i| {
+                WFile::new(
+                    i,
+                    FileSpec {
+                        path: PathBuf::from(format!("/nonexistent/{i}")),
+                        read: true,
+                        ..Default::default()
+                    },
+                    4 * 4096,
+                )
+            })
+            .collect();
+        (
+            FileSet::new(files, service, openfiles, Rng::from_seed(3), false),
+            engine,
+        )
+    }
+
+    /// The files of `ios` I/Os of 4 KiB each.
+    fn order(s: &mut FileSet, e: &mut dyn Engine, ios: usize) -> Vec<usize> {
+        (0..ios)
+            .map(|_| {
+                let fi = s.pick();
+                s.account(fi, 4096, e).unwrap();
+                fi
+            })
+            .collect()
+    }
+
+    #[test]
+    fn round_robin_switches_after_n_and_skips_done_files() {
+        let (mut s, mut e) = set(3, FileService::RoundRobin(3), 3);
+        s.start(e.as_mut()).unwrap();
+        assert_eq!(
+            order(&mut s, e.as_mut(), 12),
+            [0, 0, 0, 1, 1, 1, 2, 2, 2, 0, 1, 2],
+            "fio's order for roundrobin:3 over three files of four blocks"
+        );
+        let (mut s, mut e) = set(3, FileService::RoundRobin(1), 3);
+        s.start(e.as_mut()).unwrap();
+        assert_eq!(
+            order(&mut s, e.as_mut(), 13),
+            [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0],
+            "a new pass after every file is done"
+        );
+    }
+
+    #[test]
+    fn sequential_finishes_a_file_before_the_next() {
+        let (mut s, mut e) = set(3, FileService::Sequential, 3);
+        s.start(e.as_mut()).unwrap();
+        assert_eq!(
+            order(&mut s, e.as_mut(), 12),
+            [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
+        );
+    }
+
+    #[test]
+    fn random_visits_each_file_for_its_region_once_per_pass() {
+        let (mut s, mut e) = set(4, FileService::Random, 4);
+        s.start(e.as_mut()).unwrap();
+        let o = order(&mut s, e.as_mut(), 16);
+        for f in 0..4 {
+            assert_eq!(o.iter().filter(|&&x| x == f).count(), 4, "{o:?}");
+        }
+        assert_ne!(o, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
+    }
+
+    #[test]
+    fn openfiles_bounds_the_open_files() {
+        let (mut s, mut e) = set(4, FileService::RoundRobin(1), 2);
+        s.start(e.as_mut()).unwrap();
+        assert_eq!(s.open_count(), 2);
+        let mut seen = Vec::new();
+        for _ in 0..32 {
+            let fi = s.pick();
+            assert!(s.files[fi].open);
+            seen.push(fi);
+            s.account(fi, 4096, e.as_mut()).unwrap();
+            assert!(s.open_count() <= 2);
+        }
+        assert_eq!(
+            &seen[..16],
+            [0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3],
+            "fio's order with openfiles=2 of 4"
+        );
+        s.close_all(e.as_mut()).unwrap();
+        assert_eq!(s.open_count(), 0);
+    }
+}

@@ -1,0 +1,180 @@
+//! Setting a clone up before its first I/O: the engine and its buffers,
+//! each file's offset generators and open flags, the page cache as
+//! `pre_read` or `invalidate` want it, and the pacing the options ask for.
+//! Nothing here is timed.
+
+use iolab_engine::{create, Access, EngineOpts, FileSpec};
+use iolab_stats::Dir;
+
+use crate::gen::{BsGen, OffsetGen, Pattern, Region, RwMix, Stream};
+use crate::layout::fill_random;
+use crate::plan::{BsSpec, Layout, PlanFile, PlanJob};
+
+use super::fileset::{FileSet, WFile};
+use super::pace::{MinRate, RateLimit, Think};
+use super::{Worker, EINVAL, EIO};
+
+/// A setup failure: the errno for fio's `error` field and the message.
+pub(super) type SetupError = (i32, String);
+
+pub(super) fn engine_error(e: iolab_engine::EngineError) -> SetupError {
+    (e.errno(), e.to_string())
+}
+
+fn bs_gen(spec: &BsSpec) -> Result<BsGen, SetupError> {
+    let g = match spec {
+        BsSpec::Fixed(b) => BsGen::fixed(*b),
+        BsSpec::Range(r) => BsGen::range(*r, false),
+        BsSpec::Split(s) => BsGen::split(s),
+    };
+    g.map_err(|e| (EINVAL, format!("block size: {e}")))
+}
+
+impl Worker {
+    pub(super) fn new(job: &PlanJob, index: u32, files: &[PlanFile]) -> Result<Worker, SetupError> {
+        let opts = EngineOpts {
+            iodepth: job.iodepth,
+            buf_size: job.max_bs() as usize,
+            align: iolab_engine::host::page_size() as usize,
+            hipri: false,
+        };
+        let mut engine = create(&job.engine, &opts).map_err(engine_error)?;
+        let mode = job.rw.mode;
+        let mix = RwMix::new(mode, job.rwmixread);
+        let seeds = &job.random.seeds;
+        let pattern = Pattern::from_rw(
+            job.rw,
+            job.random.distribution.clone(),
+            job.random.norandommap,
+            job.random.percentage_random,
+        );
+        let offset_rng = seeds.rng(index, Stream::Offset);
+        let writes = mode.writes() || mode.trims();
+        let mut wfiles = Vec::with_capacity(job.files.len());
+        for (fi, jf) in job.files.iter().enumerate() {
+            let pf = &files[jf.file];
+            let spec = FileSpec {
+                path: pf.path.clone(),
+                read: mode.reads() || job.pre_read,
+                write: writes,
+                // The job's open makes the file when create_on_open left it
+                // to the job, or unlink_each_loop removed it.
+                create: job.allow_file_create
+                    && writes
+                    && (pf.layout == Layout::OnOpen || job.unlink_each_loop),
+                direct: job.direct,
+                sync: job.sync,
+                access: if mode.is_random() {
+                    Access::Random
+                } else {
+                    Access::Sequential
+                },
+            };
+            if pf.layout != Layout::OnOpen {
+                prepare_cache(job, pf, jf.offset, jf.len)?;
+            }
+            let mut wf = WFile::new(jf.file, spec, jf.len);
+            let shared_map = mode.is_random();
+            for d in Dir::ALL {
+                if !mix.uses(d) {
+                    continue;
+                }
+                if shared_map {
+                    if let Some(g) = wf.gen_of.iter().flatten().next() {
+                        wf.gen_of[d as usize] = Some(*g);
+                        continue;
+                    }
+                }
+                let block = if shared_map {
+                    Dir::ALL
+                        .iter()
+                        .filter(|x| mix.uses(**x))
+                        .map(|x| job.blockalign[*x as usize])
+                        .min()
+                        .unwrap_or(job.blockalign[d as usize])
+                } else {
+                    job.blockalign[d as usize]
+                };
+                let region = Region {
+                    start: jf.offset,
+                    len: jf.len,
+                    block,
+                };
+                let rng = offset_rng.substream(fi as u64 * 3 + d as u64);
+                wf.gens.push(
+                    OffsetGen::new(region, &pattern, rng)
+                        .map_err(|e| (EINVAL, format!("{}: {e}", pf.path.display())))?,
+                );
+                wf.gen_of[d as usize] = Some(wf.gens.len() - 1);
+            }
+            wfiles.push(wf);
+        }
+        let mut fileset = FileSet::new(
+            wfiles,
+            job.file_service,
+            job.openfiles,
+            seeds.rng(index, Stream::Offset).substream(u64::MAX),
+            job.fsync_on_close,
+        );
+        fileset.start(engine.as_mut()).map_err(engine_error)?;
+        let needs_data = engine.caps().needs_buffers && (mode.writes());
+        let mut data_rng = seeds.rng(index, Stream::Data);
+        if needs_data {
+            for slot in 0..job.iodepth {
+                fill_random(engine.buf(slot), &mut data_rng);
+            }
+        }
+        let both = mix.uses(Dir::Read) && mix.uses(Dir::Write);
+        Ok(Worker {
+            engine,
+            files: fileset,
+            bs: [
+                bs_gen(&job.bs[0])?,
+                bs_gen(&job.bs[1])?,
+                bs_gen(&job.bs[2])?,
+            ],
+            mix,
+            mix_rng: seeds.rng(index, Stream::RwMix),
+            bs_rng: [
+                seeds.rng(index, Stream::BlockSize(Dir::Read)),
+                seeds.rng(index, Stream::BlockSize(Dir::Write)),
+                seeds.rng(index, Stream::BlockSize(Dir::Trim)),
+            ],
+            needs_data,
+            rate: RateLimit::new(&job.pace, data_rng.substream(1), both),
+            think: Think::new(&job.pace),
+            min_rate: MinRate::new(&job.pace),
+        })
+    }
+}
+
+/// Before the job: `pre_read` reads the clone's region of the file into
+/// the page cache (it also turns `invalidate` off, as in fio); otherwise
+/// `invalidate` drops the region's cached pages. Neither is measured.
+fn prepare_cache(job: &PlanJob, pf: &PlanFile, offset: u64, len: u64) -> Result<(), SetupError> {
+    let path = pf.path.as_path();
+    if job.pre_read {
+        let f = std::fs::File::open(path)
+            .map_err(|e| (e.raw_os_error().unwrap_or(EIO), pre_read_error(path, &e)))?;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut pos = offset;
+        while pos < offset + len {
+            let n = buf.len().min((offset + len - pos) as usize);
+            match std::os::unix::fs::FileExt::read_at(&f, &mut buf[..n], pos) {
+                Ok(0) => break,
+                Ok(got) => pos += got as u64,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err((e.raw_os_error().unwrap_or(EIO), pre_read_error(path, &e))),
+            }
+        }
+    } else if job.invalidate && !pf.block_device {
+        if let Ok(f) = std::fs::File::open(path) {
+            let _ = iolab_engine::file::drop_cache(&f, offset, len);
+        }
+    }
+    Ok(())
+}
+
+fn pre_read_error(path: &std::path::Path, e: &std::io::Error) -> String {
+    format!("pre_read of `{}`: {e}", path.display())
+}
