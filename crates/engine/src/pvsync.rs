@@ -1,10 +1,8 @@
 //! fio's `pvsync` engine: preadv(2) and pwritev(2) with one iovec, one I/O
 //! at a time, each completing inside `queue`.
 
-use crate::syncbase::{offset, transferred, SyncBase};
-use crate::{
-    Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Op, Queued,
-};
+use crate::syncbase::{offset, transferred, SyncBase, SyncData};
+use crate::{EngineError, EngineOpts, IoUnit, Op};
 
 pub(crate) struct PvsyncEngine {
     base: SyncBase,
@@ -18,64 +16,31 @@ impl PvsyncEngine {
     }
 }
 
-impl Engine for PvsyncEngine {
-    fn name(&self) -> &'static str {
-        "pvsync"
+impl SyncData for PvsyncEngine {
+    const NAME: &'static str = "pvsync";
+    const VECTORED: bool = true;
+
+    fn base(&mut self) -> &mut SyncBase {
+        &mut self.base
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            needs_buffers: true,
-            vectored: true,
-        }
-    }
-
-    fn open(&mut self, file: &FileSpec) -> Result<FileId, EngineError> {
-        self.base.open(file)
-    }
-
-    fn close(&mut self, file: FileId) -> Result<(), EngineError> {
-        self.base.close(file)
-    }
-
-    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-        let result = match io.op {
-            Op::Read | Op::Write => {
-                let (file, buf) = self.base.unit(io)?;
-                let iov = libc::iovec {
-                    iov_base: buf.as_mut_ptr().cast(),
-                    iov_len: buf.len(),
-                };
-                offset(io).and_then(|off| {
-                    transferred(match io.op {
-                        // SAFETY: `iov` describes `buf`, a live, exclusively
-                        // borrowed slice; one iovec is passed and lives on the
-                        // stack across the call.
-                        Op::Read => unsafe { libc::preadv(file.raw(), &iov, 1, off) },
-                        // SAFETY: as above; pwritev only reads the buffer.
-                        _ => unsafe { libc::pwritev(file.raw(), &iov, 1, off) },
-                    })
-                })
-            }
-            Op::Trim | Op::Fsync | Op::Fdatasync => self.base.no_data(io)?,
+    #[inline]
+    fn data(&mut self, io: &IoUnit) -> Result<Result<u32, i32>, EngineError> {
+        let (file, buf) = self.base.unit(io)?;
+        let iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
         };
-        Ok(Queued::Completed(Completion {
-            slot: io.slot,
-            result,
+        Ok(offset(io).and_then(|off| {
+            transferred(match io.op {
+                // SAFETY: `iov` describes `buf`, a live, exclusively
+                // borrowed slice; one iovec is passed and lives on the
+                // stack across the call.
+                Op::Read => unsafe { libc::preadv(file.raw(), &iov, 1, off) },
+                // SAFETY: as above; pwritev only reads the buffer.
+                _ => unsafe { libc::pwritev(file.raw(), &iov, 1, off) },
+            })
         }))
-    }
-
-    fn commit(&mut self) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn reap(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn buf(&mut self, slot: u32) -> &mut [u8] {
-        self.base.buf(slot)
     }
 }
 

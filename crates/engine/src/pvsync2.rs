@@ -3,10 +3,8 @@
 //! completion on devices with poll queues), each completing inside `queue`.
 //! The engine checks at creation that the kernel has the system calls.
 
-use crate::syncbase::{last_errno, offset, transferred, SyncBase};
-use crate::{
-    Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Op, Queued,
-};
+use crate::syncbase::{last_errno, offset, transferred, SyncBase, SyncData};
+use crate::{EngineError, EngineOpts, IoUnit, Op};
 
 pub(crate) struct Pvsync2Engine {
     base: SyncBase,
@@ -43,65 +41,32 @@ fn kernel_has_preadv2() -> Result<(), EngineError> {
     }
 }
 
-impl Engine for Pvsync2Engine {
-    fn name(&self) -> &'static str {
-        "pvsync2"
+impl SyncData for Pvsync2Engine {
+    const NAME: &'static str = "pvsync2";
+    const VECTORED: bool = true;
+
+    fn base(&mut self) -> &mut SyncBase {
+        &mut self.base
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            needs_buffers: true,
-            vectored: true,
-        }
-    }
-
-    fn open(&mut self, file: &FileSpec) -> Result<FileId, EngineError> {
-        self.base.open(file)
-    }
-
-    fn close(&mut self, file: FileId) -> Result<(), EngineError> {
-        self.base.close(file)
-    }
-
-    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+    #[inline]
+    fn data(&mut self, io: &IoUnit) -> Result<Result<u32, i32>, EngineError> {
         let flags = self.flags;
-        let result = match io.op {
-            Op::Read | Op::Write => {
-                let (file, buf) = self.base.unit(io)?;
-                let iov = libc::iovec {
-                    iov_base: buf.as_mut_ptr().cast(),
-                    iov_len: buf.len(),
-                };
-                offset(io).and_then(|off| {
-                    transferred(match io.op {
-                        // SAFETY: `iov` describes `buf`, a live, exclusively
-                        // borrowed slice; one iovec is passed and lives on the
-                        // stack across the call.
-                        Op::Read => unsafe { libc::preadv2(file.raw(), &iov, 1, off, flags) },
-                        // SAFETY: as above; pwritev2 only reads the buffer.
-                        _ => unsafe { libc::pwritev2(file.raw(), &iov, 1, off, flags) },
-                    })
-                })
-            }
-            Op::Trim | Op::Fsync | Op::Fdatasync => self.base.no_data(io)?,
+        let (file, buf) = self.base.unit(io)?;
+        let iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
         };
-        Ok(Queued::Completed(Completion {
-            slot: io.slot,
-            result,
+        Ok(offset(io).and_then(|off| {
+            transferred(match io.op {
+                // SAFETY: `iov` describes `buf`, a live, exclusively
+                // borrowed slice; one iovec is passed and lives on the
+                // stack across the call.
+                Op::Read => unsafe { libc::preadv2(file.raw(), &iov, 1, off, flags) },
+                // SAFETY: as above; pwritev2 only reads the buffer.
+                _ => unsafe { libc::pwritev2(file.raw(), &iov, 1, off, flags) },
+            })
         }))
-    }
-
-    fn commit(&mut self) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn reap(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn buf(&mut self, slot: u32) -> &mut [u8] {
-        self.base.buf(slot)
     }
 }
 

@@ -3,10 +3,8 @@
 //! (where the previous I/O on the file ended), as fio does. Sequential I/O
 //! costs one system call, random I/O two.
 
-use crate::syncbase::{last_errno, offset, transferred, SyncBase};
-use crate::{
-    Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Op, Queued,
-};
+use crate::syncbase::{last_errno, offset, transferred, SyncBase, SyncData};
+use crate::{EngineError, EngineOpts, IoUnit, Op};
 
 pub(crate) struct SyncEngine {
     base: SyncBase,
@@ -26,7 +24,7 @@ impl SyncEngine {
 
     /// A read or write at the file position, moved to the offset first.
     #[inline]
-    fn data(&mut self, io: &IoUnit) -> Result<Result<u32, i32>, EngineError> {
+    fn read_or_write(&mut self, io: &IoUnit) -> Result<Result<u32, i32>, EngineError> {
         let (file, buf) = self.base.unit(io)?;
         let off = match offset(io) {
             Ok(off) => off,
@@ -57,48 +55,17 @@ impl SyncEngine {
     }
 }
 
-impl Engine for SyncEngine {
-    fn name(&self) -> &'static str {
-        "sync"
+impl SyncData for SyncEngine {
+    const NAME: &'static str = "sync";
+    const VECTORED: bool = false;
+
+    fn base(&mut self) -> &mut SyncBase {
+        &mut self.base
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            needs_buffers: true,
-            vectored: false,
-        }
-    }
-
-    fn open(&mut self, file: &FileSpec) -> Result<FileId, EngineError> {
-        self.base.open(file)
-    }
-
-    fn close(&mut self, file: FileId) -> Result<(), EngineError> {
-        self.base.close(file)
-    }
-
-    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-        let result = match io.op {
-            Op::Read | Op::Write => self.data(io)?,
-            Op::Trim | Op::Fsync | Op::Fdatasync => self.base.no_data(io)?,
-        };
-        Ok(Queued::Completed(Completion {
-            slot: io.slot,
-            result,
-        }))
-    }
-
-    fn commit(&mut self) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn reap(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn buf(&mut self, slot: u32) -> &mut [u8] {
-        self.base.buf(slot)
+    #[inline]
+    fn data(&mut self, io: &IoUnit) -> Result<Result<u32, i32>, EngineError> {
+        self.read_or_write(io)
     }
 }
 
@@ -106,6 +73,7 @@ impl Engine for SyncEngine {
 mod tests {
     use super::*;
     use crate::testutil::{self, check, fill, io, opts, spec, temp};
+    use crate::{Engine, Queued};
 
     #[test]
     fn engine_contract() {

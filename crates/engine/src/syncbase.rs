@@ -5,7 +5,10 @@
 
 use crate::fdtable::{FdTable, OpenFile};
 use crate::file::BLKDISCARD;
-use crate::{BufPool, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Op};
+use crate::{
+    BufPool, Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Op,
+    Queued,
+};
 
 pub(crate) struct SyncBase {
     pub files: FdTable,
@@ -73,6 +76,65 @@ impl SyncBase {
             Op::Read | Op::Write => unreachable!("no_data called for {:?}", io.op),
         };
         Ok(if rc == 0 { Ok(0) } else { Err(last_errno()) })
+    }
+}
+
+/// What sets one synchronous engine apart from the others: its name and how
+/// it makes one read or write. The `Engine` implementation they share does
+/// the rest (open files, buffers, trim and syncs, completion inside
+/// `queue`).
+pub(crate) trait SyncData: Send {
+    const NAME: &'static str;
+    /// Data moves through an iovec.
+    const VECTORED: bool;
+    fn base(&mut self) -> &mut SyncBase;
+    /// One read or write: the bytes moved, or the errno.
+    fn data(&mut self, io: &IoUnit) -> Result<Result<u32, i32>, EngineError>;
+}
+
+impl<T: SyncData> Engine for T {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            sync: true,
+            needs_buffers: true,
+            vectored: T::VECTORED,
+        }
+    }
+
+    fn open(&mut self, file: &FileSpec) -> Result<FileId, EngineError> {
+        self.base().open(file)
+    }
+
+    fn close(&mut self, file: FileId) -> Result<(), EngineError> {
+        self.base().close(file)
+    }
+
+    #[inline]
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        let result = match io.op {
+            Op::Read | Op::Write => self.data(io)?,
+            Op::Trim | Op::Fsync | Op::Fdatasync => self.base().no_data(io)?,
+        };
+        Ok(Queued::Completed(Completion {
+            slot: io.slot,
+            result,
+        }))
+    }
+
+    fn commit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    fn reap(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    fn buf(&mut self, slot: u32) -> &mut [u8] {
+        self.base().buf(slot)
     }
 }
 
