@@ -751,7 +751,7 @@ option_table! {
         .example("1");
     GtodReduce = opt("gtod_reduce", Kind::Bool, C::Reporting)
         .default("0")
-        .help("Read the clock as little as possible: turns off latency and bandwidth stats")
+        .help("Read the clock as little as possible: turns off latency statistics")
         .example("1");
     DisableLat = opt("disable_lat", Kind::Bool, C::Reporting)
         .default("0")
@@ -768,7 +768,7 @@ option_table! {
     DisableBwMeasurement = opt("disable_bw_measurement", Kind::Bool, C::Reporting)
         .aliases(&["disable_bw"])
         .default("0")
-        .help("Do not sample bandwidth and IOPS during the run")
+        .help("Skip bandwidth logging; samples are still reported, as in fio 3.33")
         .example("1");
     Bwavgtime = opt("bwavgtime", Kind::Int, C::Reporting)
         .default("500")
