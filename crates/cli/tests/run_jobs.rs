@@ -196,3 +196,45 @@ fn enospc_on_a_small_tmpfs_exits_1_with_partial_results_and_no_file_left() {
     );
     assert!(entries(&mnt).is_empty(), "{:?}", entries(&mnt));
 }
+
+#[test]
+fn ctrl_c_stops_the_workers_and_prints_partial_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("iolab");
+    let child = std::process::Command::new(bin)
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--output-format=json",
+            "--name=long",
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+            "--runtime=60",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let started = std::time::Instant::now();
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "stopped promptly"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    let v = json_of(&out.stdout);
+    assert_eq!(v["iolab"]["interrupted"], true);
+    let runtime = v["jobs"][0]["job_runtime"].as_u64().unwrap();
+    assert!(
+        runtime > 0 && runtime < 10_000,
+        "partial run of {runtime} ms"
+    );
+    assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+}
