@@ -238,3 +238,43 @@ fn ctrl_c_stops_the_workers_and_prints_partial_results() {
     );
     assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn minimal_prints_terse_and_other_terse_versions_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iolab()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--minimal",
+            "--name=t",
+            "--ioengine=null",
+            "--size=1m",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let line = String::from_utf8(out).unwrap();
+    let fields: Vec<&str> = line.trim_end().split(';').collect();
+    assert_eq!(&fields[..3], ["3", "fio-3.33", "t"], "{line}");
+    // Read KiB is field 6 of terse version 3.
+    assert_eq!(fields[5], "1024");
+    iolab()
+        .args([
+            "run",
+            "--terse-version=4",
+            "--name=t",
+            "--ioengine=null",
+            "--size=1m",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("terse version 3 only"));
+    iolab()
+        .args(["run", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("usage: iolab run"));
+}
