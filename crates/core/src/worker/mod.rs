@@ -6,6 +6,7 @@
 //! and the choice among several files (`fileset`) live in their own
 //! modules.
 
+mod complete;
 mod errors;
 mod fileset;
 mod measure;
@@ -17,17 +18,16 @@ use std::time::{Duration, Instant};
 
 use iolab_engine::clock::Clock;
 use iolab_engine::host::thread_cpu_usage;
-use iolab_engine::{errno_text, Completion, Engine, FileId, IoUnit, Op, Queued};
-use iolab_stats::{CpuResult, Dir, JobResult};
+use iolab_engine::{Completion, Engine, FileId, IoUnit, Op, Queued};
+use iolab_stats::{CpuResult, DepthDist, Dir, JobResult};
 
 use crate::gen::{BsGen, Rng, RwMix};
 use crate::plan::{PlanFile, PlanJob};
 
-use errors::{continues_after, strerror};
+use complete::{Cx, Meta, Tally};
 use fileset::FileSet;
 use measure::Measure;
 use pace::{MinRate, RateLimit, Think};
-use setup::engine_error;
 
 const EINVAL: i32 = 22;
 const EIO: i32 = 5;
@@ -158,10 +158,33 @@ impl Worker {
         let deadline_ns = job.runtime.map(|r| (job.ramp_time + r).as_nanos() as u64);
 
         let mut last: Option<(usize, u64, u32)> = None;
-        let mut writes_since_sync = 0u32;
-        // The file (by index) whose fsync is due before the next I/O.
-        let mut sync_due: Option<usize> = None;
+        let mut st = Tally::default();
         let mut seq = 0u64;
+
+        // The queue: one buffer slot per I/O in flight. A synchronous
+        // engine completes each I/O inside `queue`, so its depth is 1.
+        let depth = if self.engine.caps().sync {
+            1
+        } else {
+            job.iodepth.max(1)
+        };
+        let batch = job.iodepth_batch.clamp(1, depth);
+        let complete_min = job.iodepth_batch_complete_min.clamp(1, depth);
+        let mut free: Vec<u32> = (0..depth).rev().collect();
+        let mut meta: Vec<Meta> = vec![Meta::default(); depth as usize];
+        let mut pending: Vec<u32> = Vec::with_capacity(depth as usize);
+        let mut inflight = 0u32;
+        let mut stop = false;
+        let cx = Cx {
+            clock,
+            t_begin,
+            deadline,
+            deadline_ns,
+            timed,
+            lat_is_clat,
+            paced,
+            queued: !self.engine.caps().sync,
+        };
 
         'job: for lp in 0..loops {
             if lp > 0 {
@@ -173,190 +196,172 @@ impl Worker {
                     break;
                 }
                 last = None;
-                sync_due = None;
+                st.sync_due = None;
             }
             let mut loop_bytes = 0u64;
             let mut loop_ios = 0u64;
-            while loop_bytes < limit_bytes && loop_ios < limit_ios {
-                if shared.stopped() {
-                    break 'job;
+            loop {
+                let more = !stop && loop_bytes < limit_bytes && loop_ios < limit_ios;
+                if more && shared.stopped() {
+                    stop = true;
+                    continue;
                 }
-                if let Some(sfi) = sync_due.take().filter(|&i| self.files.files[i].open) {
-                    let file = self.files.files[sfi].id;
-                    let s0 = clock.now();
-                    let op = if job.fsync > 0 {
-                        Op::Fsync
-                    } else {
-                        Op::Fdatasync
-                    };
-                    match self.io(&sync_unit(file, op), &mut done) {
-                        Ok(Completion { result: Ok(_), .. }) => {
-                            if !m.ramping {
-                                out.sync.record(clock.ns_between(s0, clock.now()));
+                // Issue while there is room in the queue.
+                if more && !free.is_empty() {
+                    if let Some(sfi) = st.sync_due.take().filter(|&i| self.files.files[i].open) {
+                        if !self.sync_file(job, &cx, &mut m, out, sfi, &mut done) {
+                            stop = true;
+                            continue;
+                        }
+                    }
+                    let pick = self.mix.next(&mut self.mix_rng);
+                    let mut dir = pick.dir;
+                    if let Some(rate) = &self.rate {
+                        match rate.admit(dir, clock.ns_between(t_begin, clock.now()), deadline_ns) {
+                            Some(d) => dir = d,
+                            None => {
+                                stop = true;
+                                continue;
                             }
                         }
-                        Ok(Completion { result: Err(e), .. }) => {
-                            out.error = e;
-                            out.error_detail = format!("{} on fsync", errno_text(e));
+                    }
+                    let d = dir as usize;
+                    let (fi, offset, len) = match (pick.reuse_last && dir == pick.dir, last) {
+                        (true, Some(l)) if self.files.files[l.0].open => l,
+                        _ => {
+                            let fi = self.files.pick();
+                            let len = self.bs[d].next(&mut self.bs_rng[d]);
+                            let file = &mut self.files.files[fi];
+                            let Some(g) = file.gen_of[d] else {
+                                stop = true;
+                                continue;
+                            };
+                            (fi, file.gens[g].next(len as u64), len)
+                        }
+                    };
+                    last = Some((fi, offset, len));
+                    let op = match dir {
+                        Dir::Read => Op::Read,
+                        Dir::Write => Op::Write,
+                        Dir::Trim => Op::Trim,
+                    };
+                    let slot = free.pop().unwrap_or(0);
+                    if self.needs_data && op == Op::Write {
+                        seq += 1;
+                        stamp(self.engine.buf(slot), len as usize, offset, seq);
+                    }
+                    let unit = IoUnit {
+                        slot,
+                        file: self.files.files[fi].id,
+                        op,
+                        offset,
+                        len,
+                    };
+                    loop_bytes += len as u64;
+                    loop_ios += 1;
+                    if let Some(rate) = &mut self.rate {
+                        rate.issued(dir, len as u64);
+                    }
+                    out.issued[d] += 1;
+                    out.depth.level
+                        [DepthDist::level_bucket(inflight + pending.len() as u32 + 1)] += 1;
+                    let t0 = if timed { clock.now() } else { 0 };
+                    meta[slot as usize] = Meta {
+                        dir,
+                        fi,
+                        offset,
+                        len,
+                        t_issue: t0,
+                        t_commit: t0,
+                    };
+                    match self.engine.queue(&unit) {
+                        Ok(Queued::Completed(c)) => {
+                            out.depth.submit[DepthDist::batch_bucket(1)] += 1;
+                            out.depth.complete[DepthDist::batch_bucket(1)] += 1;
+                            let t1 = clock.now();
+                            free.push(c.slot);
+                            if !self.finish(
+                                job,
+                                files,
+                                &cx,
+                                &mut m,
+                                &mut st,
+                                out,
+                                meta[c.slot as usize],
+                                c.result,
+                                t1,
+                            ) {
+                                stop = true;
+                            }
+                            continue;
+                        }
+                        Ok(Queued::InFlight) => pending.push(slot),
+                        Ok(Queued::Busy) => {
+                            free.push(slot);
+                            loop_bytes -= len as u64;
+                            loop_ios -= 1;
+                            out.issued[d] -= 1;
+                        }
+                        Err(e) => {
+                            (out.error, out.error_detail) = (EIO, e.to_string());
                             break 'job;
                         }
-                        Err(msg) => {
-                            out.error = EIO;
-                            out.error_detail = msg;
+                    }
+                    // Submit a batch when it is full or the queue is.
+                    if pending.len() as u32 >= batch || free.is_empty() {
+                        if let Err(e) =
+                            self.submit(&cx, &mut pending, &mut meta, &mut inflight, out)
+                        {
+                            (out.error, out.error_detail) = (EIO, e);
                             break 'job;
                         }
                     }
-                }
-                let pick = self.mix.next(&mut self.mix_rng);
-                let mut dir = pick.dir;
-                if let Some(rate) = &self.rate {
-                    match rate.admit(dir, clock.ns_between(t_begin, clock.now()), deadline_ns) {
-                        Some(d) => dir = d,
-                        None => break 'job,
+                    if !free.is_empty() {
+                        continue;
                     }
                 }
-                let d = dir as usize;
-                let (fi, offset, len) = match (pick.reuse_last && dir == pick.dir, last) {
-                    (true, Some(l)) if self.files.files[l.0].open => l,
-                    _ => {
-                        let fi = self.files.pick();
-                        let len = self.bs[d].next(&mut self.bs_rng[d]);
-                        let file = &mut self.files.files[fi];
-                        let Some(g) = file.gen_of[d] else {
-                            break 'job;
-                        };
-                        (fi, file.gens[g].next(len as u64), len)
-                    }
-                };
-                last = Some((fi, offset, len));
-                let op = match dir {
-                    Dir::Read => Op::Read,
-                    Dir::Write => Op::Write,
-                    Dir::Trim => Op::Trim,
-                };
-                if self.needs_data && op == Op::Write {
-                    seq += 1;
-                    stamp(self.engine.buf(0), len as usize, offset, seq);
-                }
-                let file = self.files.files[fi].id;
-                let unit = IoUnit {
-                    slot: 0,
-                    file,
-                    op,
-                    offset,
-                    len,
-                };
-                let t0 = if timed { clock.now() } else { 0 };
-                let c = match self.io(&unit, &mut done) {
-                    Ok(c) => c,
-                    Err(msg) => {
-                        out.error = EIO;
-                        out.error_detail = msg;
+                if !pending.is_empty() {
+                    if let Err(e) = self.submit(&cx, &mut pending, &mut meta, &mut inflight, out) {
+                        (out.error, out.error_detail) = (EIO, e);
                         break 'job;
                     }
-                };
+                }
+                if inflight == 0 {
+                    if more && !free.is_empty() {
+                        continue;
+                    }
+                    break;
+                }
+                // Reap: at least the batch minimum while more I/O is to
+                // come, and everything in flight at the end.
+                let want = if more { complete_min.min(inflight) } else { 1 };
+                done.clear();
+                if let Err(e) = self.engine.reap(want as usize, &mut done) {
+                    (out.error, out.error_detail) = (EIO, e.to_string());
+                    break 'job;
+                }
                 let t1 = clock.now();
-                loop_bytes += len as u64;
-                loop_ios += 1;
-                if let Some(rate) = &mut self.rate {
-                    rate.issued(dir, len as u64);
-                }
-
-                // Counts are kept during ramp_time too and forgotten when
-                // it ends, as fio's are (a job that ends within its ramp
-                // reports them); latencies and samples start after it.
-                out.issued[d] += 1;
-                out.depth.level[0] += 1;
-                out.depth.submit[1] += 1;
-                out.depth.complete[1] += 1;
-                // fio counts a failed I/O in total_ios too, with no bytes
-                // and no latency.
-                out.dirs[d].total_ios += 1;
-                match c.result {
-                    Ok(n) => {
-                        let r = &mut out.dirs[d];
-                        r.io_bytes += n as u64;
-                        if n < len {
-                            r.short_ios += 1;
-                        }
-                        if !m.ramping {
-                            if timed {
-                                let ns = clock.ns_between(t0, t1);
-                                if !stats.disable_clat {
-                                    r.clat.record(ns);
-                                    out.lat_buckets.record(ns);
-                                }
-                                if !stats.disable_lat && !lat_is_clat {
-                                    r.lat.record(ns);
-                                }
-                            }
-                            m.count(d, n as u64);
-                        }
-                    }
-                    Err(errno) => {
-                        out.total_err += 1;
-                        if out.first_error == 0 {
-                            out.first_error = errno;
-                            out.first_error_text = strerror(errno);
-                        }
-                        if !continues_after(job.continue_on_error, dir, errno) {
-                            out.error = errno;
-                            out.error_detail = format!(
-                                "{} (errno {errno}) on {} of {len} bytes at offset {offset} in `{}`",
-                                errno_text(errno),
-                                dir.key(),
-                                files[self.files.files[fi].path_index].path.display()
-                            );
-                            break 'job;
-                        }
+                out.depth.complete[DepthDist::batch_bucket(done.len() as u32)] += 1;
+                for &c in done.iter() {
+                    inflight -= 1;
+                    free.push(c.slot);
+                    if !self.finish(
+                        job,
+                        files,
+                        &cx,
+                        &mut m,
+                        &mut st,
+                        out,
+                        meta[c.slot as usize],
+                        c.result,
+                        t1,
+                    ) {
+                        stop = true;
                     }
                 }
-                if let Err(e) = self.files.account(fi, len as u64, self.engine.as_mut()) {
-                    (out.error, out.error_detail) = engine_error(e);
-                    break 'job;
-                }
-
-                // fsync / fdatasync every N writes: due now, issued before
-                // the next I/O (as fio does, so the last writes of a job
-                // are not followed by one).
-                if op == Op::Write && (job.fsync > 0 || job.fdatasync > 0) {
-                    writes_since_sync += 1;
-                    let every = if job.fsync > 0 {
-                        job.fsync
-                    } else {
-                        job.fdatasync
-                    };
-                    if writes_since_sync >= every {
-                        writes_since_sync = 0;
-                        sync_due = Some(fi);
-                    }
-                }
-
-                if m.tick(t1, clock, out, &self.mix) {
-                    if let Some(min) = &mut self.min_rate {
-                        min.restart(clock.ns_between(t_begin, m.ramp_end()));
-                    }
-                }
-
-                if paced {
-                    let now_ns = clock.ns_between(t_begin, t1);
-                    if let Some(min) = &mut self.min_rate {
-                        if let Err(msg) = min.check(now_ns, &out.dirs) {
-                            out.error = EIO;
-                            out.error_detail = msg;
-                            break 'job;
-                        }
-                    }
-                    if let Some(think) = &mut self.think {
-                        think.after_io(now_ns, deadline_ns);
-                    }
-                }
-
-                if let Some(dl) = deadline {
-                    if t1 >= dl {
-                        break 'job;
-                    }
-                }
+            }
+            if stop {
+                break;
             }
         }
         let end = clock.now();
