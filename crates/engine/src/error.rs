@@ -27,12 +27,14 @@ pub enum EngineError {
     )]
     NotImplemented { name: String },
     /// The kernel refuses a system call the engine is built on (too old a
-    /// kernel, a seccomp filter).
-    #[error("ioengine {engine}: the kernel refuses {syscall}: {}", errno_text(*errno))]
+    /// kernel, a seccomp filter, io_uring disabled by sysctl). `hint` says
+    /// what works instead ("use ioengine=psync instead").
+    #[error("ioengine {engine}: the kernel refuses {syscall}: {}; {hint}", errno_text(*errno))]
     Refused {
         engine: &'static str,
         syscall: &'static str,
         errno: i32,
+        hint: &'static str,
     },
     #[error("invalid engine options: {0}")]
     Options(String),

@@ -17,12 +17,14 @@ pub mod host;
 
 mod error;
 mod fdtable;
+mod libaio;
 mod null;
 mod psync;
 mod pvsync;
 mod pvsync2;
 mod sync;
 mod syncbase;
+mod uring;
 
 #[cfg(test)]
 mod testutil;
@@ -33,13 +35,13 @@ pub use buf::BufPool;
 pub use error::{errno_name, errno_text, EngineError};
 
 /// The engines iolab implements, by fio name.
-pub const ENGINE_NAMES: &[&str] = &["sync", "psync", "pvsync", "pvsync2", "null"];
+pub const ENGINE_NAMES: &[&str] = &[
+    "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "null",
+];
 
 /// fio engines that iolab knows by name but does not implement yet.
 const LATER_ENGINE_NAMES: &[&str] = &[
     "vsync",
-    "libaio",
-    "io_uring",
     "posixaio",
     "mmap",
     "filecreate",
@@ -159,8 +161,22 @@ pub struct EngineOpts {
     pub buf_size: usize,
     /// Buffer alignment; raised to the page size when smaller.
     pub align: usize,
-    /// `pvsync2`: `RWF_HIPRI` (poll for completion).
+    /// Poll for completions: `RWF_HIPRI` per I/O in `pvsync2`; a polled
+    /// ring (`IORING_SETUP_IOPOLL`) in `io_uring`, which then opens only
+    /// files with `direct` (O_DIRECT).
     pub hipri: bool,
+    /// `io_uring`: register the buffers once and move data with
+    /// `READ_FIXED`/`WRITE_FIXED` (fio's `fixedbufs`).
+    pub fixedbufs: bool,
+    /// `io_uring`: register the open files and name them by index (fio's
+    /// `registerfiles`).
+    pub registerfiles: bool,
+    /// `io_uring`: a kernel thread polls the submission queue
+    /// (`IORING_SETUP_SQPOLL`, fio's `sqthread_poll`).
+    pub sqthread_poll: bool,
+    /// `io_uring` with `sqthread_poll`: the CPU the polling thread is bound
+    /// to (fio's `sqthread_poll_cpu`).
+    pub sqthread_poll_cpu: Option<u32>,
 }
 
 impl Default for EngineOpts {
@@ -170,6 +186,10 @@ impl Default for EngineOpts {
             buf_size: 4096,
             align: 0,
             hipri: false,
+            fixedbufs: false,
+            registerfiles: false,
+            sqthread_poll: false,
+            sqthread_poll_cpu: None,
         }
     }
 }
@@ -201,6 +221,8 @@ pub fn create(name: &str, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineEr
         "psync" => Box::new(psync::PsyncEngine::new(opts)?),
         "pvsync" => Box::new(pvsync::PvsyncEngine::new(opts)?),
         "pvsync2" => Box::new(pvsync2::Pvsync2Engine::new(opts)?),
+        "io_uring" => Box::new(uring::UringEngine::new(opts)?),
+        "libaio" => Box::new(libaio::LibaioEngine::new(opts)?),
         "null" => Box::new(null::NullEngine::new(opts)?),
         _ if LATER_ENGINE_NAMES.contains(&name) => {
             return Err(EngineError::NotImplemented {
@@ -234,11 +256,11 @@ mod tests {
 
     #[test]
     fn later_engine_says_not_implemented() {
-        let err = create("libaio", &EngineOpts::default())
+        let err = create("posixaio", &EngineOpts::default())
             .err()
-            .expect("libaio is not built yet");
+            .expect("posixaio is not built yet");
         let msg = err.to_string();
-        assert!(msg.contains("libaio") && msg.contains("psync"), "{msg}");
+        assert!(msg.contains("posixaio") && msg.contains("psync"), "{msg}");
         assert!(matches!(err, EngineError::NotImplemented { .. }));
     }
 
@@ -247,14 +269,13 @@ mod tests {
         let opts = EngineOpts {
             iodepth: 4,
             buf_size: 8192,
-            align: 0,
-            hipri: false,
+            ..EngineOpts::default()
         };
         for name in ENGINE_NAMES {
             let mut e = create(name, &opts).expect(name);
             assert_eq!(e.name(), *name);
             assert_eq!(e.buf(3).len(), 8192);
-            assert!(e.caps().sync);
+            assert_eq!(e.caps().sync, !matches!(*name, "io_uring" | "libaio"));
             assert_eq!(e.caps().needs_buffers, *name != "null");
         }
     }

@@ -37,6 +37,7 @@ fn kernel_has_preadv2() -> Result<(), EngineError> {
             engine: "pvsync2",
             syscall: "preadv2",
             errno,
+            hint: "use ioengine=psync instead",
         }),
     }
 }

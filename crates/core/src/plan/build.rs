@@ -18,8 +18,8 @@ use iolab_engine::SyncMode;
 use crate::gen::Seeds;
 
 use super::{
-    BsSpec, ExitWhat, FileService, JobFile, Layout, PaceSpec, Plan, PlanError, PlanFile, PlanJob,
-    RandomSpec, StatsSpec,
+    BsSpec, EngineTuning, ExitWhat, FileService, JobFile, Layout, PaceSpec, Plan, PlanError,
+    PlanFile, PlanJob, RandomSpec, StatsSpec,
 };
 
 /// The logical block size every device takes; direct I/O needs multiples.
@@ -212,6 +212,16 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         spec,
         groupid,
         engine: job.choice(Opt::Ioengine).unwrap_or("psync").to_string(),
+        engine_opts: EngineTuning {
+            hipri: job.flag(Opt::Hipri),
+            fixedbufs: job.flag(Opt::Fixedbufs),
+            registerfiles: job.flag(Opt::Registerfiles),
+            sqthread_poll: job.flag(Opt::SqthreadPoll),
+            sqthread_poll_cpu: job
+                .get(Opt::SqthreadPollCpu)
+                .and_then(|_| job.int(Opt::SqthreadPollCpu))
+                .map(|n| n.clamp(0, u32::MAX as i64) as u32),
+        },
         iodepth,
         iodepth_batch: count(job, Opt::IodepthBatch).max(1).min(iodepth),
         iodepth_batch_complete_min: count(job, Opt::IodepthBatchCompleteMin).max(1).min(iodepth),

@@ -177,6 +177,16 @@ pub enum ExitWhat {
     All,
 }
 
+/// The engine options a job may set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineTuning {
+    pub hipri: bool,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    pub sqthread_poll: bool,
+    pub sqthread_poll_cpu: Option<u32>,
+}
+
 /// One job clone, ready to run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanJob {
@@ -187,6 +197,9 @@ pub struct PlanJob {
     pub spec: usize,
     pub groupid: u32,
     pub engine: String,
+    /// Engine settings fio keeps with the engine's own options (hipri,
+    /// fixedbufs, registerfiles, sqthread_poll, sqthread_poll_cpu).
+    pub engine_opts: EngineTuning,
     pub iodepth: u32,
     pub iodepth_batch: u32,
     pub iodepth_batch_complete_min: u32,

@@ -36,7 +36,11 @@ impl Worker {
             iodepth: job.iodepth,
             buf_size: job.max_bs() as usize,
             align: iolab_engine::host::page_size() as usize,
-            hipri: false,
+            hipri: job.engine_opts.hipri,
+            fixedbufs: job.engine_opts.fixedbufs,
+            registerfiles: job.engine_opts.registerfiles,
+            sqthread_poll: job.engine_opts.sqthread_poll,
+            sqthread_poll_cpu: job.engine_opts.sqthread_poll_cpu,
         };
         let mut engine = create(&job.engine, &opts).map_err(engine_error)?;
         let mode = job.rw.mode;

@@ -1,0 +1,706 @@
+//! fio's `libaio` engine: Linux kernel AIO (io_setup, io_submit,
+//! io_getevents, io_destroy) through hand-written bindings, without the
+//! libaio C library.
+//!
+//! One `iocb` per buffer slot, allocated with the engine; `queue` fills the
+//! slot's iocb and adds it to the pending array, `commit` hands all pending
+//! iocbs to the kernel in one io_submit, `reap` collects their events. No
+//! allocation and no lock per I/O.
+//!
+//! Two kernel facts shape what this engine measures:
+//! - Kernel AIO is only asynchronous for O_DIRECT. A buffered (direct=0)
+//!   read or write on a regular file is done inside io_submit, so every
+//!   I/O has completed by the time `commit` returns and the queue depth is
+//!   never really reached (the test `buffered_completes_inside_io_submit`
+//!   shows it). fio behaves the same.
+//! - fio's libaio does fsync synchronously (busy while I/O is queued); this
+//!   engine submits `IOCB_CMD_FSYNC`/`IOCB_CMD_FDSYNC` instead, and falls
+//!   back to fsync(2)/fdatasync(2) for good once the kernel refuses them
+//!   with EINVAL (older kernels, some filesystems).
+//!
+//! A per-iocb refusal of io_submit (EBADF for a write on a read-only file,
+//! EINVAL) becomes a completion carrying the errno, as an error of one I/O
+//! is everywhere else. Trim completes inside `queue`, as in the sync
+//! engines (BLKDISCARD on a block device, EOPNOTSUPP on a file).
+
+use crate::syncbase::{last_errno, SyncBase};
+use crate::{
+    Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Op, Queued,
+};
+
+/// `aio_context_t`.
+type AioContext = libc::c_ulong;
+
+const IOCB_CMD_PREAD: u16 = 0;
+const IOCB_CMD_PWRITE: u16 = 1;
+const IOCB_CMD_FSYNC: u16 = 2;
+const IOCB_CMD_FDSYNC: u16 = 3;
+
+/// `struct iocb` of linux/aio_abi.h.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct Iocb {
+    aio_data: u64,
+    #[cfg(target_endian = "little")]
+    aio_key: u32,
+    #[cfg(target_endian = "little")]
+    aio_rw_flags: i32,
+    #[cfg(target_endian = "big")]
+    aio_rw_flags: i32,
+    #[cfg(target_endian = "big")]
+    aio_key: u32,
+    aio_lio_opcode: u16,
+    aio_reqprio: i16,
+    aio_fildes: u32,
+    aio_buf: u64,
+    aio_nbytes: u64,
+    aio_offset: i64,
+    aio_reserved2: u64,
+    aio_flags: u32,
+    aio_resfd: u32,
+}
+
+/// `struct io_event` of linux/aio_abi.h.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct IoEvent {
+    data: u64,
+    obj: u64,
+    res: i64,
+    res2: i64,
+}
+
+const _: () = assert!(std::mem::size_of::<Iocb>() == 64);
+const _: () = assert!(std::mem::size_of::<IoEvent>() == 32);
+const _: () = assert!(std::mem::offset_of!(Iocb, aio_lio_opcode) == 16);
+const _: () = assert!(std::mem::offset_of!(Iocb, aio_fildes) == 20);
+const _: () = assert!(std::mem::offset_of!(Iocb, aio_buf) == 24);
+const _: () = assert!(std::mem::offset_of!(Iocb, aio_offset) == 40);
+const _: () = assert!(std::mem::offset_of!(Iocb, aio_flags) == 56);
+
+pub(crate) struct LibaioEngine {
+    ctx: AioContext,
+    /// Open files and buffers, shared with the sync engines.
+    base: SyncBase,
+    /// The iocb of each slot. Never resized, so pointers into it stay valid.
+    iocbs: Vec<Iocb>,
+    /// Queued iocbs not yet submitted (capacity `depth`).
+    pending: Vec<*mut Iocb>,
+    /// Completions known before any event: iocbs io_submit refused, and
+    /// syncs done synchronously after the kernel refused them (capacity
+    /// `depth`).
+    ready: Vec<Completion>,
+    /// Event buffer for io_getevents (`depth` long).
+    events: Vec<IoEvent>,
+    /// Submitted and not yet reaped.
+    in_flight: usize,
+    depth: usize,
+    /// The kernel refused an AIO fsync/fdatasync with EINVAL: do them with
+    /// fsync(2)/fdatasync(2) inside `queue` from now on.
+    sync_fallback: bool,
+}
+
+// SAFETY: the raw pointers in `pending` point into `iocbs`, which the engine
+// owns; nothing else holds them, so the engine may move to another thread.
+// The AIO context is a plain number usable from any thread.
+unsafe impl Send for LibaioEngine {}
+
+impl LibaioEngine {
+    pub fn new(opts: &EngineOpts) -> Result<Self, EngineError> {
+        let depth = usize::try_from(opts.iodepth.max(1)).unwrap_or(1);
+        let mut ctx: AioContext = 0;
+        // SAFETY: io_setup writes one aio_context_t through the pointer,
+        // which points at `ctx`, live across the call.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_io_setup,
+                libc::c_long::from(opts.iodepth.max(1)),
+                &mut ctx as *mut AioContext,
+            )
+        };
+        if rc != 0 {
+            let errno = last_errno();
+            return Err(EngineError::Refused {
+                engine: "libaio",
+                syscall: "io_setup",
+                errno,
+                hint: if errno == libc::EAGAIN {
+                    "the system's AIO events (sysctl fs.aio-max-nr) are used up: \
+                     raise fs.aio-max-nr, lower iodepth, or use ioengine=psync instead"
+                } else {
+                    "use ioengine=psync instead"
+                },
+            });
+        }
+        // From here on, Drop destroys the context whatever fails next.
+        let mut engine = Self {
+            ctx,
+            base: SyncBase::new(&EngineOpts {
+                iodepth: opts.iodepth.max(1),
+                ..*opts
+            })?,
+            iocbs: Vec::new(),
+            pending: Vec::new(),
+            ready: Vec::new(),
+            events: Vec::new(),
+            in_flight: 0,
+            depth,
+            sync_fallback: false,
+        };
+        engine.iocbs = vec![Iocb::default(); depth];
+        engine.pending = Vec::with_capacity(depth);
+        engine.ready = Vec::with_capacity(depth);
+        engine.events = vec![IoEvent::default(); depth];
+        Ok(engine)
+    }
+
+    /// I/Os queued and not yet handed back by `reap`.
+    #[inline]
+    fn outstanding(&self) -> usize {
+        self.in_flight + self.pending.len() + self.ready.len()
+    }
+
+    /// Moves the first `n` events of the event buffer to `out`.
+    #[inline]
+    fn take_events(&mut self, n: usize, out: &mut Vec<Completion>) {
+        for ev in &self.events[..n] {
+            let result = if ev.res >= 0 {
+                Ok(u32::try_from(ev.res).unwrap_or(u32::MAX))
+            } else {
+                Err(i32::try_from(-ev.res).unwrap_or(libc::EIO))
+            };
+            out.push(Completion {
+                slot: ev.data as u32,
+                result,
+            });
+        }
+        self.in_flight -= n;
+    }
+}
+
+/// fsync(2) or fdatasync(2) of `fd` as a completion result.
+fn sync_now(fd: libc::c_int, data_only: bool) -> Result<u32, i32> {
+    let rc = if data_only {
+        // SAFETY: fdatasync takes no pointers; a bad fd is an error return.
+        unsafe { libc::fdatasync(fd) }
+    } else {
+        // SAFETY: as fdatasync.
+        unsafe { libc::fsync(fd) }
+    };
+    if rc == 0 {
+        Ok(0)
+    } else {
+        Err(last_errno())
+    }
+}
+
+impl Engine for LibaioEngine {
+    fn name(&self) -> &'static str {
+        "libaio"
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            sync: false,
+            needs_buffers: true,
+            vectored: false,
+        }
+    }
+
+    fn open(&mut self, file: &FileSpec) -> Result<FileId, EngineError> {
+        self.base.open(file)
+    }
+
+    fn close(&mut self, file: FileId) -> Result<(), EngineError> {
+        self.base.close(file)
+    }
+
+    #[inline]
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        let (opcode, fd, buf, nbytes) = match io.op {
+            Op::Read | Op::Write => {
+                let (file, buf) = self.base.unit(io)?;
+                let opcode = if io.op == Op::Read {
+                    IOCB_CMD_PREAD
+                } else {
+                    IOCB_CMD_PWRITE
+                };
+                (
+                    opcode,
+                    file.raw(),
+                    buf.as_mut_ptr() as u64,
+                    buf.len() as u64,
+                )
+            }
+            Op::Trim => {
+                return Ok(Queued::Completed(Completion {
+                    slot: io.slot,
+                    result: self.base.no_data(io)?,
+                }))
+            }
+            Op::Fsync | Op::Fdatasync => {
+                if io.slot as usize >= self.depth {
+                    return Err(EngineError::BadUnit {
+                        slot: io.slot,
+                        len: io.len,
+                        slots: self.base.bufs.slots(),
+                        size: self.base.bufs.size(),
+                    });
+                }
+                if self.sync_fallback {
+                    return Ok(Queued::Completed(Completion {
+                        slot: io.slot,
+                        result: self.base.no_data(io)?,
+                    }));
+                }
+                let fd = self.base.files.get_mut(io.file)?.raw();
+                let opcode = if io.op == Op::Fsync {
+                    IOCB_CMD_FSYNC
+                } else {
+                    IOCB_CMD_FDSYNC
+                };
+                (opcode, fd, 0, 0)
+            }
+        };
+        let Ok(offset) = i64::try_from(io.offset) else {
+            return Ok(Queued::Completed(Completion {
+                slot: io.slot,
+                result: Err(libc::EINVAL),
+            }));
+        };
+        if self.outstanding() >= self.depth {
+            return Ok(Queued::Busy);
+        }
+        let slot = io.slot as usize;
+        // `unit` or the check above made sure slot < depth.
+        self.iocbs[slot] = Iocb {
+            aio_data: u64::from(io.slot),
+            aio_lio_opcode: opcode,
+            aio_fildes: fd as u32,
+            aio_buf: buf,
+            aio_nbytes: nbytes,
+            aio_offset: offset,
+            ..Iocb::default()
+        };
+        let ptr = &mut self.iocbs[slot] as *mut Iocb;
+        debug_assert!(
+            !self.pending.contains(&ptr),
+            "slot {slot} queued twice before commit"
+        );
+        // Within capacity: outstanding() < depth was checked above.
+        self.pending.push(ptr);
+        Ok(Queued::InFlight)
+    }
+
+    fn commit(&mut self) -> Result<(), EngineError> {
+        let mut done = 0;
+        while done < self.pending.len() {
+            let n = self.pending.len() - done;
+            // SAFETY: the array holds `n` valid pointers to initialized
+            // iocbs in `self.iocbs` (live as long as the engine); the
+            // buffers they name are slots of `self.base.bufs`, which outlive
+            // the I/O because Drop destroys the context (waiting for it)
+            // before the fields are dropped.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_io_submit,
+                    self.ctx,
+                    n as libc::c_long,
+                    self.pending.as_mut_ptr().add(done),
+                )
+            };
+            if rc > 0 {
+                let rc = rc as usize;
+                done += rc;
+                self.in_flight += rc;
+                continue;
+            }
+            let errno = if rc == 0 { libc::EAGAIN } else { last_errno() };
+            match errno {
+                // Out of kernel resources: keep the rest pending.
+                libc::EAGAIN => break,
+                libc::EINTR => continue,
+                _ => {
+                    // The kernel refused the first iocb left: it becomes a
+                    // completion with the errno.
+                    // SAFETY: the pointer points into `self.iocbs` (above).
+                    let iocb = unsafe { *self.pending[done] };
+                    let is_sync = matches!(iocb.aio_lio_opcode, IOCB_CMD_FSYNC | IOCB_CMD_FDSYNC);
+                    let result = if is_sync && errno == libc::EINVAL {
+                        self.sync_fallback = true;
+                        sync_now(
+                            iocb.aio_fildes as libc::c_int,
+                            iocb.aio_lio_opcode == IOCB_CMD_FDSYNC,
+                        )
+                    } else {
+                        Err(errno)
+                    };
+                    // Within capacity: every queued I/O counts in
+                    // outstanding(), which stays at most `depth`.
+                    self.ready.push(Completion {
+                        slot: iocb.aio_data as u32,
+                        result,
+                    });
+                    done += 1;
+                }
+            }
+        }
+        // Shifts the rest (if any) down in place; no allocation.
+        self.pending.drain(..done);
+        Ok(())
+    }
+
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let mut got = self.ready.len();
+        out.extend_from_slice(&self.ready);
+        self.ready.clear();
+        loop {
+            if self.in_flight == 0 {
+                return Ok(());
+            }
+            let want = min.saturating_sub(got).min(self.in_flight);
+            // Nothing more is required: collect what is there, without
+            // waiting.
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            let timeout: *const libc::timespec = if want == 0 { &zero } else { std::ptr::null() };
+            // SAFETY: `events` holds `depth` >= in_flight writable events;
+            // `timeout` is null or points at `zero`, live across the call.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_io_getevents,
+                    self.ctx,
+                    want as libc::c_long,
+                    self.in_flight as libc::c_long,
+                    self.events.as_mut_ptr(),
+                    timeout,
+                )
+            };
+            if rc < 0 {
+                match last_errno() {
+                    libc::EINTR => continue,
+                    errno => {
+                        return Err(EngineError::Refused {
+                            engine: "libaio",
+                            syscall: "io_getevents",
+                            errno,
+                            hint: "use ioengine=psync instead",
+                        })
+                    }
+                }
+            }
+            let n = rc as usize;
+            self.take_events(n, out);
+            got += n;
+            if got >= min || want == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    fn buf(&mut self, slot: u32) -> &mut [u8] {
+        self.base.buf(slot)
+    }
+}
+
+impl Drop for LibaioEngine {
+    fn drop(&mut self) {
+        // SAFETY: `ctx` came from io_setup and is destroyed once, here.
+        // io_destroy waits for the I/O in flight, so the buffers and iocbs
+        // (dropped after this) are no longer used by the kernel.
+        unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::{fs_type, probe_o_direct, FsType};
+    use crate::testutil::{check, fill, io, opts, spec, temp};
+    use crate::{create, testutil};
+    use std::path::Path;
+
+    #[test]
+    fn engine_contract() {
+        testutil::engine_contract("libaio");
+    }
+
+    #[test]
+    fn caps_say_asynchronous() {
+        let e = create("libaio", &opts(4, 4096)).unwrap();
+        assert_eq!(e.name(), "libaio");
+        let caps = e.caps();
+        assert!(!caps.sync && caps.needs_buffers && !caps.vectored);
+    }
+
+    #[test]
+    fn io_setup_refusal_is_refused_error() {
+        // More events than any kernel takes (EINVAL or EAGAIN); zero-byte
+        // buffers, so nothing big is allocated.
+        let err = create("libaio", &opts(u32::MAX / 2, 0))
+            .err()
+            .expect("io_setup of 2^31 events");
+        let msg = err.to_string();
+        assert!(msg.contains("libaio") && msg.contains("io_setup"), "{msg}");
+        match err {
+            EngineError::Refused {
+                engine: "libaio",
+                syscall: "io_setup",
+                errno,
+                ..
+            } => assert!(errno == libc::EINVAL || errno == libc::EAGAIN, "{errno}"),
+            other => panic!("{other}"),
+        }
+    }
+
+    const BS: u32 = 4096;
+
+    /// Offsets of the 8 I/Os: out of order, with gaps.
+    const OFFSETS: [u64; 8] = [0, 65536, 8192, 4096, 1 << 20, 12288, 32768, 200704];
+
+    /// Opens `path` on a fresh engine of depth 8.
+    fn engine(path: &Path, write: bool, direct: bool) -> (Box<dyn Engine>, FileId) {
+        let mut e = create("libaio", &opts(8, BS as usize)).unwrap();
+        let mut s = spec(path, true, write);
+        s.direct = direct;
+        let f = e.open(&s).unwrap();
+        (e, f)
+    }
+
+    /// Queues one I/O per slot, commits once, and returns what is ready
+    /// at once without waiting.
+    fn submit_all(e: &mut dyn Engine, f: FileId, op: Op) -> Vec<Completion> {
+        for (slot, &off) in OFFSETS.iter().enumerate() {
+            let q = e.queue(&io(slot as u32, f, op, off, BS)).unwrap();
+            assert_eq!(q, Queued::InFlight, "slot {slot}");
+        }
+        e.commit().unwrap();
+        let mut out = Vec::with_capacity(8);
+        e.reap(0, &mut out).unwrap();
+        out
+    }
+
+    /// Reaps the rest of 8 and checks every slot completed in full.
+    fn finish(e: &mut dyn Engine, mut out: Vec<Completion>) {
+        let n = out.len();
+        e.reap(8 - n, &mut out).unwrap();
+        assert_eq!(out.len(), 8);
+        let mut slots: Vec<u32> = out.iter().map(|c| c.slot).collect();
+        slots.sort_unstable();
+        assert_eq!(slots, (0..8).collect::<Vec<_>>());
+        for c in &out {
+            assert_eq!(c.result, Ok(BS), "slot {}", c.slot);
+        }
+    }
+
+    fn pattern_8_in_flight(dir: &Path, direct: bool) {
+        let path = dir.join(format!("eight.{direct}"));
+        let (mut e, f) = engine(&path, true, direct);
+        for (slot, &off) in OFFSETS.iter().enumerate() {
+            fill(e.as_mut(), slot as u32, off, BS as usize, 0x33);
+        }
+        let early = submit_all(e.as_mut(), f, Op::Write);
+        finish(e.as_mut(), early);
+        e.close(f).unwrap();
+
+        let (mut e, f) = engine(&path, false, direct);
+        for slot in 0..8 {
+            e.buf(slot).fill(0);
+        }
+        let early = submit_all(e.as_mut(), f, Op::Read);
+        finish(e.as_mut(), early);
+        for (slot, &off) in OFFSETS.iter().enumerate() {
+            check(e.as_mut(), slot as u32, off, BS as usize, 0x33);
+        }
+        // And psync reads what libaio wrote.
+        let mut p = create("psync", &opts(1, BS as usize)).unwrap();
+        let pf = p.open(&spec(&path, true, false)).unwrap();
+        for &off in &OFFSETS {
+            assert_eq!(
+                testutil::run(p.as_mut(), io(0, pf, Op::Read, off, BS)).result,
+                Ok(BS)
+            );
+            check(p.as_mut(), 0, off, BS as usize, 0x33);
+        }
+    }
+
+    #[test]
+    fn eight_in_flight_buffered() {
+        pattern_8_in_flight(temp().path(), false);
+    }
+
+    #[test]
+    fn eight_in_flight_direct() {
+        let dir = temp();
+        if !probe_o_direct(dir.path()).unwrap_or(false) {
+            return println!("skip: {} does not take O_DIRECT", dir.path().display());
+        }
+        pattern_8_in_flight(dir.path(), true);
+    }
+
+    #[test]
+    fn busy_beyond_iodepth_and_reap_min() {
+        let dir = temp();
+        let path = dir.path().join("busy");
+        std::fs::write(&path, vec![5u8; 64 << 10]).unwrap();
+        let mut e = create("libaio", &opts(4, 4096)).unwrap();
+        let f = e.open(&spec(&path, true, false)).unwrap();
+        for slot in 0..4 {
+            assert_eq!(
+                e.queue(&io(slot, f, Op::Read, u64::from(slot) * 4096, 4096))
+                    .unwrap(),
+                Queued::InFlight
+            );
+        }
+        // Pending (not yet submitted) I/Os count.
+        assert_eq!(e.queue(&io(0, f, Op::Read, 0, 4096)).unwrap(), Queued::Busy);
+        e.commit().unwrap();
+        // And submitted ones, until reaped.
+        assert_eq!(e.queue(&io(0, f, Op::Read, 0, 4096)).unwrap(), Queued::Busy);
+        let mut out = Vec::new();
+        e.reap(3, &mut out).unwrap();
+        assert!(out.len() >= 3, "{out:?}");
+        let n = out.len();
+        e.reap(4 - n, &mut out).unwrap();
+        assert_eq!(out.len(), 4);
+        assert!(out.iter().all(|c| c.result == Ok(4096)));
+        // All reaped: room again, and reap with nothing in flight returns.
+        e.reap(1, &mut out).unwrap();
+        assert_eq!(out.len(), 4);
+        assert_eq!(
+            e.queue(&io(0, f, Op::Read, 0, 4096)).unwrap(),
+            Queued::InFlight
+        );
+        e.commit().unwrap();
+        out.clear();
+        e.reap(1, &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert!(e.buf(0).iter().all(|&b| b == 5));
+    }
+
+    #[test]
+    fn syncs_go_through_aio() {
+        let dir = temp();
+        let path = dir.path().join("sync");
+        let mut e = create("libaio", &opts(3, 4096)).unwrap();
+        let f = e.open(&spec(&path, true, true)).unwrap();
+        fill(e.as_mut(), 0, 0, 4096, 9);
+        assert_eq!(
+            e.queue(&io(0, f, Op::Write, 0, 4096)).unwrap(),
+            Queued::InFlight
+        );
+        e.commit().unwrap();
+        let mut out = Vec::new();
+        e.reap(1, &mut out).unwrap();
+        for (slot, op) in [(1, Op::Fsync), (2, Op::Fdatasync)] {
+            // InFlight through the kernel, or Completed by the fallback.
+            match e.queue(&io(slot, f, op, 0, 0)).unwrap() {
+                Queued::InFlight => {}
+                Queued::Completed(c) => out.push(c),
+                Queued::Busy => panic!("busy"),
+            }
+        }
+        e.commit().unwrap();
+        e.reap(3 - out.len(), &mut out).unwrap();
+        assert_eq!(out.len(), 3);
+        for c in &out {
+            assert_eq!(c.result, Ok(if c.slot == 0 { 4096 } else { 0 }), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn submit_errors_are_completions() {
+        let dir = temp();
+        let path = dir.path().join("ro");
+        std::fs::write(&path, vec![1u8; 8192]).unwrap();
+        let mut e = create("libaio", &opts(4, 4096)).unwrap();
+        let f = e.open(&spec(&path, true, false)).unwrap();
+        // A good read on either side of the bad write: all three complete.
+        for (slot, op) in [(0, Op::Read), (1, Op::Write), (2, Op::Read)] {
+            assert_eq!(
+                e.queue(&io(slot, f, op, 0, 4096)).unwrap(),
+                Queued::InFlight
+            );
+        }
+        e.commit().unwrap();
+        let mut out = Vec::new();
+        e.reap(3, &mut out).unwrap();
+        out.sort_by_key(|c| c.slot);
+        assert_eq!(
+            out,
+            [
+                Completion {
+                    slot: 0,
+                    result: Ok(4096)
+                },
+                Completion {
+                    slot: 1,
+                    result: Err(libc::EBADF)
+                },
+                Completion {
+                    slot: 2,
+                    result: Ok(4096)
+                },
+            ]
+        );
+    }
+
+    /// Drops the page cache of a file so reads must go to the device.
+    fn drop_cache(path: &Path) {
+        let file = std::fs::File::open(path).unwrap();
+        file.sync_all().unwrap();
+        use std::os::fd::AsRawFd;
+        // SAFETY: posix_fadvise takes no pointers.
+        let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        assert_eq!(rc, 0);
+    }
+
+    /// fio fact: kernel AIO on a regular file without O_DIRECT does the
+    /// I/O inside io_submit. Right after one io_submit of 8 reads of
+    /// uncached data, io_getevents with a zero timeout (reap(0)) finds all
+    /// 8 done: the queue depth is never really reached.
+    #[test]
+    fn buffered_completes_inside_io_submit() {
+        let dir = temp();
+        let path = dir.path().join("buffered");
+        std::fs::write(&path, vec![7u8; 2 << 20]).unwrap();
+        for round in 0..5 {
+            drop_cache(&path);
+            let (mut e, f) = engine(&path, false, false);
+            let early = submit_all(e.as_mut(), f, Op::Read);
+            assert_eq!(early.len(), 8, "round {round}: {early:?}");
+            finish(e.as_mut(), early);
+        }
+    }
+
+    /// With O_DIRECT on a block-device filesystem the reads are really
+    /// asynchronous: io_submit returns before the device completes them.
+    /// How many are done at once depends on the device, so this asserts
+    /// only that over 20 rounds at least one found fewer than 8 ready (and
+    /// that all 8 then complete with the data).
+    #[test]
+    fn direct_is_asynchronous() {
+        let dir = temp();
+        let fs = fs_type(dir.path()).ok();
+        if !matches!(fs, Some(FsType::Ext | FsType::Xfs | FsType::Btrfs))
+            || !probe_o_direct(dir.path()).unwrap_or(false)
+        {
+            return println!("skip: {fs:?} is not a block filesystem with O_DIRECT");
+        }
+        let path = dir.path().join("direct");
+        std::fs::write(&path, vec![7u8; 2 << 20]).unwrap();
+        drop_cache(&path);
+        let (mut e, f) = engine(&path, false, true);
+        let mut ready = Vec::new();
+        for _ in 0..20 {
+            let early = submit_all(e.as_mut(), f, Op::Read);
+            ready.push(early.len());
+            finish(e.as_mut(), early);
+            assert!(e.buf(3).iter().all(|&b| b == 7));
+        }
+        println!("O_DIRECT: completions ready right after io_submit: {ready:?}");
+        assert!(ready.iter().any(|&n| n < 8), "{ready:?}");
+    }
+}

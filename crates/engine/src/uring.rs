@@ -1,0 +1,734 @@
+//! fio's `io_uring` engine: one ring per worker with `iodepth` entries.
+//! `queue` pushes one SQE (`READ`/`WRITE`, `READ_FIXED`/`WRITE_FIXED` with
+//! `fixedbufs`, `FSYNC` with or without `DATASYNC`) whose `user_data` is the
+//! slot; `commit` submits the batch with one io_uring_enter; `reap` waits
+//! for `min` completions and drains every CQE there is. Trim is done inside
+//! `queue`, as fio's engine does (BLKDISCARD on a block device, EOPNOTSUPP
+//! on a file).
+//!
+//! Options: `hipri` makes a polled ring (`IORING_SETUP_IOPOLL`, O_DIRECT
+//! files only), `fixedbufs` registers the buffer pool, `registerfiles`
+//! registers the open files and names them by index, `sqthread_poll` (with
+//! `sqthread_poll_cpu`) lets a kernel thread take the submissions.
+//!
+//! A ring the kernel refuses (ENOSYS, EPERM from seccomp or
+//! `kernel.io_uring_disabled`) is `EngineError::Refused` at creation.
+
+use std::io;
+
+use io_uring::{opcode, squeue, types, IoUring};
+
+use crate::syncbase::SyncBase;
+use crate::{
+    Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Op, Queued,
+};
+
+const NAME: &str = "io_uring";
+
+/// What to do when the kernel refuses a ring.
+const SETUP_HINT: &str = "io_uring may be disabled (seccomp, sysctl kernel.io_uring_disabled); \
+                          use ioengine=psync or ioengine=libaio instead";
+
+/// Registered-file table size at first; doubled when a `FileId` outgrows it.
+const FIRST_FILE_TABLE: usize = 16;
+
+pub(crate) struct UringEngine {
+    ring: IoUring,
+    /// Open files and buffers; the ring is drained (see `Drop`) before the
+    /// buffers are freed.
+    base: SyncBase,
+    fixedbufs: bool,
+    registerfiles: bool,
+    hipri: bool,
+    /// Entries of the registered-file table (`registerfiles`).
+    file_table: usize,
+    /// I/Os pushed and not yet reaped.
+    in_flight: usize,
+    /// Most I/Os in flight: the completion queue's size, so it never
+    /// overflows.
+    max_in_flight: usize,
+}
+
+impl UringEngine {
+    pub fn new(opts: &EngineOpts) -> Result<Self, EngineError> {
+        let base = SyncBase::new(opts)?;
+        let entries = opts.iodepth.max(1);
+        let ring = setup(entries, opts).map_err(|e| EngineError::Refused {
+            engine: NAME,
+            syscall: "io_uring_setup",
+            errno: e.raw_os_error().unwrap_or(libc::EIO),
+            hint: SETUP_HINT,
+        })?;
+        let max_in_flight = ring.params().cq_entries() as usize;
+        let mut engine = Self {
+            ring,
+            base,
+            fixedbufs: opts.fixedbufs,
+            registerfiles: opts.registerfiles,
+            hipri: opts.hipri,
+            file_table: 0,
+            in_flight: 0,
+            max_in_flight,
+        };
+        if opts.fixedbufs {
+            engine.register_buffers()?;
+        }
+        if opts.registerfiles {
+            engine.register_files(FIRST_FILE_TABLE)?;
+        }
+        Ok(engine)
+    }
+
+    /// Registers every buffer slot, so that slot `i` is fixed buffer `i`.
+    fn register_buffers(&mut self) -> Result<(), EngineError> {
+        let bufs = &self.base.bufs;
+        if bufs.slots() > usize::from(u16::MAX) || bufs.size() == 0 {
+            return Err(EngineError::Options(format!(
+                "fixedbufs: {} buffers of {} bytes cannot be registered (at most {} non-empty)",
+                bufs.slots(),
+                bufs.size(),
+                u16::MAX
+            )));
+        }
+        let iovecs: Vec<libc::iovec> = (0..bufs.slots())
+            .map(|i| libc::iovec {
+                iov_base: bufs.slot_ptr(i).cast(),
+                iov_len: bufs.size(),
+            })
+            .collect();
+        // SAFETY: every iovec describes one slot of `self.base.bufs`, which
+        // lives as long as the ring: the ring is drained in `Drop` before the
+        // pool is freed, and the registration ends when the ring is closed.
+        unsafe { self.ring.submitter().register_buffers(&iovecs) }.map_err(|e| {
+            EngineError::Refused {
+                engine: NAME,
+                syscall: "io_uring_register(IORING_REGISTER_BUFFERS)",
+                errno: e.raw_os_error().unwrap_or(libc::EIO),
+                hint: "set fixedbufs=0, or raise the locked-memory limit (ulimit -l)",
+            }
+        })
+    }
+
+    /// (Re)registers a file table of `size` entries holding the open files
+    /// at their `FileId` index.
+    fn register_files(&mut self, size: usize) -> Result<(), EngineError> {
+        let refused = |e: io::Error| EngineError::Refused {
+            engine: NAME,
+            syscall: "io_uring_register(IORING_REGISTER_FILES)",
+            errno: e.raw_os_error().unwrap_or(libc::EIO),
+            hint: "set registerfiles=0",
+        };
+        let mut fds = vec![-1; size];
+        for (i, fd) in fds.iter_mut().enumerate().take(self.file_table) {
+            let id = FileId(u32::try_from(i).unwrap_or(u32::MAX));
+            if let Ok(file) = self.base.files.get_mut(id) {
+                *fd = file.raw();
+            }
+        }
+        let submitter = self.ring.submitter();
+        if self.file_table > 0 {
+            submitter.unregister_files().map_err(refused)?;
+            self.file_table = 0;
+        }
+        submitter.register_files(&fds).map_err(refused)?;
+        self.file_table = size;
+        Ok(())
+    }
+
+    /// Puts `fd` (or -1 to empty it) at index `id` of the file table.
+    fn update_file(&mut self, id: FileId, fd: libc::c_int) -> Result<(), EngineError> {
+        let index = id.0 as usize;
+        if index >= self.file_table {
+            let size = (index + 1).next_power_of_two().max(self.file_table * 2);
+            self.register_files(size)?;
+        }
+        self.ring
+            .submitter()
+            .register_files_update(id.0, &[fd])
+            .map(|_| ())
+            .map_err(|e| EngineError::Refused {
+                engine: NAME,
+                syscall: "io_uring_register(IORING_REGISTER_FILES_UPDATE)",
+                errno: e.raw_os_error().unwrap_or(libc::EIO),
+                hint: "set registerfiles=0",
+            })
+    }
+
+    /// Moves every completion there is to `out`; returns how many.
+    #[inline]
+    fn drain(&mut self, out: &mut Vec<Completion>) -> usize {
+        let mut n = 0;
+        for cqe in self.ring.completion() {
+            let res = cqe.result();
+            out.push(Completion {
+                // user_data is the slot, a u32.
+                slot: cqe.user_data() as u32,
+                result: if res >= 0 { Ok(res as u32) } else { Err(-res) },
+            });
+            n += 1;
+        }
+        self.in_flight -= n;
+        n
+    }
+}
+
+/// The ring: `entries` SQEs, polled or with a polling thread as asked.
+/// `IORING_SETUP_SUBMIT_ALL` (Linux 5.18) keeps a batch going past an SQE
+/// that fails at submission; older kernels get the ring without it.
+fn setup(entries: u32, opts: &EngineOpts) -> io::Result<IoUring> {
+    let build = |submit_all: bool| {
+        let mut b = IoUring::builder();
+        b.setup_clamp();
+        if submit_all {
+            b.setup_submit_all();
+        }
+        if opts.hipri {
+            b.setup_iopoll();
+        }
+        if opts.sqthread_poll {
+            // 0: the kernel's default idle time (1 s), as fio leaves it.
+            b.setup_sqpoll(0);
+            if let Some(cpu) = opts.sqthread_poll_cpu {
+                b.setup_sqpoll_cpu(cpu);
+            }
+        }
+        b.build(entries)
+    };
+    match build(true) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => build(false),
+        other => other,
+    }
+}
+
+/// Runs an io_uring_enter again when a signal interrupted it.
+#[inline]
+fn retry_eintr(mut f: impl FnMut() -> io::Result<usize>) -> io::Result<usize> {
+    loop {
+        match f() {
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            other => return other,
+        }
+    }
+}
+
+/// An io_uring_enter failure as an `EngineError`.
+fn enter_error(e: io::Error) -> EngineError {
+    EngineError::Refused {
+        engine: NAME,
+        syscall: "io_uring_enter",
+        errno: e.raw_os_error().unwrap_or(libc::EIO),
+        hint: "use ioengine=psync instead",
+    }
+}
+
+impl Engine for UringEngine {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            sync: false,
+            needs_buffers: true,
+            vectored: false,
+        }
+    }
+
+    fn open(&mut self, file: &FileSpec) -> Result<FileId, EngineError> {
+        if self.hipri && !file.direct {
+            return Err(EngineError::Options(format!(
+                "{}: hipri polls for completions, which only O_DIRECT I/O has; \
+                 set direct=1, or hipri=0",
+                file.path.display()
+            )));
+        }
+        let id = self.base.open(file)?;
+        if self.registerfiles {
+            let fd = self.base.files.get_mut(id)?.raw();
+            if let Err(e) = self.update_file(id, fd) {
+                let _ = self.base.close(id);
+                return Err(e);
+            }
+        }
+        Ok(id)
+    }
+
+    fn close(&mut self, file: FileId) -> Result<(), EngineError> {
+        if self.registerfiles && self.base.files.get_mut(file).is_ok() {
+            // I/Os in flight keep their own reference to the file.
+            self.update_file(file, -1)?;
+        }
+        self.base.close(file)
+    }
+
+    #[inline]
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        let (slots, size) = (self.base.bufs.slots(), self.base.bufs.size());
+        if io.slot as usize >= slots || io.len as usize > size {
+            return Err(EngineError::BadUnit {
+                slot: io.slot,
+                len: io.len,
+                slots,
+                size,
+            });
+        }
+        let fd = self.base.files.get_mut(io.file)?.raw();
+        let data = matches!(io.op, Op::Read | Op::Write);
+        if io.op == Op::Trim {
+            let result = self.base.no_data(io)?;
+            return Ok(Queued::Completed(Completion {
+                slot: io.slot,
+                result,
+            }));
+        }
+        if data && io.offset > i64::MAX as u64 {
+            // The kernel would take it for -1: "at the file position".
+            return Ok(Queued::Completed(Completion {
+                slot: io.slot,
+                result: Err(libc::EINVAL),
+            }));
+        }
+        if self.in_flight >= self.max_in_flight || self.ring.submission().is_full() {
+            return Ok(Queued::Busy);
+        }
+        let buf = self.base.bufs.slot_ptr(io.slot as usize);
+        // The slot is below `slots`, which register_buffers kept within u16.
+        let index = io.slot as u16;
+        macro_rules! entry {
+            ($fd:expr) => {
+                match (io.op, self.fixedbufs) {
+                    (Op::Read, false) => opcode::Read::new($fd, buf, io.len)
+                        .offset(io.offset)
+                        .build(),
+                    (Op::Read, true) => opcode::ReadFixed::new($fd, buf, io.len, index)
+                        .offset(io.offset)
+                        .build(),
+                    (Op::Write, false) => opcode::Write::new($fd, buf, io.len)
+                        .offset(io.offset)
+                        .build(),
+                    (Op::Write, true) => opcode::WriteFixed::new($fd, buf, io.len, index)
+                        .offset(io.offset)
+                        .build(),
+                    (Op::Fsync, _) => opcode::Fsync::new($fd).build(),
+                    (_, _) => opcode::Fsync::new($fd)
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build(),
+                }
+            };
+        }
+        let sqe: squeue::Entry = if self.registerfiles {
+            entry!(types::Fixed(io.file.0))
+        } else {
+            entry!(types::Fd(fd))
+        }
+        .user_data(u64::from(io.slot));
+        // SAFETY: the SQE points at `len` bytes of the slot's buffer
+        // (checked against the pool's size above), which stays allocated
+        // until the I/O is reaped: the pool lives as long as the engine, and
+        // `Drop` waits for every I/O in flight before freeing it. The caller
+        // keeps a slot in flight at most once and does not touch its buffer
+        // until the completion comes back.
+        if unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            return Ok(Queued::Busy);
+        }
+        self.in_flight += 1;
+        Ok(Queued::InFlight)
+    }
+
+    fn commit(&mut self) -> Result<(), EngineError> {
+        if self.ring.submission().is_empty() {
+            return Ok(());
+        }
+        match retry_eintr(|| self.ring.submit()) {
+            Ok(_) => Ok(()),
+            // No room for completions or kernel resources just now: the SQEs
+            // stay queued and go with the io_uring_enter of the next reap.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => Ok(()),
+            Err(e) => Err(enter_error(e)),
+        }
+    }
+
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let mut want = min.min(self.in_flight);
+        loop {
+            let ready = self.ring.completion().len();
+            if ready < want || !self.ring.submission().is_empty() {
+                match retry_eintr(|| self.ring.submit_and_wait(want.saturating_sub(ready))) {
+                    Ok(_) => {}
+                    // The completion queue is full: draining makes room.
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {}
+                    Err(e) => return Err(enter_error(e)),
+                }
+            }
+            let got = self.drain(out);
+            want = want.saturating_sub(got);
+            if want == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    fn buf(&mut self, slot: u32) -> &mut [u8] {
+        self.base.buf(slot)
+    }
+}
+
+impl Drop for UringEngine {
+    /// Waits for the I/Os still in flight: the kernel may write into their
+    /// buffers until they complete, so the pool must outlive them.
+    fn drop(&mut self) {
+        let mut sink = Vec::new();
+        while self.in_flight > 0 {
+            let want = self.in_flight;
+            if retry_eintr(|| self.ring.submit_and_wait(want)).is_err() && {
+                let got = self.drain(&mut sink);
+                sink.clear();
+                got == 0
+            } {
+                // Cannot wait: leak the buffers rather than free them under
+                // the kernel's feet.
+                if let Ok(empty) = crate::BufPool::new(0, 0, 0) {
+                    std::mem::forget(std::mem::replace(&mut self.base.bufs, empty));
+                }
+                return;
+            }
+            self.drain(&mut sink);
+            sink.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::file::probe_o_direct;
+    use crate::testutil::{self, check, fill, io, opts, pattern_byte, spec, temp};
+    use crate::{create, Completion, Engine, EngineError, EngineOpts, FileId, Op, Queued};
+
+    /// The engine, or `None` (with the reason printed) when this kernel
+    /// refuses io_uring.
+    fn uring(o: &EngineOpts) -> Option<Box<dyn Engine>> {
+        match create("io_uring", o) {
+            Ok(e) => Some(e),
+            Err(EngineError::Refused {
+                syscall: "io_uring_setup",
+                errno,
+                ..
+            }) => {
+                println!("skip io_uring test: io_uring_setup refused, errno {errno}");
+                None
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn reap_all(e: &mut dyn Engine, n: usize) -> Vec<Completion> {
+        let mut out = Vec::with_capacity(n);
+        e.reap(n, &mut out).unwrap();
+        assert_eq!(out.len(), n);
+        out.sort_by_key(|c| c.slot);
+        out
+    }
+
+    /// Writes 8 extents at once, then reads them back at once, and checks.
+    fn eight_in_flight(o: &EngineOpts, path: &Path, direct: bool) {
+        let Some(mut e) = uring(o) else { return };
+        let mut s = spec(path, true, true);
+        s.direct = direct;
+        let f = e.open(&s).unwrap();
+        let off = |slot: u32| u64::from(7 - slot) * 12288 + if direct { 0 } else { 100 };
+        for slot in 0..8 {
+            fill(e.as_mut(), slot, off(slot), 8192, 0x33);
+            let q = e.queue(&io(slot, f, Op::Write, off(slot), 8192)).unwrap();
+            assert_eq!(q, Queued::InFlight);
+        }
+        e.commit().unwrap();
+        for (slot, c) in reap_all(e.as_mut(), 8).iter().enumerate() {
+            assert_eq!(
+                *c,
+                Completion {
+                    slot: slot as u32,
+                    result: Ok(8192)
+                }
+            );
+        }
+        for slot in 0..8 {
+            e.buf(slot).fill(0);
+            // Each slot reads another slot's extent.
+            let q = e.queue(&io(slot, f, Op::Read, off(7 - slot), 8192));
+            assert_eq!(q.unwrap(), Queued::InFlight);
+        }
+        e.commit().unwrap();
+        for c in reap_all(e.as_mut(), 8) {
+            assert_eq!(c.result, Ok(8192));
+            check(e.as_mut(), c.slot, off(7 - c.slot), 8192, 0x33);
+        }
+        e.close(f).unwrap();
+        // And the file holds it, read with psync.
+        let mut p = create("psync", &opts(1, 8192)).unwrap();
+        let pf = p.open(&spec(path, true, false)).unwrap();
+        for slot in 0..8 {
+            let c = testutil::run(p.as_mut(), io(0, pf, Op::Read, off(slot), 8192));
+            assert_eq!(c.result, Ok(8192));
+            check(p.as_mut(), 0, off(slot), 8192, 0x33);
+        }
+    }
+
+    #[test]
+    fn engine_contract() {
+        if uring(&opts(1, 4096)).is_some() {
+            testutil::engine_contract("io_uring");
+        }
+    }
+
+    #[test]
+    fn eight_in_flight_round_trip() {
+        let dir = temp();
+        eight_in_flight(&opts(8, 8192), &dir.path().join("eight"), false);
+    }
+
+    #[test]
+    fn eight_in_flight_o_direct() {
+        let dir = temp();
+        if !probe_o_direct(dir.path()).unwrap_or(false) {
+            return println!("skip io_uring O_DIRECT test: no O_DIRECT here");
+        }
+        eight_in_flight(&opts(8, 8192), &dir.path().join("direct"), true);
+    }
+
+    #[test]
+    fn fixed_buffers_and_files() {
+        let dir = temp();
+        for (fixedbufs, registerfiles) in [(true, false), (false, true), (true, true)] {
+            let o = EngineOpts {
+                fixedbufs,
+                registerfiles,
+                ..opts(8, 8192)
+            };
+            let path = dir
+                .path()
+                .join(format!("fixed-{fixedbufs}-{registerfiles}"));
+            eight_in_flight(&o, &path, false);
+        }
+    }
+
+    #[test]
+    fn registered_file_table_grows_and_reuses_ids() {
+        let dir = temp();
+        let o = EngineOpts {
+            registerfiles: true,
+            ..opts(2, 4096)
+        };
+        let Some(mut e) = uring(&o) else { return };
+        let files: Vec<FileId> = (0..40)
+            .map(|i| {
+                e.open(&spec(&dir.path().join(format!("f{i}")), true, true))
+                    .unwrap()
+            })
+            .collect();
+        for (i, &f) in files.iter().enumerate() {
+            e.buf(0).fill(i as u8);
+            assert_eq!(
+                testutil::run(e.as_mut(), io(0, f, Op::Write, 0, 4096)).result,
+                Ok(4096)
+            );
+        }
+        e.close(files[3]).unwrap();
+        let again = e.open(&spec(&dir.path().join("f7"), true, false)).unwrap();
+        assert_eq!(again, files[3]);
+        e.buf(1).fill(0);
+        assert_eq!(
+            testutil::run(e.as_mut(), io(1, again, Op::Read, 0, 4096)).result,
+            Ok(4096)
+        );
+        assert!(e.buf(1).iter().all(|&b| b == 7));
+    }
+
+    #[test]
+    fn busy_when_the_ring_is_full() {
+        let dir = temp();
+        let Some(mut e) = uring(&opts(4, 4096)) else {
+            return;
+        };
+        let f = e.open(&spec(&dir.path().join("busy"), true, true)).unwrap();
+        for slot in 0..4 {
+            fill(e.as_mut(), slot, u64::from(slot) * 4096, 4096, 5);
+            let q = e.queue(&io(slot, f, Op::Write, u64::from(slot) * 4096, 4096));
+            assert_eq!(q.unwrap(), Queued::InFlight);
+        }
+        assert_eq!(e.queue(&io(0, f, Op::Read, 0, 4096)).unwrap(), Queued::Busy);
+        e.commit().unwrap();
+        let done = reap_all(e.as_mut(), 4);
+        assert!(done.iter().all(|c| c.result == Ok(4096)), "{done:?}");
+        // Room again once reaped.
+        assert_eq!(
+            e.queue(&io(0, f, Op::Read, 4096, 4096)).unwrap(),
+            Queued::InFlight
+        );
+        e.commit().unwrap();
+        assert_eq!(reap_all(e.as_mut(), 1)[0].result, Ok(4096));
+        check(e.as_mut(), 0, 4096, 4096, 5);
+    }
+
+    #[test]
+    fn reap_returns_at_least_min() {
+        let dir = temp();
+        let Some(mut e) = uring(&opts(8, 4096)) else {
+            return;
+        };
+        let f = e.open(&spec(&dir.path().join("min"), true, true)).unwrap();
+        for slot in 0..8 {
+            e.queue(&io(slot, f, Op::Write, u64::from(slot) * 4096, 4096))
+                .unwrap();
+        }
+        e.commit().unwrap();
+        let mut out = Vec::new();
+        e.reap(3, &mut out).unwrap();
+        assert!(out.len() >= 3, "{out:?}");
+        let rest = 8 - out.len();
+        e.reap(rest, &mut out).unwrap();
+        assert_eq!(out.len(), 8);
+        // Nothing in flight: min is capped, reap returns at once.
+        e.reap(5, &mut out).unwrap();
+        assert_eq!(out.len(), 8);
+        let mut slots: Vec<u32> = out.iter().map(|c| c.slot).collect();
+        slots.sort_unstable();
+        assert_eq!(slots, (0..8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn reap_submits_what_commit_did_not() {
+        let dir = temp();
+        let Some(mut e) = uring(&opts(2, 4096)) else {
+            return;
+        };
+        let f = e
+            .open(&spec(&dir.path().join("nocommit"), true, true))
+            .unwrap();
+        fill(e.as_mut(), 0, 0, 4096, 9);
+        e.queue(&io(0, f, Op::Write, 0, 4096)).unwrap();
+        e.queue(&io(1, f, Op::Fdatasync, 0, 0)).unwrap();
+        let done = reap_all(e.as_mut(), 2);
+        assert_eq!(done[0].result, Ok(4096));
+        assert_eq!(done[1].result, Ok(0));
+    }
+
+    #[test]
+    fn fsync_and_fdatasync_complete() {
+        let dir = temp();
+        let Some(mut e) = uring(&opts(4, 4096)) else {
+            return;
+        };
+        let f = e
+            .open(&spec(&dir.path().join("fsync"), true, true))
+            .unwrap();
+        fill(e.as_mut(), 0, 0, 4096, 1);
+        e.queue(&io(0, f, Op::Write, 0, 4096)).unwrap();
+        e.commit().unwrap();
+        assert_eq!(reap_all(e.as_mut(), 1)[0].result, Ok(4096));
+        e.queue(&io(1, f, Op::Fsync, 0, 0)).unwrap();
+        e.queue(&io(2, f, Op::Fdatasync, 0, 0)).unwrap();
+        e.commit().unwrap();
+        for c in reap_all(e.as_mut(), 2) {
+            assert_eq!(c.result, Ok(0), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn errors_come_back_as_completions() {
+        let dir = temp();
+        let path = dir.path().join("wronly");
+        let Some(mut e) = uring(&opts(2, 4096)) else {
+            return;
+        };
+        let f = e.open(&spec(&path, false, true)).unwrap();
+        e.queue(&io(0, f, Op::Read, 0, 4096)).unwrap();
+        // The batch goes on past the failing SQE.
+        fill(e.as_mut(), 1, 0, 4096, 2);
+        e.queue(&io(1, f, Op::Write, 0, 4096)).unwrap();
+        e.commit().unwrap();
+        let done = reap_all(e.as_mut(), 2);
+        assert_eq!(done[0].result, Err(libc::EBADF), "read on a write-only fd");
+        assert_eq!(done[1].result, Ok(4096));
+        assert_eq!(std::fs::read(&path).unwrap()[4095], pattern_byte(2, 4095));
+    }
+
+    #[test]
+    fn hipri_polls_o_direct_io() {
+        let dir = temp();
+        let o = EngineOpts {
+            hipri: true,
+            ..opts(2, 4096)
+        };
+        let Some(mut e) = uring(&o) else { return };
+        let path = dir.path().join("hipri");
+        let err = e.open(&spec(&path, true, true)).unwrap_err();
+        assert!(err.to_string().contains("direct=1"), "{err}");
+        if !probe_o_direct(dir.path()).unwrap_or(false) {
+            return println!("skip io_uring hipri test: no O_DIRECT here");
+        }
+        let mut s = spec(&path, true, true);
+        s.direct = true;
+        let f = e.open(&s).unwrap();
+        fill(e.as_mut(), 0, 0, 4096, 4);
+        // A device without poll queues refuses polled I/O with EOPNOTSUPP
+        // (ext4 may still complete an allocating write without polling).
+        for (slot, op) in [(0, Op::Write), (1, Op::Read)] {
+            e.buf(1).fill(0);
+            e.queue(&io(slot, f, op, 0, 4096)).unwrap();
+            e.commit().unwrap();
+            match reap_all(e.as_mut(), 1)[0].result {
+                Ok(n) => assert_eq!(n, 4096),
+                Err(libc::EOPNOTSUPP) => {
+                    return println!("skip io_uring hipri check: the device does not poll");
+                }
+                Err(errno) => panic!("polled {op:?}: errno {errno}"),
+            }
+        }
+        check(e.as_mut(), 1, 0, 4096, 4);
+    }
+
+    #[test]
+    fn sqpoll_round_trip() {
+        let dir = temp();
+        let o = EngineOpts {
+            sqthread_poll: true,
+            ..opts(8, 8192)
+        };
+        eight_in_flight(&o, &dir.path().join("sqpoll"), false);
+    }
+
+    #[test]
+    fn dropping_with_io_in_flight_waits() {
+        let dir = temp();
+        let Some(mut e) = uring(&opts(8, 65536)) else {
+            return;
+        };
+        let f = e.open(&spec(&dir.path().join("drop"), true, true)).unwrap();
+        for slot in 0..8 {
+            e.queue(&io(slot, f, Op::Write, u64::from(slot) << 16, 65536))
+                .unwrap();
+        }
+        e.commit().unwrap();
+        drop(e);
+        assert_eq!(
+            std::fs::metadata(dir.path().join("drop")).unwrap().len(),
+            8 << 16
+        );
+    }
+
+    #[test]
+    fn refusal_names_engine_syscall_and_alternative() {
+        let err = EngineError::Refused {
+            engine: "io_uring",
+            syscall: "io_uring_setup",
+            errno: libc::EPERM,
+            hint: super::SETUP_HINT,
+        };
+        let msg = err.to_string();
+        for part in ["io_uring", "io_uring_setup", "EPERM", "ioengine=psync"] {
+            assert!(msg.contains(part), "{msg}");
+        }
+    }
+}
