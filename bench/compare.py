@@ -29,6 +29,23 @@ def workloads(d):
             "--size=256m", f"--filename={f}", "--invalidate=0",
             "--time_based", "--runtime=3",
         ],
+        # io_uring and libaio, direct 4k random reads at queue depth 32.
+        "io_uring-randread-qd32-direct": [
+            "--name=u", "--ioengine=io_uring", "--iodepth=32", "--direct=1",
+            "--rw=randread", "--bs=4k", "--size=256m", f"--filename={f}",
+            "--time_based", "--runtime=3",
+        ],
+        "libaio-randread-qd32-direct": [
+            "--name=a", "--ioengine=libaio", "--iodepth=32", "--direct=1",
+            "--rw=randread", "--bs=4k", "--size=256m", f"--filename={f}",
+            "--time_based", "--runtime=3",
+        ],
+        # io_uring on the warm page cache: tool overhead shows.
+        "io_uring-randread-qd32-buffered": [
+            "--name=w", "--ioengine=io_uring", "--iodepth=32", "--rw=randread",
+            "--bs=4k", "--size=256m", f"--filename={f}", "--invalidate=0",
+            "--time_based", "--runtime=3",
+        ],
         # The null engine with full latency statistics: tool overhead only.
         "null-4k-qd1": [
             "--name=n", "--ioengine=null", "--rw=randread", "--bs=4k",
