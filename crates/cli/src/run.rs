@@ -88,6 +88,9 @@ pub fn run(args: &[String]) -> Result<Status> {
             return Ok(Status::BadInput);
         }
     };
+    for w in iolab_core::warn::plan_warnings(&plan) {
+        eprintln!("iolab: warning: {w}");
+    }
     let opts = render_opts(&jobs);
     let normal = formats.contains(&Format::Normal);
     let mut out = Out::open(output.as_deref())?;

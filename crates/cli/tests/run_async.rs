@@ -103,3 +103,60 @@ fn data_written_through_queued_engines_reads_back_through_psync() {
         assert_eq!(v["jobs"][0]["read"]["io_bytes"], 1 << 20);
     }
 }
+
+#[test]
+fn a_depth_the_engine_cannot_reach_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let warned = |args: &[&str]| -> String {
+        let out = Command::cargo_bin("iolab")
+            .unwrap()
+            .current_dir(dir.path())
+            .args([
+                "run",
+                "--output-format=json",
+                "--name=w",
+                "--size=1m",
+                "--filename=f",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let e = warned(&["--ioengine=libaio", "--iodepth=16", "--direct=0"]);
+    assert!(
+        e.contains("iodepth=16 will not be reached with ioengine=libaio"),
+        "{e}"
+    );
+    assert!(e.contains("use direct=1"), "{e}");
+    let e = warned(&["--ioengine=psync", "--iodepth=8"]);
+    assert!(
+        e.contains("a synchronous engine has one I/O in flight"),
+        "{e}"
+    );
+    assert_eq!(
+        warned(&["--ioengine=libaio", "--iodepth=16", "--direct=1"]),
+        ""
+    );
+    assert_eq!(warned(&["--ioengine=psync"]), "");
+}
+
+#[test]
+fn trim_on_a_regular_file_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    Command::cargo_bin("iolab")
+        .unwrap()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--name=t",
+            "--rw=randtrim",
+            "--size=1m",
+            "--filename=f",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("only a block device takes"));
+    assert!(!dir.path().join("f").exists());
+}

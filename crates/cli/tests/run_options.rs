@@ -77,18 +77,39 @@ fn rate_min_exits_1_with_fios_message() {
 
 #[test]
 fn continue_on_error_prints_the_error_count_where_fio_does() {
-    // Trimming a regular file fails and the error stops the job even with
+    // A full filesystem (ENOSPC) stops the job even with
     // continue_on_error (fio goes on only after EIO and EILSEQ); the count
     // and the first error are printed as fio prints them.
     let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !mounted {
+        eprintln!("skipped: cannot mount a 1 MiB tmpfs to fill (needs root)");
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
     let args = |fmt: &str| {
         vec![
             "run".to_string(),
             format!("--output-format={fmt}"),
             "--name=e".into(),
-            "--filename=f".into(),
-            "--size=64k".into(),
-            "--rw=trim".into(),
+            format!("--filename={}/f", mnt.display()),
+            "--size=4m".into(),
+            "--rw=write".into(),
+            "--fallocate=none".into(),
+            "--unlink=1".into(),
             "--continue_on_error=all".into(),
         ]
     };
@@ -102,7 +123,7 @@ fn continue_on_error_prints_the_error_count_where_fio_does() {
         .clone();
     let job = &json_of(&out)["jobs"][0];
     assert_eq!(job["total_err"], 1);
-    assert_eq!(job["first_error"], 95);
+    assert_eq!(job["first_error"], 28);
     // fio's place: after the latency buckets, before latency_depth.
     let text = String::from_utf8_lossy(&out);
     let at = |k: &str| text.find(&format!("\"{k}\"")).unwrap();
@@ -126,7 +147,7 @@ fn continue_on_error_prints_the_error_count_where_fio_does() {
         .expect("issued line");
     assert_eq!(
         lines[issued + 1],
-        "     errors    : total=1, first_error=95/<Operation not supported>"
+        "     errors    : total=1, first_error=28/<No space left on device>"
     );
     assert!(lines[issued + 2].starts_with("     latency   : target="));
 

@@ -6,4 +6,5 @@ pub mod gen;
 pub mod layout;
 pub mod plan;
 pub mod run;
+pub mod warn;
 pub mod worker;

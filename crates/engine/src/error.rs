@@ -22,7 +22,8 @@ pub enum EngineError {
     #[error("unknown ioengine '{name}'; iolab has: {}", ENGINE_NAMES.join(", "))]
     UnknownEngine { name: String },
     #[error(
-        "ioengine '{name}' is a fio engine that iolab does not implement yet; iolab has: {}",
+        "ioengine '{name}' is a fio engine that iolab does not implement yet{}; iolab has: {}",
+        better_engine(name),
         ENGINE_NAMES.join(", ")
     )]
     NotImplemented { name: String },
@@ -51,6 +52,20 @@ pub enum EngineError {
         slots: usize,
         size: usize,
     },
+}
+
+/// A pointer to the engine that does the same job better, where there is
+/// one.
+fn better_engine(name: &str) -> &'static str {
+    match name {
+        // glibc's POSIX AIO runs each request on a helper thread; the
+        // kernel's own queues do what it imitates.
+        "posixaio" => {
+            " (it emulates asynchronous I/O with threads: use ioengine=io_uring or ioengine=libaio)"
+        }
+        "vsync" => " (use ioengine=pvsync, which also moves data through an iovec)",
+        _ => "",
+    }
 }
 
 impl EngineError {

@@ -262,6 +262,11 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("posixaio") && msg.contains("psync"), "{msg}");
         assert!(matches!(err, EngineError::NotImplemented { .. }));
+        assert!(
+            err.to_string()
+                .contains("use ioengine=io_uring or ioengine=libaio"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -385,6 +385,16 @@ fn place_files(
 
     for path in paths {
         let disk: OnDisk = on_disk(&path);
+        if pj.rw.mode.trims() && !diskless && !disk.block_device {
+            return Err(cx.err(
+                Some(Opt::Rw),
+                format!(
+                    "rw={} discards blocks (BLKDISCARD), which only a block device takes; `{}` is not one",
+                    pj.rw.mode.name(),
+                    path.display()
+                ),
+            ));
+        }
         let existing = disk.size.filter(|s| *s > 0 || disk.block_device);
         // The file's own extent: filesize, else its share of size, else
         // what is on disk.
