@@ -50,6 +50,8 @@ pub(super) struct Tally {
 
 /// Fixed facts of one run of the loop.
 pub(super) struct Cx<'a> {
+    pub job: &'a PlanJob,
+    pub files: &'a [PlanFile],
     pub clock: &'a Clock,
     pub t_begin: u64,
     pub deadline: Option<u64>,
@@ -130,8 +132,6 @@ impl Worker {
     #[inline]
     pub(super) fn finish(
         &mut self,
-        job: &PlanJob,
-        files: &[PlanFile],
         cx: &Cx,
         m: &mut Measure,
         st: &mut Tally,
@@ -140,6 +140,7 @@ impl Worker {
         result: Result<u32, i32>,
         t_done: u64,
     ) -> bool {
+        let (job, files) = (cx.job, cx.files);
         let stats = &job.stats;
         let d = io.dir as usize;
         // fio counts a failed I/O in total_ios too, with no bytes and no

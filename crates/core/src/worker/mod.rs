@@ -176,6 +176,8 @@ impl Worker {
         let mut inflight = 0u32;
         let mut stop = false;
         let cx = Cx {
+            job,
+            files,
             clock,
             t_begin,
             deadline,
@@ -281,8 +283,6 @@ impl Worker {
                             let t1 = clock.now();
                             free.push(c.slot);
                             if !self.finish(
-                                job,
-                                files,
                                 &cx,
                                 &mut m,
                                 &mut st,
@@ -346,8 +346,6 @@ impl Worker {
                     inflight -= 1;
                     free.push(c.slot);
                     if !self.finish(
-                        job,
-                        files,
                         &cx,
                         &mut m,
                         &mut st,
