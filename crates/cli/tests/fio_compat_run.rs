@@ -42,9 +42,14 @@ const CASES: &[Case] = &[
         sized: true,
     },
     Case {
-        name: "randrw 20/80 time based (command line c with psync, scaled)",
-        text: "[test]\nfilename=DIR/fio\ndirect=0\nrw=randrw\nrwmixread=20\nbs=4k\nfilesize=5M\nnumjobs=1\nruntime=1\ngroup_reporting\ntime_based\n",
+        name: "randrw 20/80 libaio time based (command line c, scaled)",
+        text: "[test]\nfilename=DIR/fio\ndirect=0\nrw=randrw\nrwmixread=20\nbs=4k\nfilesize=5M\nnumjobs=1\nruntime=1\ngroup_reporting\nioengine=libaio\ntime_based\n",
         sized: false,
+    },
+    Case {
+        name: "io_uring, direct, iodepth 8",
+        text: "[u]\ndirectory=DIR\nioengine=io_uring\ndirect=1\niodepth=8\nrw=randread\nsize=2m\n",
+        sized: true,
     },
     Case {
         name: "randrw with four clones and group_reporting",
