@@ -2,24 +2,15 @@
 //! `scripts/setup.sh`): what iolab prints with `--parse-only` is a job file
 //! fio accepts, and sizes are the number of bytes fio makes of them.
 
+mod common;
+use common::*;
+
 use std::fs;
 use std::process::Command as Proc;
 
 use assert_cmd::Command;
 use iolab_spec::options::Category;
 use iolab_spec::{Opt, OPTIONS};
-
-fn fio_available() -> bool {
-    let ok = Proc::new("fio")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("skipped: fio is not installed (scripts/setup.sh installs it as root)");
-    }
-    ok
-}
 
 fn fio_parse_only(path: &std::path::Path) -> (bool, String) {
     let out = Proc::new("fio")

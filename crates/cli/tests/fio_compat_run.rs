@@ -3,24 +3,15 @@
 //! group ids, identical io_bytes and total_ios for size-bounded jobs, and
 //! the normal text has fio's lines in fio's order.
 
+mod common;
+use common::*;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command as Proc;
 
 use assert_cmd::Command;
 use serde_json::Value;
-
-fn fio_available() -> bool {
-    let ok = Proc::new("fio")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("skipped: fio is not installed (scripts/setup.sh installs it as root)");
-    }
-    ok
-}
 
 /// A job: its job-file text (with DIR for the directory) and whether it is
 /// bounded by size (so byte counts must agree exactly).
@@ -149,14 +140,6 @@ fn paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
     }
 }
 
-fn json_from(out: &[u8]) -> Value {
-    let start = out
-        .iter()
-        .position(|&b| b == b'{')
-        .expect("JSON in the output");
-    serde_json::from_slice(&out[start..]).expect("valid JSON")
-}
-
 #[test]
 fn json_matches_fio_key_for_key_and_counts_exactly() {
     if !fio_available() {
@@ -164,7 +147,7 @@ fn json_matches_fio_key_for_key_and_counts_exactly() {
     }
     for case in CASES {
         let (fio, ours) = run_both(case.text, "json");
-        let (fio, ours) = (json_from(&fio), json_from(&ours));
+        let (fio, ours) = (json_of(&fio), json_of(&ours));
         let (mut fp, mut op) = (BTreeSet::new(), BTreeSet::new());
         paths(&fio, "", &mut fp);
         paths(&ours, "", &mut op);

@@ -2,29 +2,13 @@
 //! --output file, and run-time and plan errors with their exit codes and
 //! nothing left behind.
 
-use std::fs;
-use std::path::Path;
+mod common;
+use common::*;
 
-use assert_cmd::Command;
+use std::fs;
+
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn iolab() -> Command {
-    Command::cargo_bin("iolab").expect("the iolab binary is built")
-}
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out).expect("the report is JSON")
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn a_size_bounded_job_reports_exact_bytes_and_ios() {
@@ -120,27 +104,6 @@ fn a_plan_error_exits_2_before_anything_is_created() {
             "block size 65536 is larger than the 4096 bytes",
         ));
     assert!(entries(dir.path()).is_empty());
-}
-
-/// A tmpfs mounted for one test and unmounted when dropped.
-struct Tmpfs(std::path::PathBuf);
-
-impl Tmpfs {
-    fn mount(dir: &Path, opts: &str) -> Option<Tmpfs> {
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
-            .arg(dir)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        ok.then(|| Tmpfs(dir.to_path_buf()))
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
 }
 
 #[test]

@@ -4,24 +4,17 @@
 //! fails reads, the counts against the real fio's), and the files open at
 //! once with openfiles, watched from outside the process.
 
+mod common;
+use common::*;
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn iolab() -> Command {
-    Command::cargo_bin("iolab").expect("the iolab binary is built")
-}
-
-fn json_of(out: &[u8]) -> Value {
-    let start = out.iter().position(|&b| b == b'{').expect("JSON");
-    serde_json::from_slice(&out[start..]).expect("the report is JSON")
-}
 
 #[test]
 fn allow_file_create_0_exits_1_naming_the_missing_file() {
@@ -83,23 +76,10 @@ fn continue_on_error_prints_the_error_count_where_fio_does() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !mounted {
+    let Some(_mounted) = Tmpfs::mount(&mnt, "size=1m") else {
         eprintln!("skipped: cannot mount a 1 MiB tmpfs to fill (needs root)");
         return;
-    }
-    struct Unmount(std::path::PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _unmount = Unmount(mnt.clone());
+    };
     let args = |fmt: &str| {
         vec![
             "run".to_string(),

@@ -1,24 +1,12 @@
 //! `iolab run --parse-only` and `--cmdhelp` as a user runs them: exit codes,
 //! what is printed, and that bad input creates nothing.
 
+mod common;
+use common::*;
+
 use std::fs;
-use std::path::Path;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-
-fn iolab() -> Command {
-    Command::cargo_bin("iolab").expect("the iolab binary is built")
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
 
 const JOB_A: &str = "[global]\ndirectory=/home/user/Downloads/\nsize=100MB\n[Read-Seq]\nrw=read\nstonewall\n[Read-Random]\nrw=randread\nstonewall\n[Write-Seq]\nrw=write\nstonewall\n[Write-Random]\nrw=randwrite\nstonewall\n";
 

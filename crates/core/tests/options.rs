@@ -7,32 +7,16 @@
 //! kept. The behaviours are fio 3.33's, as checked against it; where iolab
 //! differs the test says so.
 
+mod common;
+use common::*;
+
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use iolab_core::plan;
-use iolab_core::run::{run, Notice, RunOutcome};
-use iolab_spec::{resolve, Context, Host};
+use iolab_spec::resolve;
 use iolab_stats::{Dir, JobResult};
-
-fn ctx() -> Context {
-    Context::fixed(Host {
-        page_size: 4096,
-        mb_memory: 1024,
-        ncpus: 2,
-    })
-}
-
-fn run_text(text: &str) -> (RunOutcome, Vec<Notice>) {
-    let set = resolve::parse_text("job.fio", text, &ctx()).expect("job parses");
-    let p = plan::build(&set).expect("plan builds");
-    let stop = AtomicBool::new(false);
-    let mut notices = Vec::new();
-    let out = run(&p, &stop, &mut |n| notices.push(n)).expect("run starts");
-    (out, notices)
-}
 
 /// Runs a job that must succeed and returns its one reported job.
 fn run_ok(text: &str) -> JobResult {

@@ -1,18 +1,13 @@
 //! Plans built from job text: clones, files, regions, phases and the
 //! cross-option errors, checked without touching the disk.
 
+mod common;
+use common::*;
+
 use std::fs;
 
 use iolab_core::plan::{self, BsSpec, Layout, PlanError};
-use iolab_spec::{resolve, Context, Host};
-
-fn ctx() -> Context {
-    Context::fixed(Host {
-        page_size: 4096,
-        mb_memory: 1024,
-        ncpus: 2,
-    })
-}
+use iolab_spec::resolve;
 
 fn plan_of(text: &str) -> Result<plan::Plan, PlanError> {
     let set = resolve::parse_text("job.fio", text, &ctx()).expect("job text parses");

@@ -2,29 +2,10 @@
 //! each block written exactly once by a random pass, group merging, samples
 //! of time-based jobs, and run-time errors that leave nothing behind.
 
-use std::sync::atomic::AtomicBool;
+mod common;
+use common::*;
 
-use iolab_core::plan;
-use iolab_core::run::{run, Notice, RunOutcome};
-use iolab_spec::{resolve, Context, Host};
 use iolab_stats::Dir;
-
-fn ctx() -> Context {
-    Context::fixed(Host {
-        page_size: 4096,
-        mb_memory: 1024,
-        ncpus: 2,
-    })
-}
-
-fn run_text(text: &str) -> (RunOutcome, Vec<Notice>) {
-    let set = resolve::parse_text("job.fio", text, &ctx()).expect("job parses");
-    let p = plan::build(&set).expect("plan builds");
-    let stop = AtomicBool::new(false);
-    let mut notices = Vec::new();
-    let out = run(&p, &stop, &mut |n| notices.push(n)).expect("run starts");
-    (out, notices)
-}
 
 #[test]
 fn null_engine_counts_are_exact_and_no_file_is_made() {

@@ -17,7 +17,9 @@ use crate::{host, BufPool};
 
 /// ioctl request numbers, as the kernel's `_IO`/`_IOR` macros build them.
 mod ioc {
-    #[cfg(any(
+    /// The architectures whose ioctl numbers use the alternative layout
+    /// (3 direction bits, "none" = 1).
+    const ALT: bool = cfg!(any(
         target_arch = "powerpc",
         target_arch = "powerpc64",
         target_arch = "mips",
@@ -26,26 +28,11 @@ mod ioc {
         target_arch = "mips64r6",
         target_arch = "sparc",
         target_arch = "sparc64"
-    ))]
+    ));
     mod dir {
-        pub const NONE: u64 = 1;
+        pub const NONE: u64 = if super::ALT { 1 } else { 0 };
         pub const READ: u64 = 2;
-        pub const SHIFT: u32 = 29;
-    }
-    #[cfg(not(any(
-        target_arch = "powerpc",
-        target_arch = "powerpc64",
-        target_arch = "mips",
-        target_arch = "mips32r6",
-        target_arch = "mips64",
-        target_arch = "mips64r6",
-        target_arch = "sparc",
-        target_arch = "sparc64"
-    )))]
-    mod dir {
-        pub const NONE: u64 = 0;
-        pub const READ: u64 = 2;
-        pub const SHIFT: u32 = 30;
+        pub const SHIFT: u32 = if super::ALT { 29 } else { 30 };
     }
 
     const fn ioc(dir: u64, ty: u64, nr: u64, size: usize) -> libc::Ioctl {
