@@ -3,6 +3,7 @@
 
 mod exit;
 mod run;
+mod status;
 
 use std::process::ExitCode;
 

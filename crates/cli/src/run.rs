@@ -7,12 +7,14 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use iolab_core::plan;
-use iolab_core::run::{run as run_plan, Notice};
+use iolab_core::progress::Progress;
+use iolab_core::run::{run_observed, Notice};
 use iolab_report::{render, render_preamble, Format, RenderOpts, UnitBase};
 use iolab_spec::{cmdline, help, resolve, Context, Host, JobSet, Opt, SpecError};
 use iolab_stats::JobResult;
 
 use crate::exit::Status;
+use crate::status::{draw_until, Shown, StatusOpts};
 
 const USAGE: &str = "\
 usage: iolab run [JOBFILE...] [--option=value...] [--name=JOB --option=value...]
@@ -28,6 +30,10 @@ Run flags:
   --cmdhelp[=OPTION]    list the job options, or describe one
   --section=NAME        run only this job section (repeatable)
   --minimal             same as --output-format=terse
+  --eta=WHEN            status line on stderr: auto (a terminal, no JSON on
+                        stdout), always, never
+  --eta-interval=TIME   redraw it this often (default 1s; ms without unit)
+  --eta-newline=TIME    start a new status line this often (s without unit)
 ";
 
 /// Set by Ctrl-C; the workers stop at their next I/O.
@@ -68,6 +74,18 @@ pub fn run(args: &[String]) -> Result<Status> {
             return Ok(Status::BadInput);
         }
     }
+
+    let status = match StatusOpts::parse(
+        cmd.flag("eta").flatten(),
+        cmd.flag("eta-interval").flatten(),
+        cmd.flag("eta-newline").flatten(),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("iolab: {e}");
+            return Ok(Status::BadInput);
+        }
+    };
 
     let ctx = Context::from_env(host());
     let jobs = match resolve::load(&cmd, &ctx) {
@@ -120,7 +138,26 @@ pub fn run(args: &[String]) -> Result<Status> {
             ));
         }
     };
-    let outcome = match run_plan(&plan, &STOP, &mut layout_lines) {
+    let json_to_stdout = output.is_none()
+        && formats
+            .iter()
+            .any(|f| matches!(f, Format::Json | Format::JsonPlus));
+    let progress = Progress::new(&plan);
+    let finished = AtomicBool::new(false);
+    let shown = Shown {
+        read: plan.jobs.iter().any(|j| j.rw.mode.reads()),
+        write: plan.jobs.iter().any(|j| j.rw.mode.writes()),
+        trim: plan.jobs.iter().any(|j| j.rw.mode.trims()),
+    };
+    let outcome = std::thread::scope(|s| {
+        if status.enabled(json_to_stdout) {
+            s.spawn(|| draw_until(&progress, &finished, status, shown));
+        }
+        let r = run_observed(&plan, &STOP, &mut layout_lines, &progress);
+        finished.store(true, Ordering::Relaxed);
+        r
+    });
+    let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
             eprintln!("iolab: {e}");

@@ -45,12 +45,66 @@ fn queued_engines_count_exactly_and_fill_the_queue() {
             assert_eq!(r["total_ios"], 2048, "{engine} direct={direct}");
             assert_eq!(r["slat_ns"]["N"], 2048, "{engine}: slat is measured");
             if direct == "1" {
-                // With O_DIRECT the kernel really queues: most I/Os are
-                // issued with more than half the depth in flight.
+                // With O_DIRECT the kernel really queues. As in fio, an
+                // I/O counts at the depth it was committed at, and by
+                // default one completion is reaped at a time, so all but
+                // the first few I/Os go out with the queue full.
                 let levels = &v["jobs"][0]["iodepth_level"];
-                let deep = levels["8"].as_f64().unwrap() + levels["16"].as_f64().unwrap();
-                assert!(deep > 50.0, "{engine}: depth levels {levels}");
+                let full = levels["16"].as_f64().unwrap();
+                assert!(full > 98.0, "{engine}: depth levels {levels}");
+                let complete = &v["jobs"][0]["iodepth_complete"];
+                let ones = complete["4"].as_f64().unwrap();
+                assert!(ones > 99.0, "{engine}: completions per reap {complete}");
             }
+        }
+    }
+}
+
+/// iodepth_batch, iodepth_batch_complete_min/max and iodepth_low shape the
+/// queue as fio's do: submits in fours, reaps of two to eight, and a full
+/// queue drained to eight before it is refilled.
+#[test]
+fn batch_options_shape_the_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    for engine in ["io_uring", "libaio"] {
+        let v = run_json(
+            dir.path(),
+            &[
+                "--name=b",
+                &format!("--ioengine={engine}"),
+                "--direct=1",
+                "--iodepth=16",
+                "--iodepth_batch=4",
+                "--iodepth_batch_complete_min=2",
+                "--iodepth_batch_complete_max=8",
+                "--iodepth_low=8",
+                "--rw=randread",
+                "--bs=4k",
+                "--size=16m",
+                "--filename=data",
+            ],
+        );
+        let job = &v["jobs"][0];
+        assert_eq!(job["read"]["total_ios"], 4096, "{engine}");
+        let pct = |map: &str, key: &str| job[map][key].as_f64().unwrap();
+        assert_eq!(pct("iodepth_submit", "4"), 100.0, "{engine}: {job}");
+        let small = pct("iodepth_complete", "4") + pct("iodepth_complete", "8");
+        assert!(small > 99.0, "{engine}: {}", job["iodepth_complete"]);
+        for key in ["32", "64", ">=64"] {
+            assert_eq!(pct("iodepth_complete", key), 0.0, "{engine}");
+        }
+        // Refills start from eight or fewer in flight (a reap of up to
+        // eight may overshoot the mark), so a good share of I/Os go out
+        // at depths below 16, and none above it.
+        let (mid, full) = (pct("iodepth_level", "8"), pct("iodepth_level", "16"));
+        assert!(
+            mid > 20.0 && full > 20.0,
+            "{engine}: {}",
+            job["iodepth_level"]
+        );
+        assert!(mid + full > 85.0, "{engine}: {}", job["iodepth_level"]);
+        for key in ["32", ">=64"] {
+            assert_eq!(pct("iodepth_level", key), 0.0, "{engine}");
         }
     }
 }
@@ -159,4 +213,30 @@ fn trim_on_a_regular_file_is_refused_before_anything_runs() {
         .code(2)
         .stderr(predicates::str::contains("only a block device takes"));
     assert!(!dir.path().join("f").exists());
+}
+
+/// fsync=N through a queued engine: one sync after every N writes issued,
+/// issued before the next write (63 for 256 writes with fsync=4, as fio
+/// counts), each after the writes in flight have completed.
+#[test]
+fn fsync_every_n_writes_through_queued_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    for engine in ["io_uring", "libaio"] {
+        let v = run_json(
+            dir.path(),
+            &[
+                "--name=s",
+                &format!("--ioengine={engine}"),
+                "--iodepth=8",
+                "--fsync=4",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=1m",
+                "--filename=data",
+            ],
+        );
+        let job = &v["jobs"][0];
+        assert_eq!(job["write"]["total_ios"], 256, "{engine}");
+        assert_eq!(job["sync"]["lat_ns"]["N"], 63, "{engine}: {}", job["sync"]);
+    }
 }

@@ -5,6 +5,7 @@ pub mod diskstats;
 pub mod gen;
 pub mod layout;
 pub mod plan;
+pub mod progress;
 pub mod run;
 pub mod warn;
 pub mod worker;

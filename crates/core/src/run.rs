@@ -14,6 +14,7 @@ use crate::diskstats::{disks_of, DiskSnapshot};
 use crate::gen::{Rng, Stream};
 use crate::layout::prepare;
 use crate::plan::{ExitWhat, Plan, PlanJob};
+use crate::progress::Progress;
 use crate::worker::{not_run, run_clone, Shared};
 
 /// Something the user should see while the run goes on.
@@ -47,6 +48,17 @@ pub fn run(
     plan: &Plan,
     stop: &AtomicBool,
     notice: &mut dyn FnMut(Notice),
+) -> Result<RunOutcome, StartError> {
+    run_observed(plan, stop, notice, &Progress::new(plan))
+}
+
+/// `run`, publishing each clone's progress in `progress` (made by
+/// `Progress::new` for this plan) for another thread to read.
+pub fn run_observed(
+    plan: &Plan,
+    stop: &AtomicBool,
+    notice: &mut dyn FnMut(Notice),
+    progress: &Progress,
 ) -> Result<RunOutcome, StartError> {
     // An engine that cannot be had fails the run before anything exists.
     let mut checked: Vec<&str> = Vec::new();
@@ -126,6 +138,7 @@ pub fn run(
                     let shared = Shared {
                         stop,
                         halt: &halts[ji],
+                        progress,
                     };
                     let (halts, phase) = (&halts, phase.clone());
                     std::thread::Builder::new()

@@ -205,9 +205,15 @@ pub trait Engine: Send {
     fn close(&mut self, file: FileId) -> Result<(), EngineError>;
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError>;
     fn commit(&mut self) -> Result<(), EngineError>;
-    /// Appends at least `min` completions to `out` (fewer only if fewer are
-    /// in flight).
-    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError>;
+    /// Appends at least `min` and at most `max` completions to `out`
+    /// (fewer only if fewer are in flight; a `max` below `min` counts as
+    /// `min`). What is left stays for the next call.
+    fn reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError>;
     /// The whole buffer of a slot (`buf_size` bytes; an I/O uses the first
     /// `len`), to fill before a write or check after a read. Panics when
     /// `slot` is not below `iodepth`.

@@ -350,15 +350,23 @@ impl Engine for LibaioEngine {
         Ok(())
     }
 
-    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        let mut got = self.ready.len();
-        out.extend_from_slice(&self.ready);
-        self.ready.clear();
+    fn reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
+        let max = max.max(min).max(1);
+        // Completions that finished inside `queue` or `commit` go first.
+        let from_ready = self.ready.len().min(max);
+        out.extend(self.ready.drain(..from_ready));
+        let mut got = from_ready;
         loop {
-            if self.in_flight == 0 {
+            if self.in_flight == 0 || got >= max {
                 return Ok(());
             }
             let want = min.saturating_sub(got).min(self.in_flight);
+            let room = (max - got).min(self.in_flight);
             // Nothing more is required: collect what is there, without
             // waiting.
             let zero = libc::timespec {
@@ -366,14 +374,15 @@ impl Engine for LibaioEngine {
                 tv_nsec: 0,
             };
             let timeout: *const libc::timespec = if want == 0 { &zero } else { std::ptr::null() };
-            // SAFETY: `events` holds `depth` >= in_flight writable events;
-            // `timeout` is null or points at `zero`, live across the call.
+            // SAFETY: `events` holds `depth` >= in_flight >= room writable
+            // events; `timeout` is null or points at `zero`, live across the
+            // call.
             let rc = unsafe {
                 libc::syscall(
                     libc::SYS_io_getevents,
                     self.ctx,
                     want as libc::c_long,
-                    self.in_flight as libc::c_long,
+                    room as libc::c_long,
                     self.events.as_mut_ptr(),
                     timeout,
                 )
@@ -478,14 +487,14 @@ mod tests {
         }
         e.commit().unwrap();
         let mut out = Vec::with_capacity(8);
-        e.reap(0, &mut out).unwrap();
+        e.reap(0, usize::MAX, &mut out).unwrap();
         out
     }
 
     /// Reaps the rest of 8 and checks every slot completed in full.
     fn finish(e: &mut dyn Engine, mut out: Vec<Completion>) {
         let n = out.len();
-        e.reap(8 - n, &mut out).unwrap();
+        e.reap(8 - n, usize::MAX, &mut out).unwrap();
         assert_eq!(out.len(), 8);
         let mut slots: Vec<u32> = out.iter().map(|c| c.slot).collect();
         slots.sort_unstable();
@@ -560,14 +569,14 @@ mod tests {
         // And submitted ones, until reaped.
         assert_eq!(e.queue(&io(0, f, Op::Read, 0, 4096)).unwrap(), Queued::Busy);
         let mut out = Vec::new();
-        e.reap(3, &mut out).unwrap();
+        e.reap(3, usize::MAX, &mut out).unwrap();
         assert!(out.len() >= 3, "{out:?}");
         let n = out.len();
-        e.reap(4 - n, &mut out).unwrap();
+        e.reap(4 - n, usize::MAX, &mut out).unwrap();
         assert_eq!(out.len(), 4);
         assert!(out.iter().all(|c| c.result == Ok(4096)));
         // All reaped: room again, and reap with nothing in flight returns.
-        e.reap(1, &mut out).unwrap();
+        e.reap(1, usize::MAX, &mut out).unwrap();
         assert_eq!(out.len(), 4);
         assert_eq!(
             e.queue(&io(0, f, Op::Read, 0, 4096)).unwrap(),
@@ -575,7 +584,7 @@ mod tests {
         );
         e.commit().unwrap();
         out.clear();
-        e.reap(1, &mut out).unwrap();
+        e.reap(1, usize::MAX, &mut out).unwrap();
         assert_eq!(out.len(), 1);
         assert!(e.buf(0).iter().all(|&b| b == 5));
     }
@@ -593,7 +602,7 @@ mod tests {
         );
         e.commit().unwrap();
         let mut out = Vec::new();
-        e.reap(1, &mut out).unwrap();
+        e.reap(1, usize::MAX, &mut out).unwrap();
         for (slot, op) in [(1, Op::Fsync), (2, Op::Fdatasync)] {
             // InFlight through the kernel, or Completed by the fallback.
             match e.queue(&io(slot, f, op, 0, 0)).unwrap() {
@@ -603,7 +612,7 @@ mod tests {
             }
         }
         e.commit().unwrap();
-        e.reap(3 - out.len(), &mut out).unwrap();
+        e.reap(3 - out.len(), usize::MAX, &mut out).unwrap();
         assert_eq!(out.len(), 3);
         for c in &out {
             assert_eq!(c.result, Ok(if c.slot == 0 { 4096 } else { 0 }), "{c:?}");
@@ -626,7 +635,7 @@ mod tests {
         }
         e.commit().unwrap();
         let mut out = Vec::new();
-        e.reap(3, &mut out).unwrap();
+        e.reap(3, usize::MAX, &mut out).unwrap();
         out.sort_by_key(|c| c.slot);
         assert_eq!(
             out,

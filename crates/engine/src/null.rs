@@ -78,7 +78,12 @@ impl Engine for NullEngine {
         Ok(())
     }
 
-    fn reap(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
+    fn reap(
+        &mut self,
+        _min: usize,
+        _max: usize,
+        _out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
         Ok(())
     }
 

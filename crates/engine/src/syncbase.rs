@@ -129,7 +129,12 @@ impl<T: SyncData> Engine for T {
         Ok(())
     }
 
-    fn reap(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
+    fn reap(
+        &mut self,
+        _min: usize,
+        _max: usize,
+        _out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
         Ok(())
     }
 

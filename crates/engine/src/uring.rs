@@ -156,9 +156,10 @@ impl UringEngine {
 
     /// Moves every completion there is to `out`; returns how many.
     #[inline]
-    fn drain(&mut self, out: &mut Vec<Completion>) -> usize {
+    fn drain(&mut self, limit: usize, out: &mut Vec<Completion>) -> usize {
         let mut n = 0;
-        for cqe in self.ring.completion() {
+        // Completions past `limit` stay in the ring for the next reap.
+        for cqe in self.ring.completion().take(limit) {
             let res = cqe.result();
             out.push(Completion {
                 // user_data is the slot, a u32.
@@ -348,8 +349,14 @@ impl Engine for UringEngine {
         }
     }
 
-    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+    fn reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
         let mut want = min.min(self.in_flight);
+        let mut room = max.max(min).max(1);
         loop {
             let ready = self.ring.completion().len();
             if ready < want || !self.ring.submission().is_empty() {
@@ -360,9 +367,10 @@ impl Engine for UringEngine {
                     Err(e) => return Err(enter_error(e)),
                 }
             }
-            let got = self.drain(out);
+            let got = self.drain(room, out);
             want = want.saturating_sub(got);
-            if want == 0 {
+            room -= got;
+            if want == 0 || room == 0 {
                 return Ok(());
             }
         }
@@ -381,7 +389,7 @@ impl Drop for UringEngine {
         while self.in_flight > 0 {
             let want = self.in_flight;
             if retry_eintr(|| self.ring.submit_and_wait(want)).is_err() && {
-                let got = self.drain(&mut sink);
+                let got = self.drain(usize::MAX, &mut sink);
                 sink.clear();
                 got == 0
             } {
@@ -392,7 +400,7 @@ impl Drop for UringEngine {
                 }
                 return;
             }
-            self.drain(&mut sink);
+            self.drain(usize::MAX, &mut sink);
             sink.clear();
         }
     }
@@ -425,7 +433,7 @@ mod tests {
 
     fn reap_all(e: &mut dyn Engine, n: usize) -> Vec<Completion> {
         let mut out = Vec::with_capacity(n);
-        e.reap(n, &mut out).unwrap();
+        e.reap(n, usize::MAX, &mut out).unwrap();
         assert_eq!(out.len(), n);
         out.sort_by_key(|c| c.slot);
         out
@@ -584,13 +592,13 @@ mod tests {
         }
         e.commit().unwrap();
         let mut out = Vec::new();
-        e.reap(3, &mut out).unwrap();
+        e.reap(3, usize::MAX, &mut out).unwrap();
         assert!(out.len() >= 3, "{out:?}");
         let rest = 8 - out.len();
-        e.reap(rest, &mut out).unwrap();
+        e.reap(rest, usize::MAX, &mut out).unwrap();
         assert_eq!(out.len(), 8);
         // Nothing in flight: min is capped, reap returns at once.
-        e.reap(5, &mut out).unwrap();
+        e.reap(5, usize::MAX, &mut out).unwrap();
         assert_eq!(out.len(), 8);
         let mut slots: Vec<u32> = out.iter().map(|c| c.slot).collect();
         slots.sort_unstable();

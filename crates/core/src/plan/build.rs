@@ -132,6 +132,15 @@ fn duration(job: &JobSpec, opt: Opt) -> Duration {
     Duration::from_micros(job.time_us(opt).unwrap_or(0))
 }
 
+/// `n`, or `depth` when `n` is 0 or above it.
+fn or_depth(n: u32, depth: u32) -> u32 {
+    if n == 0 || n > depth {
+        depth
+    } else {
+        n
+    }
+}
+
 fn count(job: &JobSpec, opt: Opt) -> u32 {
     job.int(opt).unwrap_or(0).clamp(0, u32::MAX as i64) as u32
 }
@@ -223,10 +232,14 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
                 .map(|n| n.clamp(0, u32::MAX as i64) as u32),
         },
         iodepth,
-        iodepth_batch: count(job, Opt::IodepthBatch).max(1).min(iodepth),
-        iodepth_batch_complete_min: count(job, Opt::IodepthBatchCompleteMin).max(1).min(iodepth),
-        iodepth_batch_complete_max: count(job, Opt::IodepthBatchCompleteMax).max(1).min(iodepth),
-        iodepth_low: count(job, Opt::IodepthLow).min(iodepth),
+        // fio's rules: a batch of 0 is the whole queue; the most to reap
+        // defaults to the fewest; a low-water mark of 0 is the full queue.
+        iodepth_batch: or_depth(count(job, Opt::IodepthBatch), iodepth),
+        iodepth_batch_complete_min: count(job, Opt::IodepthBatchCompleteMin).clamp(1, iodepth),
+        iodepth_batch_complete_max: count(job, Opt::IodepthBatchCompleteMax)
+            .max(count(job, Opt::IodepthBatchCompleteMin))
+            .clamp(1, iodepth),
+        iodepth_low: or_depth(count(job, Opt::IodepthLow), iodepth),
         files: Vec::new(),
         rw: job.rw(),
         rwmixread: count(job, Opt::Rwmixread).min(100),

@@ -14,6 +14,7 @@ use super::measure::Measure;
 use super::setup::engine_error;
 use super::{sync_unit, Worker, EIO};
 use crate::plan::{PlanFile, PlanJob};
+use crate::progress::{CloneProgress, RunState};
 
 /// One I/O in flight: where it goes and when it was issued and submitted
 /// (clock ticks).
@@ -51,6 +52,9 @@ pub(super) struct Tally {
 /// Fixed facts of one run of the loop.
 pub(super) struct Cx<'a> {
     pub job: &'a PlanJob,
+    /// The clone's progress counters, and its state while it does I/O.
+    pub progress: &'a CloneProgress,
+    pub running: RunState,
     pub files: &'a [PlanFile],
     pub clock: &'a Clock,
     pub t_begin: u64,
@@ -82,10 +86,33 @@ impl Worker {
         for &slot in pending.iter() {
             meta[slot as usize].t_commit = t;
         }
-        out.depth.submit[DepthDist::batch_bucket(pending.len() as u32)] += 1;
-        *inflight += pending.len() as u32;
+        // fio counts each I/O at the queue depth it was committed at: all
+        // in flight, this batch included.
+        let n = pending.len() as u32;
+        out.depth.level[DepthDist::level_bucket(*inflight + n)] += u64::from(n);
+        out.depth.submit[DepthDist::batch_bucket(n)] += 1;
+        *inflight += n;
         pending.clear();
         Ok(())
+    }
+
+    /// fsync / fdatasync every N writes issued: due after the Nth, issued
+    /// before the next I/O (as fio does, so the last writes of a job are
+    /// not followed by one).
+    #[inline]
+    pub(super) fn count_write(job: &PlanJob, st: &mut Tally, dir: Dir, fi: usize) {
+        let every = if job.fsync > 0 {
+            job.fsync
+        } else {
+            job.fdatasync
+        };
+        if dir == Dir::Write && every > 0 {
+            st.writes_since_sync += 1;
+            if st.writes_since_sync >= every {
+                st.writes_since_sync = 0;
+                st.sync_due = Some(fi);
+            }
+        }
     }
 
     /// An fsync or fdatasync of file `fi`, timed into the sync statistics.
@@ -100,13 +127,20 @@ impl Worker {
         done: &mut Vec<Completion>,
     ) -> bool {
         let file = self.files.files[fi].id;
+        cx.progress.set_state(RunState::Fsync);
         let s0 = cx.clock.now();
         let op = if job.fsync > 0 {
             Op::Fsync
         } else {
             Op::Fdatasync
         };
-        match self.io(&sync_unit(file, op), done) {
+        let r = self.io(&sync_unit(file, op), done);
+        cx.progress.set_state(if m.ramping {
+            RunState::Ramp
+        } else {
+            cx.running
+        });
+        match r {
             Ok(Completion { result: Ok(_), .. }) => {
                 if !m.ramping {
                     out.sync.record(cx.clock.ns_between(s0, cx.clock.now()));
@@ -134,7 +168,6 @@ impl Worker {
         &mut self,
         cx: &Cx,
         m: &mut Measure,
-        st: &mut Tally,
         out: &mut JobResult,
         io: Meta,
         result: Result<u32, i32>,
@@ -201,23 +234,12 @@ impl Worker {
             return false;
         }
 
-        // fsync / fdatasync every N writes: due now, issued before the next
-        // I/O (as fio does, so the last writes of a job are not followed by
-        // one).
-        if io.dir == Dir::Write && (job.fsync > 0 || job.fdatasync > 0) {
-            st.writes_since_sync += 1;
-            let every = if job.fsync > 0 {
-                job.fsync
-            } else {
-                job.fdatasync
-            };
-            if st.writes_since_sync >= every {
-                st.writes_since_sync = 0;
-                st.sync_due = Some(io.fi);
-            }
-        }
+        let (rb, ri) = m.ramped[d];
+        cx.progress
+            .publish(d, out.dirs[d].io_bytes + rb, out.dirs[d].total_ios + ri);
 
         if m.tick(t_done, cx.clock, out, &self.mix) {
+            cx.progress.set_state(cx.running);
             if let Some(min) = &mut self.min_rate {
                 min.restart(cx.clock.ns_between(cx.t_begin, m.ramp_end()));
             }

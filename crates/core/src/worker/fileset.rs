@@ -286,7 +286,7 @@ fn fsync(engine: &mut dyn Engine, file: FileId) {
     if let Ok(iolab_engine::Queued::InFlight) = engine.queue(&unit) {
         let _ = engine.commit();
         let mut done = Vec::with_capacity(1);
-        let _ = engine.reap(1, &mut done);
+        let _ = engine.reap(1, usize::MAX, &mut done);
     }
 }
 

@@ -35,6 +35,9 @@ pub(super) struct Measure {
     win_start: u64,
     next_sample: u64,
     sample_every: u64,
+    /// Bytes and I/Os per direction done in the ramp, which the job's
+    /// counts forget and its progress does not.
+    pub ramped: [(u64, u64); 3],
 }
 
 impl Measure {
@@ -50,6 +53,7 @@ impl Measure {
             win_start: begin,
             next_sample: begin + every,
             sample_every: every,
+            ramped: [(0, 0); 3],
         }
     }
 
@@ -82,6 +86,9 @@ impl Measure {
     #[cold]
     fn end_ramp(&mut self, out: &mut JobResult) {
         self.ramping = false;
+        for (d, r) in out.dirs.iter().enumerate() {
+            self.ramped[d] = (r.io_bytes, r.total_ios);
+        }
         out.dirs = Default::default();
         out.sync = Default::default();
         out.lat_buckets = Default::default();

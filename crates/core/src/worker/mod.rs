@@ -23,6 +23,7 @@ use iolab_stats::{CpuResult, DepthDist, Dir, JobResult};
 
 use crate::gen::{BsGen, Rng, RwMix};
 use crate::plan::{PlanFile, PlanJob};
+use crate::progress::{CloneProgress, Progress, RunState};
 
 use complete::{Cx, Meta, Tally};
 use fileset::FileSet;
@@ -38,6 +39,8 @@ const EILSEQ: i32 = 84;
 pub struct Shared<'a> {
     pub stop: &'a AtomicBool,
     pub halt: &'a AtomicBool,
+    /// The run's progress counters, for a status line.
+    pub progress: &'a Progress,
 }
 
 impl Shared<'_> {
@@ -53,18 +56,30 @@ pub fn run_clone(job: &PlanJob, index: u32, files: &[PlanFile], shared: &Shared)
     let wall_begin = Instant::now();
     let mut result = not_run(job);
     result.pid = iolab_engine::host::thread_id();
+    let slot = shared.progress.clone_slot(index as usize);
     if !job.startdelay.is_zero() {
         sleep_unless_stopped(job.startdelay, shared);
     }
     if !shared.stopped() {
+        slot.set_state(RunState::Initializing);
         match Worker::new(job, index, files) {
-            Ok(mut w) => w.run(job, files, shared, &mut result),
+            Ok(mut w) => {
+                shared.progress.mark_started(index as usize);
+                w.run(job, files, shared, slot, &mut result);
+            }
             Err((errno, msg)) => {
                 result.error = errno;
                 result.error_detail = msg;
             }
         }
     }
+    slot.set_state(if result.error != 0 {
+        RunState::Failed
+    } else if shared.stop.load(Ordering::Relaxed) {
+        RunState::Killed
+    } else {
+        RunState::Done
+    });
     // fio's "elapsed": whole seconds since the job was started, startdelay
     // and ramp_time included, rounded up.
     result.elapsed_s = (wall_begin.elapsed().as_millis() as u64).div_ceil(1000);
@@ -117,20 +132,27 @@ impl Worker {
                 Queued::InFlight => {
                     self.engine.commit().map_err(|e| e.to_string())?;
                     done.clear();
-                    self.engine.reap(1, done).map_err(|e| e.to_string())?;
+                    self.engine.reap(1, 1, done).map_err(|e| e.to_string())?;
                     if let Some(c) = done.first() {
                         return Ok(*c);
                     }
                 }
                 Queued::Busy => {
                     done.clear();
-                    self.engine.reap(1, done).map_err(|e| e.to_string())?;
+                    self.engine.reap(1, 1, done).map_err(|e| e.to_string())?;
                 }
             }
         }
     }
 
-    fn run(&mut self, job: &PlanJob, files: &[PlanFile], shared: &Shared, out: &mut JobResult) {
+    fn run(
+        &mut self,
+        job: &PlanJob,
+        files: &[PlanFile],
+        shared: &Shared,
+        progress: &CloneProgress,
+        out: &mut JobResult,
+    ) {
         let stats = &job.stats;
         // Each loop moves io_size bytes (number_ios I/Os at most), as
         // fio's do; a time_based job goes on until its runtime is over.
@@ -170,13 +192,20 @@ impl Worker {
         };
         let batch = job.iodepth_batch.clamp(1, depth);
         let complete_min = job.iodepth_batch_complete_min.clamp(1, depth);
+        let complete_max = job.iodepth_batch_complete_max.clamp(complete_min, depth);
+        let low = job.iodepth_low.clamp(1, depth);
         let mut free: Vec<u32> = (0..depth).rev().collect();
         let mut meta: Vec<Meta> = vec![Meta::default(); depth as usize];
         let mut pending: Vec<u32> = Vec::with_capacity(depth as usize);
         let mut inflight = 0u32;
         let mut stop = false;
+        let running = RunState::running(job.rw.mode);
+        progress.set_state(if m.ramping { RunState::Ramp } else { running });
+        progress.set_files_open(self.files.files.iter().filter(|f| f.open).count() as u32);
         let cx = Cx {
             job,
+            progress,
+            running,
             files,
             clock,
             t_begin,
@@ -208,8 +237,11 @@ impl Worker {
                     stop = true;
                     continue;
                 }
+                // An fsync waits for the I/O in flight, so that it covers
+                // every write issued before it and completes alone.
+                let draining = st.sync_due.is_some() && (inflight > 0 || !pending.is_empty());
                 // Issue while there is room in the queue.
-                if more && !free.is_empty() {
+                if more && !draining && !free.is_empty() {
                     if let Some(sfi) = st.sync_due.take().filter(|&i| self.files.files[i].open) {
                         if !self.sync_file(job, &cx, &mut m, out, sfi, &mut done) {
                             stop = true;
@@ -265,8 +297,6 @@ impl Worker {
                         rate.issued(dir, len as u64);
                     }
                     out.issued[d] += 1;
-                    out.depth.level
-                        [DepthDist::level_bucket(inflight + pending.len() as u32 + 1)] += 1;
                     let t0 = if timed { clock.now() } else { 0 };
                     meta[slot as usize] = Meta {
                         dir,
@@ -278,24 +308,22 @@ impl Worker {
                     };
                     match self.engine.queue(&unit) {
                         Ok(Queued::Completed(c)) => {
+                            Self::count_write(job, &mut st, dir, fi);
+                            out.depth.level
+                                [DepthDist::level_bucket(inflight + pending.len() as u32 + 1)] += 1;
                             out.depth.submit[DepthDist::batch_bucket(1)] += 1;
                             out.depth.complete[DepthDist::batch_bucket(1)] += 1;
                             let t1 = clock.now();
                             free.push(c.slot);
-                            if !self.finish(
-                                &cx,
-                                &mut m,
-                                &mut st,
-                                out,
-                                meta[c.slot as usize],
-                                c.result,
-                                t1,
-                            ) {
+                            if !self.finish(&cx, &mut m, out, meta[c.slot as usize], c.result, t1) {
                                 stop = true;
                             }
                             continue;
                         }
-                        Ok(Queued::InFlight) => pending.push(slot),
+                        Ok(Queued::InFlight) => {
+                            Self::count_write(job, &mut st, dir, fi);
+                            pending.push(slot);
+                        }
                         Ok(Queued::Busy) => {
                             free.push(slot);
                             loop_bytes -= len as u64;
@@ -332,29 +360,34 @@ impl Worker {
                     }
                     break;
                 }
-                // Reap: at least the batch minimum while more I/O is to
-                // come, and everything in flight at the end.
-                let want = if more { complete_min.min(inflight) } else { 1 };
-                done.clear();
-                if let Err(e) = self.engine.reap(want as usize, &mut done) {
-                    (out.error, out.error_detail) = (EIO, e.to_string());
-                    break 'job;
-                }
-                let t1 = clock.now();
-                out.depth.complete[DepthDist::batch_bucket(done.len() as u32)] += 1;
-                for &c in done.iter() {
-                    inflight -= 1;
-                    free.push(c.slot);
-                    if !self.finish(
-                        &cx,
-                        &mut m,
-                        &mut st,
-                        out,
-                        meta[c.slot as usize],
-                        c.result,
-                        t1,
-                    ) {
-                        stop = true;
+                // Reap as fio does: at least the batch minimum and at most
+                // the batch maximum per call while more I/O is to come; a
+                // full queue drains to iodepth_low before it is refilled.
+                let full = free.is_empty();
+                loop {
+                    // At the end everything still in flight is reaped at
+                    // once, as fio's final drain does.
+                    let (want, most) = if more {
+                        (complete_min.min(inflight), complete_max)
+                    } else {
+                        (inflight, inflight)
+                    };
+                    done.clear();
+                    if let Err(e) = self.engine.reap(want as usize, most as usize, &mut done) {
+                        (out.error, out.error_detail) = (EIO, e.to_string());
+                        break 'job;
+                    }
+                    let t1 = clock.now();
+                    out.depth.complete[DepthDist::batch_bucket(done.len() as u32)] += 1;
+                    for &c in done.iter() {
+                        inflight -= 1;
+                        free.push(c.slot);
+                        if !self.finish(&cx, &mut m, out, meta[c.slot as usize], c.result, t1) {
+                            stop = true;
+                        }
+                    }
+                    if !(more && full && inflight > low) || done.is_empty() {
+                        break;
                     }
                 }
             }
