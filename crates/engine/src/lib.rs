@@ -18,6 +18,7 @@ pub mod host;
 mod error;
 mod fdtable;
 mod libaio;
+mod mmap;
 mod null;
 mod psync;
 mod pvsync;
@@ -36,14 +37,13 @@ pub use error::{errno_name, errno_text, EngineError};
 
 /// The engines iolab implements, by fio name.
 pub const ENGINE_NAMES: &[&str] = &[
-    "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "null",
+    "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "mmap", "null",
 ];
 
 /// fio engines that iolab knows by name but does not implement yet.
 const LATER_ENGINE_NAMES: &[&str] = &[
     "vsync",
     "posixaio",
-    "mmap",
     "filecreate",
     "filestat",
     "filedelete",
@@ -88,6 +88,9 @@ pub struct FileSpec {
     pub direct: bool,
     pub sync: SyncMode,
     pub access: Access,
+    /// The end of the region the job uses (0: unknown). The mmap engine
+    /// extends a file it writes to this size and maps that much.
+    pub size: u64,
 }
 
 /// An engine's handle for an open file; small and dense, reused after close.
@@ -229,6 +232,7 @@ pub fn create(name: &str, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineEr
         "pvsync2" => Box::new(pvsync2::Pvsync2Engine::new(opts)?),
         "io_uring" => Box::new(uring::UringEngine::new(opts)?),
         "libaio" => Box::new(libaio::LibaioEngine::new(opts)?),
+        "mmap" => Box::new(mmap::MmapEngine::new(opts)?),
         "null" => Box::new(null::NullEngine::new(opts)?),
         _ if LATER_ENGINE_NAMES.contains(&name) => {
             return Err(EngineError::NotImplemented {

@@ -177,6 +177,13 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             "time_based needs runtime= (otherwise the job would never end)",
         ));
     }
+    if job.choice(Opt::Ioengine) == Some("mmap") && job.flag(Opt::Direct) {
+        return Err(cx.err(
+            Some(Opt::Direct),
+            "ioengine=mmap moves data through the page cache and cannot use direct=1; \
+             use direct=0, or ioengine=psync with direct=1",
+        ));
+    }
     let seeds = Seeds::resolve(
         job.flag(Opt::Randrepeat),
         job.flag(Opt::Allrandrepeat),

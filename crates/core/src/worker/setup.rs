@@ -73,6 +73,7 @@ impl Worker {
                 } else {
                     Access::Sequential
                 },
+                size: jf.offset.saturating_add(jf.len),
             };
             if pf.layout != Layout::OnOpen {
                 prepare_cache(job, pf, jf.offset, jf.len)?;
