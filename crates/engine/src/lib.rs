@@ -180,6 +180,9 @@ pub struct EngineOpts {
     /// `io_uring` with `sqthread_poll`: the CPU the polling thread is bound
     /// to (fio's `sqthread_poll_cpu`).
     pub sqthread_poll_cpu: Option<u32>,
+    /// `io_uring`: move data with READV/WRITEV and a one-entry iovec
+    /// rather than READ/WRITE (fio's `nonvectored=0`).
+    pub vectored: bool,
 }
 
 impl Default for EngineOpts {
@@ -193,6 +196,7 @@ impl Default for EngineOpts {
             registerfiles: false,
             sqthread_poll: false,
             sqthread_poll_cpu: None,
+            vectored: false,
         }
     }
 }

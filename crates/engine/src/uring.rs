@@ -40,6 +40,9 @@ pub(crate) struct UringEngine {
     fixedbufs: bool,
     registerfiles: bool,
     hipri: bool,
+    /// One iovec per slot for READV/WRITEV (`vectored`), else empty. Never
+    /// resized, so an SQE may point at an entry until it completes.
+    iovecs: Iovecs,
     /// Entries of the registered-file table (`registerfiles`).
     file_table: usize,
     /// I/Os pushed and not yet reaped.
@@ -49,9 +52,17 @@ pub(crate) struct UringEngine {
     max_in_flight: usize,
 }
 
+/// The slots' iovecs, pointing into the engine's own buffer pool.
+struct Iovecs(Box<[libc::iovec]>);
+
+// SAFETY: the iovecs point into the engine's buffer pool, which moves with
+// the engine to whichever thread owns it; nothing else holds them.
+unsafe impl Send for Iovecs {}
+
 impl UringEngine {
     pub fn new(opts: &EngineOpts) -> Result<Self, EngineError> {
         let base = SyncBase::new(opts)?;
+        let base_slots = base.bufs.slots();
         let entries = opts.iodepth.max(1);
         let ring = setup(entries, opts).map_err(|e| EngineError::Refused {
             engine: NAME,
@@ -66,6 +77,16 @@ impl UringEngine {
             fixedbufs: opts.fixedbufs,
             registerfiles: opts.registerfiles,
             hipri: opts.hipri,
+            iovecs: Iovecs(if opts.vectored && !opts.fixedbufs {
+                (0..base_slots)
+                    .map(|_| libc::iovec {
+                        iov_base: std::ptr::null_mut(),
+                        iov_len: 0,
+                    })
+                    .collect()
+            } else {
+                Box::default()
+            }),
             file_table: 0,
             in_flight: 0,
             max_in_flight,
@@ -295,9 +316,24 @@ impl Engine for UringEngine {
         let buf = self.base.bufs.slot_ptr(io.slot as usize);
         // The slot is below `slots`, which register_buffers kept within u16.
         let index = io.slot as u16;
+        let vectored = !self.iovecs.0.is_empty() && matches!(io.op, Op::Read | Op::Write);
+        let iov: *const libc::iovec = if vectored {
+            let v = &mut self.iovecs.0[io.slot as usize];
+            v.iov_base = buf.cast();
+            v.iov_len = io.len as usize;
+            v
+        } else {
+            std::ptr::null()
+        };
         macro_rules! entry {
             ($fd:expr) => {
                 match (io.op, self.fixedbufs) {
+                    (Op::Read, false) if vectored => {
+                        opcode::Readv::new($fd, iov, 1).offset(io.offset).build()
+                    }
+                    (Op::Write, false) if vectored => {
+                        opcode::Writev::new($fd, iov, 1).offset(io.offset).build()
+                    }
                     (Op::Read, false) => opcode::Read::new($fd, buf, io.len)
                         .offset(io.offset)
                         .build(),
@@ -324,7 +360,8 @@ impl Engine for UringEngine {
         }
         .user_data(u64::from(io.slot));
         // SAFETY: the SQE points at `len` bytes of the slot's buffer
-        // (checked against the pool's size above), which stays allocated
+        // (checked against the pool's size above), directly or through the
+        // slot's iovec in `iovecs` (never resized), which stays allocated
         // until the I/O is reaped: the pool lives as long as the engine, and
         // `Drop` waits for every I/O in flight before freeing it. The caller
         // keeps a slot in flight at most once and does not touch its buffer
@@ -503,6 +540,20 @@ mod tests {
             return println!("skip io_uring O_DIRECT test: no O_DIRECT here");
         }
         eight_in_flight(&opts(8, 8192), &dir.path().join("direct"), true);
+    }
+
+    #[test]
+    fn vectored_reads_and_writes() {
+        let dir = temp();
+        for registerfiles in [false, true] {
+            let o = EngineOpts {
+                vectored: true,
+                registerfiles,
+                ..opts(8, 8192)
+            };
+            let path = dir.path().join(format!("vectored-{registerfiles}"));
+            eight_in_flight(&o, &path, false);
+        }
     }
 
     #[test]

@@ -237,6 +237,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
                 .get(Opt::SqthreadPollCpu)
                 .and_then(|_| job.int(Opt::SqthreadPollCpu))
                 .map(|n| n.clamp(0, u32::MAX as i64) as u32),
+            vectored: job.int(Opt::Nonvectored) == Some(0),
         },
         iodepth,
         // fio's rules: a batch of 0 is the whole queue; the most to reap

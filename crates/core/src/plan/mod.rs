@@ -185,6 +185,8 @@ pub struct EngineTuning {
     pub registerfiles: bool,
     pub sqthread_poll: bool,
     pub sqthread_poll_cpu: Option<u32>,
+    /// READV/WRITEV rather than READ/WRITE (fio's nonvectored=0).
+    pub vectored: bool,
 }
 
 /// One job clone, ready to run.

@@ -41,6 +41,7 @@ impl Worker {
             registerfiles: job.engine_opts.registerfiles,
             sqthread_poll: job.engine_opts.sqthread_poll,
             sqthread_poll_cpu: job.engine_opts.sqthread_poll_cpu,
+            vectored: job.engine_opts.vectored,
         };
         let mut engine = create(&job.engine, &opts).map_err(engine_error)?;
         let mode = job.rw.mode;
