@@ -46,6 +46,13 @@ def workloads(d):
             "--bs=4k", "--size=256m", f"--filename={f}", "--invalidate=0",
             "--time_based", "--runtime=3",
         ],
+        # psync direct 4k random reads at depth 1: both tools measure the
+        # same device, so their latency percentiles must agree.
+        "psync-randread-direct-qd1-latency": [
+            "--name=l", "--ioengine=psync", "--direct=1", "--rw=randread",
+            "--bs=4k", "--size=256m", f"--filename={f}",
+            "--time_based", "--runtime=3",
+        ],
         # The null engine with full latency statistics: tool overhead only.
         "null-4k-qd1": [
             "--name=n", "--ioengine=null", "--rw=randread", "--bs=4k",
@@ -82,7 +89,10 @@ def one(cmd):
         sys.exit(f"{' '.join(cmd)} exited with {status}")
     data = json.loads(out[out.index(b"{"):])
     iops = sum(j[d]["iops"] for j in data["jobs"] for d in ("read", "write"))
-    return iops, ru.ru_maxrss
+    pct = data["jobs"][0]["read"]["clat_ns"].get("percentile", {})
+    p50 = pct.get("50.000000", 0)
+    p99 = pct.get("99.000000", 0)
+    return iops, ru.ru_maxrss, p50, p99
 
 
 def main():
@@ -121,6 +131,12 @@ def main():
         ir = statistics.median(x[1] for x in res["iolab"])
         print(f"{name}: fio {fi:,.0f} IOPS, iolab {ii:,.0f} IOPS, ratio {ii / fi:.2f}; "
               f"peak RSS fio {fr} KiB, iolab {ir} KiB, ratio {ir / fr:.2f}")
+        if name.endswith("-latency"):
+            for k, label in ((2, "p50"), (3, "p99")):
+                fl = statistics.median(x[k] for x in res["fio"])
+                il = statistics.median(x[k] for x in res["iolab"])
+                print(f"  clat {label}: fio {fl / 1000:.1f} us, iolab {il / 1000:.1f} us, "
+                      f"ratio {il / fl:.3f}")
         if name == "psync-randread-warm":
             lims = []
             for _ in range(a.runs):

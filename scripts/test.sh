@@ -7,7 +7,10 @@ bash scripts/setup.sh
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# The tests keep their results in a database of their own.
+IOLAB_DB=$(mktemp -u --suffix=.db)
+export IOLAB_DB
+trap 'rm -f "$log" "$IOLAB_DB" "$IOLAB_DB-wal" "$IOLAB_DB-shm"' EXIT
 status=0
 cargo test --workspace 2>&1 | tee "$log" || status=$?
 awk '/^test result:/ { p += $4; f += $6; s += $8 }

@@ -1,9 +1,21 @@
 //! The `iolab` binary: argument parsing, terminal output and exit codes.
 //! Everything else lives in the library crates.
+#![forbid(unsafe_code)]
 
+mod compare;
+mod diff;
 mod exit;
+mod export;
+mod history;
+mod interrupt;
+mod keep;
+mod meta;
+mod quick;
+mod readback;
 mod run;
+mod show;
 mod status;
+mod sweep;
 
 use std::process::ExitCode;
 
@@ -29,17 +41,53 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Format, mount and benchmark filesystems side by side:
+    /// `iolab compare --fs ext4,xfs,btrfs` or `--target A=DIR --target B=DIR`.
+    Compare(compare::CompareArgs),
+    /// The quick suite on the filesystem of DIR (default: the current
+    /// directory): sequential and random reads and writes, 4k write+fsync;
+    /// a table of MB/s, IOPS and latency, kept in the results database.
+    /// Bare `iolab` runs it on the current directory.
+    Quick(quick::QuickArgs),
+    /// Metadata benchmark in DIR: create, open, utime, stat, readdir,
+    /// rename and unlink --files N files (one directory or a tree); a
+    /// table of total ms, ms per operation, ops/s and latency percentiles.
+    Meta(meta::MetaArgs),
+    /// A base job run over a grid of option values:
+    /// `iolab sweep [JOBFILE...] [--option=value...] --bs 4k..1m --rw read,write`.
+    /// `iolab sweep --help` lists the grid flags.
+    #[command(disable_help_flag = true)]
+    Sweep {
+        /// Job files, fio job options and grid flags.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Stored results, newest first (filters: --kind, --tag, --fs,
+    /// --target, --since).
+    History(history::HistoryArgs),
+    /// One stored result re-rendered (`--output-format normal|json|json+|terse`
+    /// for runs, table formats for the others, `record` for everything).
+    Show(show::ShowArgs),
+    /// Stored results for other tools: `--format csv|json|markdown`.
+    Export(export::ExportArgs),
+    /// Two stored results side by side: values, ratio, and whether each
+    /// difference is significant or within noise.
+    Diff(diff::DiffArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Some(Command::Run { args }) => run::run(&args),
-        None => {
-            use clap::CommandFactory;
-            let _ = Cli::command().print_help();
-            Ok(exit::Status::Success)
-        }
+        Some(Command::Compare(args)) => compare::run(&args),
+        Some(Command::Quick(args)) => quick::run(&args),
+        Some(Command::Meta(args)) => meta::run(&args),
+        Some(Command::Sweep { args }) => sweep::run(&args),
+        Some(Command::History(args)) => history::run(&args),
+        Some(Command::Show(args)) => show::run(&args),
+        Some(Command::Export(args)) => export::run(&args),
+        Some(Command::Diff(args)) => diff::run(&args),
+        None => quick::run(&quick::QuickArgs::default_for_bare()),
     };
     match outcome {
         Ok(status) => status.into(),

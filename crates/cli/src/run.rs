@@ -3,18 +3,25 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use iolab_core::plan;
 use iolab_core::progress::Progress;
-use iolab_core::run::{run_observed, Notice};
+use iolab_core::run::{run_observed, Notice, RunOutcome};
+use iolab_report::repeats::{repeats_json, repeats_text};
 use iolab_report::{render, render_preamble, Format, RenderOpts, UnitBase};
 use iolab_spec::{cmdline, help, resolve, Context, Host, JobSet, Opt, SpecError};
+use iolab_stats::repeated::repeat_figures;
 use iolab_stats::JobResult;
+use iolab_stats::RunResult;
 
 use crate::exit::Status;
+use crate::interrupt::{self, STOP};
+use crate::keep::{self, StoreArgs};
 use crate::status::{draw_until, Shown, StatusOpts};
+use iolab_store::{Kind, Metric};
+use std::io::IsTerminal;
+use std::path::PathBuf;
 
 const USAGE: &str = "\
 usage: iolab run [JOBFILE...] [--option=value...] [--name=JOB --option=value...]
@@ -30,14 +37,18 @@ Run flags:
   --cmdhelp[=OPTION]    list the job options, or describe one
   --section=NAME        run only this job section (repeatable)
   --minimal             same as --output-format=terse
+  --repeat=N            run the whole job set N times (caches dropped between
+                        runs as root) and report each figure's median,
+                        range, 95% interval and spread
+  --db=PATH             keep the result in this database (default $IOLAB_DB,
+                        else ~/.local/share/iolab/results.db)
+  --no-store            do not keep the result
+  --tag=TEXT            label the kept result (repeatable)
   --eta=WHEN            status line on stderr: auto (a terminal, no JSON on
                         stdout), always, never
   --eta-interval=TIME   redraw it this often (default 1s; ms without unit)
   --eta-newline=TIME    start a new status line this often (s without unit)
 ";
-
-/// Set by Ctrl-C; the workers stop at their next I/O.
-static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn run(args: &[String]) -> Result<Status> {
     let cmd = match cmdline::parse_args(args) {
@@ -75,6 +86,17 @@ pub fn run(args: &[String]) -> Result<Status> {
         }
     }
 
+    let repeat = match cmd.flag("repeat").flatten().map(str::parse::<u32>) {
+        None => 1,
+        Some(Ok(n)) if n >= 1 => n,
+        Some(_) => {
+            eprintln!(
+                "iolab: --repeat={}: expected a number of runs, 1 or more",
+                cmd.flag("repeat").flatten().unwrap_or("")
+            );
+            return Ok(Status::BadInput);
+        }
+    };
     let status = match StatusOpts::parse(
         cmd.flag("eta").flatten(),
         cmd.flag("eta-interval").flatten(),
@@ -106,6 +128,23 @@ pub fn run(args: &[String]) -> Result<Status> {
             return Ok(Status::BadInput);
         }
     };
+    let keep_args = StoreArgs {
+        db: cmd.flag("db").flatten().map(PathBuf::from),
+        no_store: cmd.flag("no-store").is_some(),
+        tags: cmd
+            .flag_values("tag")
+            .into_iter()
+            .map(String::from)
+            .collect(),
+    };
+    // A results database that cannot be used is refused before the run.
+    let store = match keep_args.open() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("iolab: {e:#}");
+            return Ok(Status::BadInput);
+        }
+    };
     for w in iolab_core::warn::plan_warnings(&plan) {
         eprintln!("iolab: warning: {w}");
     }
@@ -126,7 +165,17 @@ pub fn run(args: &[String]) -> Result<Status> {
         out.write(&render_preamble(&stubs, &opts))?;
     }
 
-    watch_interrupts();
+    interrupt::watch(None);
+    let json_to_stdout = output.is_none()
+        && formats
+            .iter()
+            .any(|f| matches!(f, Format::Json | Format::JsonPlus));
+    let draw = status.enabled(json_to_stdout).then_some(status);
+    if repeat > 1 {
+        return run_repeated(
+            &plan, &jobs, repeat, draw, &formats, &opts, out, store, &keep_args,
+        );
+    }
     let mut layout_lines = |n: Notice| {
         let Notice::LayingOut { job, bytes, .. } = n;
         if normal {
@@ -138,26 +187,7 @@ pub fn run(args: &[String]) -> Result<Status> {
             ));
         }
     };
-    let json_to_stdout = output.is_none()
-        && formats
-            .iter()
-            .any(|f| matches!(f, Format::Json | Format::JsonPlus));
-    let progress = Progress::new(&plan);
-    let finished = AtomicBool::new(false);
-    let shown = Shown {
-        read: plan.jobs.iter().any(|j| j.rw.mode.reads()),
-        write: plan.jobs.iter().any(|j| j.rw.mode.writes()),
-        trim: plan.jobs.iter().any(|j| j.rw.mode.trims()),
-    };
-    let outcome = std::thread::scope(|s| {
-        if status.enabled(json_to_stdout) {
-            s.spawn(|| draw_until(&progress, &finished, status, shown));
-        }
-        let r = run_observed(&plan, &STOP, &mut layout_lines, &progress);
-        finished.store(true, Ordering::Relaxed);
-        r
-    });
-    let outcome = match outcome {
+    let outcome = match run_once(&plan, draw, &mut layout_lines) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("iolab: {e}");
@@ -168,6 +198,13 @@ pub fn run(args: &[String]) -> Result<Status> {
         out.write(&render(&outcome.result, &opts, *f))?;
     }
     out.finish()?;
+    if !outcome.result.interrupted {
+        let mut record = keep::record(Kind::Run, &plan_target(&plan), &keep_args);
+        record.result_json = serde_json::to_string(&outcome.result)?;
+        record.job_text = jobs.to_job_text();
+        record.metrics = iolab_store::run_metrics(&outcome.result);
+        stored(keep::insert(store, &record));
+    }
     if outcome.result.interrupted {
         eprintln!("iolab: interrupted; the results above are partial");
         return Ok(Status::Failed);
@@ -177,6 +214,148 @@ pub fn run(args: &[String]) -> Result<Status> {
         return Ok(Status::Failed);
     }
     Ok(Status::Success)
+}
+
+/// Runs the plan once, with the status line when `draw` says how.
+fn run_once(
+    plan: &plan::Plan,
+    draw: Option<StatusOpts>,
+    notice: &mut dyn FnMut(Notice),
+) -> Result<RunOutcome, iolab_core::run::StartError> {
+    let progress = Progress::new(plan);
+    let finished = AtomicBool::new(false);
+    let shown = Shown {
+        read: plan.jobs.iter().any(|j| j.rw.mode.reads()),
+        write: plan.jobs.iter().any(|j| j.rw.mode.writes()),
+        trim: plan.jobs.iter().any(|j| j.rw.mode.trims()),
+    };
+    std::thread::scope(|s| {
+        if let Some(status) = draw {
+            let (progress, finished) = (&progress, &finished);
+            s.spawn(move || draw_until(progress, finished, status, shown));
+        }
+        let r = run_observed(plan, &STOP, notice, &progress);
+        finished.store(true, Ordering::Relaxed);
+        r
+    })
+}
+
+/// `--repeat N`: the job set N times, caches dropped between runs (root)
+/// or the job files' caches invalidated; each run's report, then the
+/// figures' medians, ranges, intervals and spreads. JSON is one document
+/// with the summary and every run's fio JSON.
+#[allow(clippy::too_many_arguments)]
+fn run_repeated(
+    plan: &plan::Plan,
+    jobs: &JobSet,
+    repeat: u32,
+    draw: Option<StatusOpts>,
+    formats: &[Format],
+    opts: &RenderOpts,
+    mut out: Out,
+    store: Option<iolab_store::Store>,
+    keep_args: &StoreArgs,
+) -> Result<Status> {
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut docs: Vec<String> = Vec::new();
+    let mut caches = String::new();
+    let mut failure = None;
+    let mut quiet = |_: Notice| {};
+    for i in 0..repeat {
+        if STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        // Every run starts from the same state, the first one included.
+        caches = forget_caches(plan);
+        let outcome = match run_once(plan, draw, &mut quiet) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("iolab: {e}");
+                return Ok(Status::BadInput);
+            }
+        };
+        for f in formats {
+            match f {
+                Format::Json | Format::JsonPlus => docs.push(render(&outcome.result, opts, *f)),
+                Format::Normal => {
+                    out.write(&format!("\niolab: run {} of {repeat}\n", i + 1))?;
+                    out.write(&render(&outcome.result, opts, *f))?;
+                }
+                Format::Terse => out.write(&render(&outcome.result, opts, *f))?,
+            }
+        }
+        let interrupted = outcome.result.interrupted;
+        results.push(outcome.result);
+        if outcome.failure.is_some() || interrupted {
+            failure = outcome.failure.or(Some("interrupted".to_string()));
+            break;
+        }
+    }
+    let figs = repeat_figures(&results);
+    if formats.contains(&Format::Normal) {
+        out.write(&repeats_text(&figs, results.len(), &caches))?;
+    }
+    if !docs.is_empty() {
+        out.write(&repeats_json(&figs, &caches, &docs))?;
+    }
+    out.finish()?;
+    if let Some(f) = failure {
+        eprintln!("iolab: {f}; the results above are partial");
+        return Ok(Status::Failed);
+    }
+    if let Some(last) = results.last() {
+        let mut record = keep::record(Kind::Run, &plan_target(plan), keep_args);
+        record.result_json = serde_json::to_string(last)?;
+        record.job_text = jobs.to_job_text();
+        record.metrics = figs
+            .iter()
+            .map(|f| {
+                Metric::new(
+                    format!("{} {} {} {}", f.job, f.dir, f.metric, f.unit),
+                    f.summary.median,
+                    f.unit.clone(),
+                )
+                .with_samples(f.values.clone())
+            })
+            .collect();
+        stored(keep::insert(store, &record));
+    }
+    Ok(Status::Success)
+}
+
+/// Between repeats: drops every cache (root), or else the job files'
+/// cached pages; says which.
+fn forget_caches(plan: &plan::Plan) -> String {
+    if iolab_engine::host::drop_caches().is_ok() {
+        return "caches dropped before each run (sync; echo 3 > /proc/sys/vm/drop_caches)"
+            .to_string();
+    }
+    for f in &plan.files {
+        if let Ok(file) = std::fs::File::open(&f.path) {
+            let _ = iolab_engine::file::drop_cache(&file, 0, 0);
+        }
+    }
+    "not root: only the job files' cached pages were dropped before each run (the filesystem's \
+     metadata caches stay warm)"
+        .to_string()
+}
+
+/// The directory a run measured, for its provenance.
+fn plan_target(plan: &plan::Plan) -> PathBuf {
+    plan.files
+        .first()
+        .and_then(|f| f.path.parent().map(|p| p.to_path_buf()))
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Says where a result was kept, on a terminal.
+fn stored(id: Option<i64>) {
+    if let Some(id) = id {
+        if std::io::stderr().is_terminal() {
+            eprintln!("iolab: stored as result {id} (iolab show {id})");
+        }
+    }
 }
 
 /// Where the report goes: stdout or the --output file.
@@ -218,26 +397,6 @@ fn write_out(path: Option<&str>, text: &str) -> Result<()> {
     let mut out = Out::open(path)?;
     out.write(text)?;
     out.finish()
-}
-
-/// The first Ctrl-C stops the workers (partial results are printed); a
-/// second one exits at once.
-fn watch_interrupts() {
-    let count = iolab_engine::host::install_interrupt_handler();
-    std::thread::Builder::new()
-        .name("interrupts".into())
-        .spawn(move || loop {
-            let n = count.load(Ordering::Relaxed);
-            if n >= 1 {
-                STOP.store(true, Ordering::Relaxed);
-            }
-            if n >= 2 {
-                eprintln!("iolab: interrupted twice; exiting now");
-                std::process::exit(130);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        })
-        .ok();
 }
 
 fn render_opts(jobs: &JobSet) -> RenderOpts {

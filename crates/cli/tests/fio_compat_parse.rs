@@ -8,7 +8,6 @@ use common::*;
 use std::fs;
 use std::process::Command as Proc;
 
-use assert_cmd::Command;
 use iolab_spec::options::Category;
 use iolab_spec::{Opt, OPTIONS};
 
@@ -46,8 +45,7 @@ fn fio_accepts_what_parse_only_prints_for_every_option() {
     let (ok, msg) = fio_parse_only(&original);
     assert!(ok, "fio rejects the table's examples:\n{msg}");
 
-    let out = Command::cargo_bin("iolab")
-        .unwrap()
+    let out = common::iolab()
         .args(["run", "--parse-only"])
         .arg(&original)
         .output()
@@ -86,8 +84,7 @@ fn fio_bytes(size: &str, kb_base: &str) -> u64 {
 }
 
 fn iolab_bytes(size: &str, kb_base: &str) -> u64 {
-    let out = Command::cargo_bin("iolab")
-        .unwrap()
+    let out = common::iolab()
         .args(["run", "--parse-only", "--name=s"])
         .arg(format!("--kb_base={kb_base}"))
         .arg(format!("--size={size}"))

@@ -10,7 +10,6 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command as Proc;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 /// A job: its job-file text (with DIR for the directory) and whether it is
@@ -104,8 +103,7 @@ fn run_both(text: &str, format: &str) -> (Vec<u8>, Vec<u8>) {
         String::from_utf8_lossy(&fio.stderr)
     );
     let iolab_job = write(iolab_dir.path());
-    let ours = Command::cargo_bin("iolab")
-        .unwrap()
+    let ours = common::iolab()
         .args(["run", &format!("--output-format={format}")])
         .arg(&iolab_job)
         .output()
@@ -232,10 +230,11 @@ fn shape(line: &str) -> String {
 }
 
 /// The lines whose presence depends on the numbers (latency buckets only
-/// print non-empty ranges, percentile tables are as long as they are) or
-/// that name the program.
+/// print non-empty ranges, percentile tables are as long as they are),
+/// that name the program, or that are iolab's own warnings.
 fn structural(text: &str) -> Vec<String> {
     text.lines()
+        .filter(|l| !l.starts_with(iolab_report::WARNING_PREFIX))
         .filter(|l| {
             let t = l.trim_start();
             !(t.starts_with("lat (")

@@ -2,12 +2,12 @@
 //! direct and buffered, slat reported, the queue really filled, and data
 //! written through each engine read back identical through psync.
 
-use assert_cmd::Command;
+mod common;
+
 use serde_json::Value;
 
 fn run_json(dir: &std::path::Path, args: &[&str]) -> Value {
-    let out = Command::cargo_bin("iolab")
-        .unwrap()
+    let out = common::iolab()
         .current_dir(dir)
         .arg("run")
         .arg("--output-format=json")
@@ -162,8 +162,7 @@ fn data_written_through_queued_engines_reads_back_through_psync() {
 fn a_depth_the_engine_cannot_reach_is_warned_about() {
     let dir = tempfile::tempdir().unwrap();
     let warned = |args: &[&str]| -> String {
-        let out = Command::cargo_bin("iolab")
-            .unwrap()
+        let out = common::iolab()
             .current_dir(dir.path())
             .args([
                 "run",
@@ -199,8 +198,7 @@ fn a_depth_the_engine_cannot_reach_is_warned_about() {
 #[test]
 fn trim_on_a_regular_file_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
-    Command::cargo_bin("iolab")
-        .unwrap()
+    common::iolab()
         .current_dir(dir.path())
         .args([
             "run",

@@ -165,6 +165,7 @@ fn ctrl_c_stops_the_workers_and_prints_partial_results() {
     let dir = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("iolab");
     let child = std::process::Command::new(bin)
+        .env("IOLAB_DB", common::test_db())
         .current_dir(dir.path())
         .args([
             "run",

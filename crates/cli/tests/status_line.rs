@@ -22,6 +22,7 @@ fn in_pty(dir: &Path, args: &[&str]) -> Option<String> {
         cmd.push_str(&format!(" '{a}'"));
     }
     let out = Proc::new("script")
+        .env("IOLAB_DB", common::test_db())
         .args(["-qec", &cmd, "/dev/null"])
         .output()
         .unwrap();

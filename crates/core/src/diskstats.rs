@@ -86,6 +86,8 @@ impl DiskSnapshot {
             name: self.name.clone(),
             read_ios: d(0),
             read_merges: d(1),
+            read_bytes: d(2) * 512,
+            write_bytes: d(6) * 512,
             read_ticks_ms: d(3),
             write_ios: d(4),
             write_merges: d(5),

@@ -1,11 +1,23 @@
 //! The run: `JobSpec` -> `Plan` -> worker threads -> `RunResult`. Offset and
 //! size generators, rate limiting, data buffers, verify, metadata workloads,
 //! sweeps, the environment probe and the checks that raise warnings.
+#![forbid(unsafe_code)]
+pub mod data;
+// The lab and other callers reach the engines and the job language
+// through core, as DESIGN.md's dependency map has them.
+pub use iolab_engine as engine;
+pub use iolab_spec as spec;
+
 pub mod diskstats;
 pub mod gen;
 pub mod layout;
+pub mod meta;
 pub mod plan;
+pub mod probe;
 pub mod progress;
+pub mod quick;
 pub mod run;
+pub mod sweep;
+pub mod verify;
 pub mod warn;
 pub mod worker;

@@ -70,6 +70,7 @@ pub fn run_observed(
         }
     }
 
+    let sparse = crate::warn::sparse_reads(plan);
     let disks: Vec<DiskSnapshot> = disks_of(plan.files.iter().map(|f| f.path.as_path()))
         .iter()
         .filter_map(|d| DiskSnapshot::read(d))
@@ -208,6 +209,7 @@ pub fn run_observed(
         let members = result.jobs.iter().filter(|c| c.groupid == g);
         result.groups.push(GroupResult::from_jobs(g, members));
     }
+    crate::warn::attach_run_warnings(plan, sparse, &mut result);
     Ok(RunOutcome { result, failure })
 }
 

@@ -5,7 +5,7 @@
 
 use std::ffi::CString;
 use std::fmt;
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -182,6 +182,85 @@ pub fn fs_type(path: &Path) -> io::Result<FsType> {
     #[allow(clippy::unnecessary_cast)]
     let magic = (st.f_type as u64) & 0xFFFF_FFFF;
     Ok(FsType::from_magic(magic))
+}
+
+/// Bytes of `[offset, offset + len)` of the file at `path` that are holes
+/// or unwritten extents (SEEK_DATA/SEEK_HOLE): reads there return zeros
+/// without touching the device. A filesystem without SEEK_HOLE reports no
+/// holes.
+pub fn hole_bytes(path: &Path, offset: u64, len: u64) -> io::Result<u64> {
+    let f = File::open(path)?;
+    let fd = f.as_raw_fd();
+    let end = offset.saturating_add(len).min(f.metadata()?.len());
+    let mut at = offset;
+    let mut holes = 0u64;
+    while at < end {
+        // SAFETY: lseek takes no pointers; a bad fd or offset is an error
+        // return.
+        let data = unsafe { libc::lseek(fd, off(at)?, libc::SEEK_DATA) };
+        if data < 0 {
+            match io::Error::last_os_error().raw_os_error() {
+                // No data at or after `at`: the rest is a hole.
+                Some(libc::ENXIO) => return Ok(holes + (end - at)),
+                Some(libc::EINVAL) => return Ok(holes),
+                _ => return Err(io::Error::last_os_error()),
+            }
+        }
+        let data = (data as u64).min(end);
+        holes += data - at;
+        if data >= end {
+            break;
+        }
+        // SAFETY: as above.
+        let hole = unsafe { libc::lseek(fd, off(data)?, libc::SEEK_HOLE) };
+        if hole < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        at = (hole as u64).max(data + 1);
+    }
+    Ok(holes)
+}
+
+/// What statvfs says about the filesystem holding a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Space {
+    /// Total data blocks times fragment size.
+    pub size_bytes: u64,
+    /// Available to an unprivileged user.
+    pub avail_bytes: u64,
+    /// Size minus free blocks.
+    pub used_bytes: u64,
+    pub inodes_total: u64,
+    pub inodes_free: u64,
+}
+
+/// statvfs of the filesystem holding `path`.
+pub fn space(path: &Path) -> io::Result<Space> {
+    let cpath = c_path(path)?;
+    // SAFETY: statvfs is plain old data; all-zero is a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpath` is NUL-terminated and `st` writable, both live across
+    // the call.
+    if unsafe { libc::statvfs(cpath.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let (frag, blocks) = (st.f_frsize as u64, st.f_blocks as u64);
+    #[allow(clippy::unnecessary_cast)]
+    Ok(Space {
+        size_bytes: blocks.saturating_mul(frag),
+        avail_bytes: (st.f_bavail as u64).saturating_mul(frag),
+        used_bytes: blocks
+            .saturating_sub(st.f_bfree as u64)
+            .saturating_mul(frag),
+        inodes_total: st.f_files as u64,
+        inodes_free: st.f_ffree as u64,
+    })
+}
+
+/// Bytes an unprivileged user may still write on the filesystem of `path`.
+pub fn available_space(path: &Path) -> io::Result<u64> {
+    Ok(space(path)?.avail_bytes)
 }
 
 /// Whether a file in `dir` can be opened and written with O_DIRECT: creates
@@ -394,6 +473,41 @@ mod tests {
             .truncate(true)
             .open(path)
             .unwrap()
+    }
+
+    #[test]
+    fn holes_are_found_and_written_data_is_not() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("sparse");
+        let f = File::create(&path).unwrap();
+        f.set_len(4 << 20).unwrap();
+        use std::os::unix::fs::FileExt;
+        f.write_all_at(&vec![1u8; 1 << 20], 1 << 20).unwrap();
+        f.sync_all().unwrap();
+        let holes = hole_bytes(&path, 0, 4 << 20).unwrap();
+        if holes == 0 {
+            return println!("skip: this filesystem reports no holes (no SEEK_HOLE)");
+        }
+        assert_eq!(holes, 3 << 20);
+        assert_eq!(hole_bytes(&path, 1 << 20, 1 << 20).unwrap(), 0);
+        assert_eq!(hole_bytes(&path, 0, 1 << 20).unwrap(), 1 << 20);
+        // Past the end counts as nothing.
+        assert_eq!(hole_bytes(&path, 3 << 20, 8 << 20).unwrap(), 1 << 20);
+    }
+
+    #[test]
+    fn available_space_is_what_df_reports() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let ours = available_space(dir.path()).unwrap();
+        let out = std::process::Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let df: u64 = text.lines().nth(1).unwrap().trim().parse().unwrap();
+        // Others write to the same filesystem meanwhile: within 64 MiB.
+        assert!(ours.abs_diff(df) < 64 << 20, "statvfs {ours}, df {df}");
     }
 
     #[test]

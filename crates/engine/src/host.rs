@@ -148,6 +148,26 @@ pub fn interrupt_count() -> u32 {
     INTERRUPTS.load(Ordering::Relaxed)
 }
 
+/// This process's effective user id.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Writes every filesystem's dirty data back (sync(2)).
+pub fn sync() {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+}
+
+/// Writes dirty data back and drops the page cache, dentries and inodes
+/// (sync, then `3` into /proc/sys/vm/drop_caches), so the next read comes
+/// from the device. Needs root; the error says why otherwise.
+pub fn drop_caches() -> std::io::Result<()> {
+    sync();
+    std::fs::write("/proc/sys/vm/drop_caches", "3\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,10 +13,12 @@
 pub mod buf;
 pub mod clock;
 pub mod file;
+pub mod fsops;
 pub mod host;
 
 mod error;
 mod fdtable;
+mod fileops;
 mod libaio;
 mod mmap;
 mod null;
@@ -37,13 +39,14 @@ pub use error::{errno_name, errno_text, EngineError};
 
 /// The engines iolab implements, by fio name.
 pub const ENGINE_NAMES: &[&str] = &[
-    "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "mmap", "null",
-];
-
-/// fio engines that iolab knows by name but does not implement yet.
-const LATER_ENGINE_NAMES: &[&str] = &[
-    "vsync",
-    "posixaio",
+    "sync",
+    "psync",
+    "pvsync",
+    "pvsync2",
+    "libaio",
+    "io_uring",
+    "mmap",
+    "null",
     "filecreate",
     "filestat",
     "filedelete",
@@ -51,6 +54,9 @@ const LATER_ENGINE_NAMES: &[&str] = &[
     "dirstat",
     "dirdelete",
 ];
+
+/// fio engines that iolab knows by name but does not implement yet.
+const LATER_ENGINE_NAMES: &[&str] = &["vsync", "posixaio"];
 
 /// How writes reach stable storage, fio's `sync=` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -238,6 +244,9 @@ pub fn create(name: &str, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineEr
         "libaio" => Box::new(libaio::LibaioEngine::new(opts)?),
         "mmap" => Box::new(mmap::MmapEngine::new(opts)?),
         "null" => Box::new(null::NullEngine::new(opts)?),
+        "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete" => {
+            Box::new(fileops::FileOpEngine::new(name, opts)?)
+        }
         _ if LATER_ENGINE_NAMES.contains(&name) => {
             return Err(EngineError::NotImplemented {
                 name: name.to_string(),
@@ -295,7 +304,9 @@ mod tests {
             assert_eq!(e.name(), *name);
             assert_eq!(e.buf(3).len(), 8192);
             assert_eq!(e.caps().sync, !matches!(*name, "io_uring" | "libaio"));
-            assert_eq!(e.caps().needs_buffers, *name != "null");
+            let moves_data =
+                *name != "null" && !name.starts_with("file") && !name.starts_with("dir");
+            assert_eq!(e.caps().needs_buffers, moves_data);
         }
     }
 

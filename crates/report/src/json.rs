@@ -137,6 +137,16 @@ fn job(run: &RunResult, j: &JobResult, plus: bool) -> Obj {
         .uint("clones", u64::from(calc::members(j)))
         .uint("job_runtime_ns", j.runtime_ns)
         .obj("runtime_ns", runtimes);
+    let warnings = j
+        .warnings
+        .iter()
+        .map(|w| {
+            let mut o = Obj::new();
+            o.str("code", &w.code).str("text", &w.text);
+            Json::Obj(o)
+        })
+        .collect();
+    iolab.add("warnings", Json::Arr(warnings));
     o.obj("iolab", iolab);
     o
 }

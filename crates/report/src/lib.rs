@@ -7,11 +7,17 @@
 //! `"iolab"` key (JSON) and nowhere in the text formats. Facts about the
 //! run that are not results (iolab's version, kb_base, the time zone) come
 //! in [`RenderOpts`]; nothing here reads the environment.
+#![forbid(unsafe_code)]
 
 mod calc;
+pub mod compare;
 mod json;
 mod jsonw;
+pub mod meta;
 mod normal;
+pub mod quick;
+pub mod repeats;
+pub mod sweep;
 mod terse;
 mod units;
 
@@ -20,6 +26,7 @@ use std::str::FromStr;
 
 use iolab_stats::{JobResult, RunResult};
 
+pub use normal::WARNING_PREFIX;
 pub use units::{num2str, Unit};
 
 /// An output format of `--output-format`.

@@ -250,7 +250,15 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
             s.latency_target_ns, s.latency_window_us, s.latency_percentile, s.iodepth
         );
     }
+    // iolab's own lines, after everything fio prints for the job.
+    for w in &j.warnings {
+        let _ = writeln!(out, "{WARNING_PREFIX}{} ({})", w.text, w.code);
+    }
 }
+
+/// How a warning line starts in the normal output, for readers (and
+/// tests) that compare the rest with fio's.
+pub const WARNING_PREFIX: &str = "  iolab warning: ";
 
 fn direction(
     out: &mut String,

@@ -91,6 +91,18 @@ pub static PROGRAM_FLAGS: &[ProgramFlag] = &[
         Arity::Required,
         "Run only this job section (repeatable)",
     ),
+    flag(
+        "db",
+        Arity::Required,
+        "Keep the result in this results database",
+    ),
+    flag("no-store", Arity::None, "Do not keep the result"),
+    flag(
+        "repeat",
+        Arity::Required,
+        "Run the job set this many times and summarize the spread",
+    ),
+    flag("tag", Arity::Required, "Label the kept result (repeatable)"),
     flag("help", Arity::None, "Show usage of `iolab run`"),
     fio_flag("server", Arity::Optional),
     fio_flag("client", Arity::Required),

@@ -6,6 +6,7 @@
 //! value parsers of `value`). `JobSet::to_job_text` prints jobs back in
 //! job-file syntax for `--parse-only`; `help` renders `--cmdhelp` and the
 //! option reference.
+#![forbid(unsafe_code)]
 
 pub mod cmdline;
 pub mod context;

@@ -133,6 +133,11 @@ impl LatHist {
         &self.bins
     }
 
+    /// The raw counts, writable: for decoding a stored histogram.
+    pub(crate) fn bins_mut(&mut self) -> &mut [u64; PLAT_NR] {
+        &mut self.bins
+    }
+
     /// `(bin value, count)` for every non-empty bin in ascending order: the
     /// json+ `"bins"` object.
     pub fn nonzero_bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {

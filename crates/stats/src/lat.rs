@@ -3,10 +3,13 @@
 //! json+ bins from [`LatHist`]. And `LatBuckets`, fio's coarse latency
 //! distribution (`latency_ns`, `latency_us`, `latency_ms`).
 
+use serde::{Deserialize, Serialize};
+
 use crate::{LatHist, Moments};
 
 /// One latency series in nanoseconds.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LatStat {
     pub moments: Moments,
     pub hist: LatHist,
@@ -40,7 +43,8 @@ pub const LAT_BUCKET_BOUNDS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 
 /// the I/Os below its bound and at or above the previous one (fio: "500=64%
 /// means 64% of the I/Os took 250 to 499 us"). Latencies under 1 us go to
 /// `ns`, under 1 ms to `us`, the rest to `ms`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LatBuckets {
     /// Below 2, 4, ... 1000 nanoseconds.
     pub ns: [u64; 10],

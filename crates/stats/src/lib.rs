@@ -8,19 +8,38 @@
 //! sample without allocating and merge across workers by value, and both
 //! reproduce fio's arithmetic exactly so that the numbers iolab prints are
 //! the numbers fio would print for the same samples.
+#![forbid(unsafe_code)]
 
 mod hist;
+mod hist_serde;
 mod moments;
 
 pub use hist::{percentile_rank, LatHist, PLAT_BITS, PLAT_GROUP_NR, PLAT_NR, PLAT_VAL};
 pub use moments::Moments;
 
+mod comparison;
 mod lat;
 mod result;
 mod setup;
 
+pub use comparison::{Better, Cell, Comparison, Metric, TargetColumn, WorkloadRun, NOISY_SPREAD};
 pub use lat::{LatBuckets, LatStat, LAT_BUCKET_BOUNDS};
 pub use result::{
-    CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult, RunResult,
+    CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult, JobWarning,
+    RunResult,
 };
 pub use setup::{JobSetup, DEFAULT_PERCENTILES};
+
+mod compare;
+pub mod dist;
+pub mod meta;
+pub mod quick;
+pub mod repeated;
+mod repeats;
+pub mod sweep;
+
+pub use compare::{
+    compare, fmt_p, mann_whitney, welch, welch_from_stats, Difference, Method, Significance,
+    TestOutcome, DEFAULT_ALPHA,
+};
+pub use repeats::Summary;

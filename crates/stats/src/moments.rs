@@ -6,10 +6,13 @@
 //! in fio's `__sum_stat`, and the sample standard deviation (n - 1) of fio's
 //! `calc_lat`.
 
+use serde::{Deserialize, Serialize};
+
 /// Running statistics of a stream of integer samples.
 ///
 /// `Copy` and 40 bytes: a worker keeps one per latency kind and direction.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Moments {
     count: u64,
     min: u64,

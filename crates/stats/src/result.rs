@@ -3,10 +3,12 @@
 //! into groups; renderers (fio text, JSON, terse, tables) and the store only
 //! read it.
 
+use serde::{Deserialize, Serialize};
+
 use crate::{JobSetup, LatBuckets, LatStat, Moments};
 
 /// A data direction, in fio's order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Dir {
     Read = 0,
     Write = 1,
@@ -27,7 +29,8 @@ impl Dir {
 }
 
 /// What one job clone did in one direction.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DirResult {
     /// Bytes transferred (after ramp_time).
     pub io_bytes: u64,
@@ -89,7 +92,8 @@ impl DirResult {
 }
 
 /// CPU use of a job clone's thread.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CpuResult {
     pub user_ns: u64,
     pub system_ns: u64,
@@ -103,7 +107,8 @@ pub struct CpuResult {
 /// they were issued at (buckets 1, 2, 4, 8, 16, 32, >=64); `submit` and
 /// `complete` count calls by how many I/Os they carried (0, 4, 8, 16, 32,
 /// 64, >=64).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DepthDist {
     pub level: [u64; 7],
     pub submit: [u64; 7],
@@ -146,9 +151,19 @@ impl DepthDist {
     }
 }
 
+/// A warning about a job's numbers: a stable code for machines and a text
+/// that says what was seen, why it matters and what to do.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JobWarning {
+    pub code: String,
+    pub text: String,
+}
+
 /// One job clone's results (or, with group_reporting, a group's merged
 /// jobs under the first job's name).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct JobResult {
     pub name: String,
     pub groupid: u32,
@@ -187,6 +202,8 @@ pub struct JobResult {
     /// I/Os issued per direction (fio's "issued rwts").
     pub issued: [u64; 3],
     pub lat_buckets: LatBuckets,
+    /// What makes this job's numbers misleading, found after the run.
+    pub warnings: Vec<JobWarning>,
     /// How many clones this result merges (1 unless group_reporting).
     pub clones: u32,
 }
@@ -230,7 +247,8 @@ impl JobResult {
 }
 
 /// A reporting group's totals in one direction ("Run status group N").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct GroupDir {
     pub io_bytes: u64,
     /// Aggregate bandwidth: the group's bytes over its longest runtime.
@@ -244,7 +262,8 @@ pub struct GroupDir {
 }
 
 /// A reporting group.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct GroupResult {
     pub groupid: u32,
     pub dirs: [GroupDir; 3],
@@ -287,11 +306,15 @@ impl GroupResult {
 }
 
 /// Block-device statistics over the run ("Disk stats" / "disk_util").
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DiskResult {
     pub name: String,
     pub read_ios: u64,
     pub write_ios: u64,
+    /// Bytes the device read and wrote (sectors of 512 bytes).
+    pub read_bytes: u64,
+    pub write_bytes: u64,
     pub read_merges: u64,
     pub write_merges: u64,
     pub read_ticks_ms: u64,
@@ -302,7 +325,8 @@ pub struct DiskResult {
 }
 
 /// Everything one run produced.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RunResult {
     /// Seconds since the epoch when the run ended.
     pub timestamp: u64,

@@ -5,6 +5,8 @@
 //! only read it. Plain types only: this crate knows nothing of the job
 //! language.
 
+use serde::{Deserialize, Serialize};
+
 /// fio's default `percentile_list`, ascending.
 pub const DEFAULT_PERCENTILES: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
@@ -12,7 +14,8 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 ];
 
 /// How one job (or, with group_reporting, the group's first job) was set up.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct JobSetup {
     /// The `rw=` value as fio prints it: "read", "randrw", "randwrite", ...
     pub rw: String,

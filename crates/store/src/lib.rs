@@ -1,1 +1,23 @@
-//! The SQLite history of runs and comparisons, with their provenance.
+//! The SQLite history of runs and comparisons, with their provenance:
+//! where the database lives, what a record holds, the schema and its
+//! migrations, and the queries history, show, export and diff read.
+#![forbid(unsafe_code)]
+
+mod db;
+mod diff;
+mod error;
+mod path;
+mod record;
+mod runmetrics;
+pub mod schema;
+pub mod time;
+
+pub use db::{Store, BUSY_TIMEOUT};
+pub use diff::{diff_metrics, Basis, DiffOpts, MetricDiff};
+pub use error::StoreError;
+pub use path::{default_path, default_path_from};
+pub use record::{
+    Entry, Filter, Kind, Metric, Provenance, Record, SampleMoments, Stored, UnknownKind,
+};
+pub use runmetrics::run_metrics;
+pub use schema::{APPLICATION_ID, SCHEMA_VERSION};

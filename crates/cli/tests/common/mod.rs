@@ -10,8 +10,20 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 /// The iolab binary of this build.
+/// Results go to a database of the tests' own, never the user's.
 pub fn iolab() -> Command {
-    Command::cargo_bin("iolab").expect("the iolab binary is built")
+    let mut c = Command::cargo_bin("iolab").expect("the iolab binary is built");
+    c.env("IOLAB_DB", test_db());
+    c
+}
+
+/// The results database the tests' runs share: `$IOLAB_DB` as the test
+/// script sets it, else one in the temporary directory.
+pub fn test_db() -> PathBuf {
+    std::env::var_os("IOLAB_DB")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("iolab-tests.db"))
 }
 
 /// The names in a directory, sorted.
@@ -67,5 +79,72 @@ impl Tmpfs {
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Proc::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A filesystem on a loop-mounted image for one test, unmounted (and its
+/// loop device detached) when dropped.
+pub struct LoopFs {
+    pub mnt: PathBuf,
+}
+
+impl LoopFs {
+    /// Makes a `size_mib` image of `fs` in `dir` and mounts it with `opts`
+    /// (may be empty); None, with the reason printed, when the machine
+    /// does not allow it (not root, no mkfs tool, no loop devices).
+    pub fn new(dir: &Path, fs: &str, size_mib: u64, opts: &str) -> Option<LoopFs> {
+        let img = dir.join(format!("{fs}.img"));
+        let mnt = dir.join(format!("{fs}-mnt"));
+        std::fs::create_dir_all(&mnt).ok()?;
+        let f = std::fs::File::create(&img).ok()?;
+        f.set_len(size_mib << 20).ok()?;
+        let mkfs = Proc::new(format!("mkfs.{fs}"))
+            .arg(if fs == "xfs" || fs == "btrfs" {
+                "-f"
+            } else {
+                "-F"
+            })
+            .arg("-q")
+            .arg(&img)
+            .output();
+        match mkfs {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => {
+                eprintln!(
+                    "skipped: mkfs.{fs} failed: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                return None;
+            }
+            Err(e) => {
+                eprintln!("skipped: mkfs.{fs}: {e}");
+                return None;
+            }
+        }
+        let mut o = String::from("loop");
+        if !opts.is_empty() {
+            o.push(',');
+            o.push_str(opts);
+        }
+        let out = Proc::new("mount")
+            .args(["-t", fs, "-o", &o])
+            .arg(&img)
+            .arg(&mnt)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            eprintln!(
+                "skipped: cannot mount a loop {fs} (root needed): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return None;
+        }
+        Some(LoopFs { mnt })
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        let _ = Proc::new("umount").arg(&self.mnt).status();
     }
 }

@@ -11,6 +11,7 @@ use iolab_spec::kinds::format_value;
 use iolab_spec::value::{Distribution, FileService as FileServiceValue, PerDir, SizeValue};
 use iolab_spec::{JobSet, JobSpec, Opt, Value};
 
+use super::buffers::{buffer_spec, verify_only_mode, verify_spec};
 use super::files::{file_paths, on_disk, resolve_size, OnDisk};
 use iolab_engine::file::FallocMode;
 use iolab_engine::SyncMode;
@@ -25,12 +26,12 @@ use super::{
 /// The logical block size every device takes; direct I/O needs multiples.
 const SECTOR: u64 = 512;
 
-struct Ctx<'a> {
-    job: &'a JobSpec,
+pub(super) struct Ctx<'a> {
+    pub(super) job: &'a JobSpec,
 }
 
 impl Ctx<'_> {
-    fn err(&self, opt: Option<Opt>, message: impl Into<String>) -> PlanError {
+    pub(super) fn err(&self, opt: Option<Opt>, message: impl Into<String>) -> PlanError {
         let location = opt
             .and_then(|o| self.job.origin(o).cloned())
             .unwrap_or_else(|| self.job.location.clone());
@@ -222,6 +223,13 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         .map(|(o, v)| (o.name().to_string(), format_value(o.def(), v, kb)))
         .collect();
 
+    let verify = verify_spec(cx, &bs)?;
+    let buffers = buffer_spec(cx, verify.is_some());
+    let mut rw = job.rw();
+    if job.flag(Opt::VerifyOnly) {
+        rw.mode = verify_only_mode(cx, rw.mode, verify.is_some(), time_based)?;
+    }
+
     Ok(PlanJob {
         name: job.name.clone(),
         clone,
@@ -249,7 +257,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             .clamp(1, iodepth),
         iodepth_low: or_depth(count(job, Opt::IodepthLow), iodepth),
         files: Vec::new(),
-        rw: job.rw(),
+        rw,
         rwmixread: count(job, Opt::Rwmixread).min(100),
         bs,
         blockalign,
@@ -316,6 +324,8 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             _ => ExitWhat::Group,
         },
         continue_on_error: job.choice(Opt::ContinueOnError).unwrap_or("none"),
+        buffers,
+        verify,
         description: job.text(Opt::Description).unwrap_or_default(),
         options,
     })
@@ -399,8 +409,13 @@ fn place_files(
     let min_bs = pj.bs.iter().map(BsSpec::min).min().unwrap_or(4096);
     let max_bs = pj.max_bs();
     let reads = pj.rw.mode.reads() || pj.pre_read;
-    // The null engine does no I/O: its files are never made or read.
-    let diskless = pj.engine == "null";
+    // The null engine does no I/O: its files are never made or read. The
+    // engines that create files or create, stat or remove directories
+    // work on paths that must not be laid out first.
+    let diskless = matches!(
+        pj.engine.as_str(),
+        "null" | "filecreate" | "dircreate" | "dirstat" | "dirdelete"
+    );
     let mut regions = Vec::new();
     let mut total = 0u64;
 

@@ -3,6 +3,7 @@
 //! limits decided, and the files the run will create or lay out. A plan is
 //! immutable; building one touches nothing on disk beyond `stat`.
 
+mod buffers;
 mod build;
 mod files;
 
@@ -254,6 +255,10 @@ pub struct PlanJob {
     pub exitall: bool,
     pub exit_what: ExitWhat,
     pub continue_on_error: &'static str,
+    /// What write buffers hold (the data buffer options).
+    pub buffers: crate::data::BufferSpec,
+    /// Verified writes and reads, when `verify` is set.
+    pub verify: Option<crate::verify::VerifySpec>,
     pub description: String,
     /// The options of the job's own section, for fio's "job options".
     pub options: Vec<(String, String)>,

@@ -20,6 +20,8 @@ use crate::progress::{CloneProgress, RunState};
 /// (clock ticks).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Meta {
+    /// The buffer slot it uses.
+    pub slot: u32,
     pub dir: Dir,
     pub fi: usize,
     pub offset: u64,
@@ -31,6 +33,7 @@ pub(super) struct Meta {
 impl Default for Meta {
     fn default() -> Self {
         Meta {
+            slot: 0,
             dir: Dir::Read,
             fi: 0,
             offset: 0,
@@ -204,6 +207,12 @@ impl Worker {
                         }
                     }
                     m.count(d, n as u64);
+                }
+                if io.dir == Dir::Read
+                    && self.verify.is_some()
+                    && !self.check_completed(files, out, io.slot, io.fi, io.offset, n)
+                {
+                    return false;
                 }
             }
             Err(errno) => {

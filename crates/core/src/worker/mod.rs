@@ -12,6 +12,7 @@ mod fileset;
 mod measure;
 mod pace;
 mod setup;
+mod verify;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -118,6 +119,9 @@ struct Worker {
     mix_rng: Rng,
     bs_rng: [Rng; 3],
     needs_data: bool,
+    /// What write buffers hold (`data`), and verify when it is on.
+    data: crate::data::DataGen,
+    verify: Option<verify::Verifier>,
     rate: Option<RateLimit>,
     think: Option<Think>,
     min_rate: Option<MinRate>,
@@ -232,7 +236,9 @@ impl Worker {
             let mut loop_bytes = 0u64;
             let mut loop_ios = 0u64;
             loop {
-                let more = !stop && loop_bytes < limit_bytes && loop_ios < limit_ios;
+                // A verify backlog due drains the queue first.
+                let backlog = self.verify.as_ref().is_some_and(|v| v.due());
+                let more = !stop && !backlog && loop_bytes < limit_bytes && loop_ios < limit_ios;
                 if more && shared.stopped() {
                     stop = true;
                     continue;
@@ -282,7 +288,12 @@ impl Worker {
                     let slot = free.pop().unwrap_or(0);
                     if self.needs_data && op == Op::Write {
                         seq += 1;
-                        stamp(self.engine.buf(slot), len as usize, offset, seq);
+                        if self.verify.is_some() {
+                            self.prepare_verified(slot, fi, offset, len, seq);
+                        } else {
+                            self.data
+                                .prepare(self.engine.buf(slot), len as usize, offset, seq);
+                        }
                     }
                     let unit = IoUnit {
                         slot,
@@ -299,6 +310,7 @@ impl Worker {
                     out.issued[d] += 1;
                     let t0 = if timed { clock.now() } else { 0 };
                     meta[slot as usize] = Meta {
+                        slot,
                         dir,
                         fi,
                         offset,
@@ -355,6 +367,10 @@ impl Worker {
                     }
                 }
                 if inflight == 0 {
+                    if backlog && !stop {
+                        stop = !self.verify_pass(job, files, out, &mut done, true);
+                        continue;
+                    }
                     if more && !free.is_empty() {
                         continue;
                     }
@@ -391,6 +407,14 @@ impl Worker {
                     }
                 }
             }
+            if self.verify.is_some() {
+                // fio reads back each loop's writes when they are done;
+                // a job stopped by an error or Ctrl-C only settles.
+                let read_back = out.error == 0 && !shared.stopped();
+                if !self.verify_pass(job, files, out, &mut done, read_back) {
+                    break;
+                }
+            }
             if stop {
                 break;
             }
@@ -410,7 +434,8 @@ impl Worker {
         let runtime = clock.ns_between(m.start, end);
         out.runtime_ns = runtime;
         for dir in Dir::ALL {
-            if self.mix.uses(dir) {
+            // Verify's read-back makes a write job read too.
+            if self.mix.uses(dir) || out.dirs[dir as usize].total_ios > 0 {
                 out.dirs[dir as usize].runtime_ns = runtime;
             }
         }
@@ -432,20 +457,5 @@ fn sync_unit(file: FileId, op: Op) -> IoUnit {
         op,
         offset: 0,
         len: 0,
-    }
-}
-
-/// Makes each written block unique: the offset and a sequence number at the
-/// start of every 4 KiB of the buffer, so no two written blocks are equal
-/// (a deduplicating device sees real work) at a cost of a few stores.
-#[inline]
-fn stamp(buf: &mut [u8], len: usize, offset: u64, seq: u64) {
-    let len = len.min(buf.len());
-    let mut at = 0;
-    while at + 16 <= len {
-        let o = offset + at as u64;
-        buf[at..at + 8].copy_from_slice(&o.to_le_bytes());
-        buf[at + 8..at + 16].copy_from_slice(&seq.to_le_bytes());
-        at += 4096;
     }
 }

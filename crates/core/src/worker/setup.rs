@@ -6,12 +6,13 @@
 use iolab_engine::{create, Access, EngineOpts, FileSpec};
 use iolab_stats::Dir;
 
+use crate::data::DataGen;
 use crate::gen::{BsGen, OffsetGen, Pattern, Region, RwMix, Stream};
-use crate::layout::fill_random;
 use crate::plan::{BsSpec, Layout, PlanFile, PlanJob};
 
 use super::fileset::{FileSet, WFile};
 use super::pace::{MinRate, RateLimit, Think};
+use super::verify::Verifier;
 use super::{Worker, EINVAL, EIO};
 
 /// A setup failure: the errno for fio's `error` field and the message.
@@ -60,7 +61,9 @@ impl Worker {
             let pf = &files[jf.file];
             let spec = FileSpec {
                 path: pf.path.clone(),
-                read: mode.reads() || job.pre_read,
+                read: mode.reads()
+                    || job.pre_read
+                    || job.verify.as_ref().is_some_and(|v| v.after_write),
                 write: writes,
                 // The job's open makes the file when create_on_open left it
                 // to the job, or unlink_each_loop removed it.
@@ -124,12 +127,26 @@ impl Worker {
         );
         fileset.start(engine.as_mut()).map_err(engine_error)?;
         let needs_data = engine.caps().needs_buffers && (mode.writes());
-        let mut data_rng = seeds.rng(index, Stream::Data);
+        let data_rng = seeds.rng(index, Stream::Data);
+        let mut data = DataGen::new(&job.buffers, data_rng.substream(2));
         if needs_data {
             for slot in 0..job.iodepth {
-                fill_random(engine.buf(slot), &mut data_rng);
+                data.init(engine.buf(slot));
             }
         }
+        let verify = match &job.verify {
+            Some(_) if !engine.caps().needs_buffers => {
+                return Err((
+                    EINVAL,
+                    format!(
+                        "verify needs an engine that moves data; {} does not",
+                        job.engine
+                    ),
+                ))
+            }
+            Some(spec) => Some(Verifier::new(job, spec, index)),
+            None => None,
+        };
         let both = mix.uses(Dir::Read) && mix.uses(Dir::Write);
         Ok(Worker {
             engine,
@@ -147,6 +164,8 @@ impl Worker {
                 seeds.rng(index, Stream::BlockSize(Dir::Trim)),
             ],
             needs_data,
+            data,
+            verify,
             rate: RateLimit::new(&job.pace, data_rng.substream(1), both),
             think: Think::new(&job.pace),
             min_rate: MinRate::new(&job.pace),

@@ -392,6 +392,7 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
             issued,
             lat_buckets,
             clones,
+            warnings: Vec::new(),
         });
     }
 
@@ -414,6 +415,7 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
                     write_ticks_ms: u(&d["write_ticks"]),
                     in_queue_ms: u(&d["in_queue"]),
                     util: f(&d["util"]),
+                    ..Default::default()
                 })
                 .collect()
         })

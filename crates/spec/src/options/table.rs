@@ -623,7 +623,7 @@ option_table! {
         .example("1");
     ScrambleBuffers = opt("scramble_buffers", Kind::Bool, C::Buffers)
         .default("1")
-        .help("Change a few bytes of the buffer on each write to defeat simple dedupe")
+        .help("Vary the reused buffer per write so dedupe and compression find nothing to share")
         .example("0");
     ZeroBuffers = opt("zero_buffers", Kind::Flag, C::Buffers)
         .default("0")
@@ -708,6 +708,10 @@ option_table! {
         .range(80, MAX)
         .help("Put a verify header in every chunk of this size (default: the block size)")
         .example("4k");
+    VerifyOnly = opt("verify_only", Kind::Flag, C::Verify)
+        .default("0")
+        .help("Only read back and check data an earlier run of this write job left")
+        .example("1");
 
     // ---- Statistics and reporting ----
     GroupReporting = opt("group_reporting", Kind::Flag, C::Reporting)

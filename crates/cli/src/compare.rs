@@ -1,0 +1,463 @@
+//! `iolab compare`: the filesystem lab's command. Parses the targets and
+//! flags, runs the campaign with a Ctrl-C handler (the first stops the
+//! workloads and cleans up; a second removes what the state file lists
+//! and exits), shows progress on a terminal, and prints the comparison
+//! table. `--cleanup` removes what killed runs left; `--list-suites`
+//! shows the built-in workloads.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use iolab_lab::campaign::{self, Options, Progress};
+use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list, TargetSpec};
+use iolab_lab::{cleanup, suite, LabError};
+use iolab_store::{Kind, Metric};
+
+use crate::keep::{self, StoreArgs};
+use iolab_report::compare::{render_comparison, render_runs, CompareFormat};
+
+use crate::exit::Status;
+
+/// Formats, mounts and benchmarks filesystems side by side.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Targets:
+  --fs ext4,xfs,btrfs
+      a loop image formatted with each filesystem
+  --fs 'btrfs:-m single@compress=zstd'
+      mkfs options after `:`, mount options after `@`
+  --fs 'zstd=btrfs@compress=zstd,noatime'
+      LABEL= names the column; a target with options takes the rest of
+      its --fs value, commas included
+  --target A=/mnt/a --target B=/mnt/b
+      existing directories, measured where they are (no root needed)
+  --device /dev/sdX --destroy-data --fs ext4,xfs
+      format a real device for each filesystem instead of loop images
+
+Formatting, mounting, loop devices and dropping caches need root.
+See docs/compare.md.")]
+pub struct CompareArgs {
+    /// Filesystems to format and compare (comma list; repeatable).
+    #[arg(long = "fs", value_name = "LIST")]
+    fs: Vec<String>,
+    /// An existing directory to compare, as NAME=DIR (repeatable).
+    #[arg(long = "target", value_name = "NAME=DIR")]
+    targets: Vec<String>,
+    /// A block device to format for each --fs (destroys its data).
+    #[arg(long, value_name = "DEV")]
+    device: Option<PathBuf>,
+    /// Confirms that --device may be formatted.
+    #[arg(long)]
+    destroy_data: bool,
+    /// Size of each loop image (and bound of the workload files).
+    #[arg(long, default_value = "4G", value_name = "SIZE")]
+    size: String,
+    /// Directory for images, mount points and the state file
+    /// (default: a fresh iolab-lab-* directory in the temp dir).
+    #[arg(long, value_name = "DIR")]
+    workdir: Option<PathBuf>,
+    /// Runs of each workload and cold mount; cells show the median.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    repeat: u32,
+    /// Seconds per workload run.
+    #[arg(long, default_value_t = 5, value_name = "SECS")]
+    runtime: u64,
+    /// Built-in workload suite (see --list-suites); default `quick`
+    /// unless --job is given.
+    #[arg(long, value_name = "NAME")]
+    suite: Option<String>,
+    /// A fio job file to run on each target (repeatable); its files go
+    /// into the target's directory.
+    #[arg(long = "job", value_name = "FILE")]
+    jobs: Vec<PathBuf>,
+    /// Lists the built-in suites with their jobs.
+    #[arg(long)]
+    list_suites: bool,
+    /// Target that the other columns are compared with (ratios).
+    #[arg(long, value_name = "NAME")]
+    baseline: Option<String>,
+    /// Also prints every run's value (table and markdown formats).
+    #[arg(long)]
+    show_runs: bool,
+    /// Removes what killed runs left (mounts, loop devices, images) in
+    /// --workdir, or in every iolab-lab-* directory of the temp dir.
+    #[arg(long)]
+    cleanup: bool,
+    /// table, markdown, csv or json.
+    #[arg(long, default_value = "table", value_name = "FMT")]
+    output_format: String,
+    /// Write the comparison to FILE.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Set by the first Ctrl-C; the campaign stops at its next step.
+static STOP: AtomicBool = AtomicBool::new(false);
+/// The workdir in use, for the second Ctrl-C's cleanup.
+static WORKDIR: OnceLock<PathBuf> = OnceLock::new();
+
+pub fn run(args: &CompareArgs) -> Result<Status> {
+    if args.list_suites {
+        print!("{}", list_suites());
+        return Ok(Status::Success);
+    }
+    if args.cleanup {
+        return clean(args.workdir.as_deref());
+    }
+    let format: CompareFormat = match args.output_format.parse() {
+        Ok(f) => f,
+        Err(e) => return Ok(bad(format!("--output-format: {e}"))),
+    };
+    let Some(size) = parse_size(&args.size) else {
+        return Ok(bad(format!(
+            "--size `{}`: expected a size such as 4G, 512M or 300MiB",
+            args.size
+        )));
+    };
+    let suite_name = match (&args.suite, args.jobs.is_empty()) {
+        (Some(n), _) => Some(n.as_str()),
+        (None, true) => Some(suite::NAMES[0]),
+        (None, false) => None,
+    };
+    let mut suite = match suite_name {
+        Some(n) => match suite::builtin(n) {
+            Some(s) => s,
+            None => {
+                return Ok(bad(format!(
+                    "--suite `{n}`: no such suite (built-in: {})",
+                    suite::NAMES.join(", ")
+                )))
+            }
+        },
+        None => suite::Suite {
+            name: "jobs".into(),
+            about: "job files given with --job".into(),
+            workloads: Vec::new(),
+        },
+    };
+    for path in &args.jobs {
+        match suite::Workload::from_file(path) {
+            Ok(w) => suite.workloads.push(w),
+            Err(e) => return Ok(bad(e.to_string())),
+        }
+    }
+    let targets = match targets(args) {
+        Ok(t) if t.is_empty() => {
+            return Ok(bad(
+                "nothing to compare: give --fs LIST or --target NAME=DIR".into(),
+            ))
+        }
+        Ok(t) => t,
+        Err(e) => return Ok(bad(e.to_string())),
+    };
+    let opts = Options {
+        workdir: args.workdir.clone(),
+        size,
+        repeat: args.repeat.max(1),
+        runtime_s: args.runtime.max(1),
+        suite,
+        device: args.device.clone(),
+        destroy_data: args.destroy_data,
+        baseline: args.baseline.clone(),
+        host: iolab_spec::Host {
+            page_size: iolab_engine::host::page_size(),
+            mb_memory: iolab_engine::host::physical_memory() >> 20,
+            ncpus: iolab_engine::host::online_cpus(),
+        },
+    };
+    // Refusals come before anything is created (and before the output
+    // file is opened).
+    if let Err(e) = campaign::preflight(&targets, &opts) {
+        return Ok(bad(e.to_string()));
+    }
+    let store = match args.store.open() {
+        Ok(s) => s,
+        Err(e) => return Ok(bad(format!("{e:#}"))),
+    };
+    let mut out = Out::open(args.output.as_deref())?;
+
+    watch_interrupts();
+    let started = Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    let mut show = |p: Progress| show_progress(&p, started, tty);
+    let outcome = match campaign::run(&targets, &opts, &STOP, &mut show) {
+        Ok(o) => o,
+        Err(
+            e @ (LabError::Refused { .. } | LabError::NotRoot { .. } | LabError::BadTarget { .. }),
+        ) => return Ok(bad(e.to_string())),
+        Err(e) => return Err(e.into()),
+    };
+    for p in &outcome.cleanup.problems {
+        eprintln!("iolab: cleanup: {p}");
+    }
+    out.write(&render_comparison(&outcome.comparison, format))?;
+    if args.show_runs && matches!(format, CompareFormat::Table | CompareFormat::Markdown) {
+        out.write("\nEvery run:\n")?;
+        out.write(&render_runs(&outcome.comparison))?;
+    }
+    let c = &outcome.comparison;
+    if c.interrupted {
+        eprintln!("iolab: interrupted; the comparison is partial");
+        return Ok(Status::Failed);
+    }
+    let where_ = args.workdir.clone().unwrap_or_else(std::env::temp_dir);
+    let mut record = keep::record(Kind::Compare, &where_, &args.store);
+    record.result_json = serde_json::to_string(c)?;
+    record.job_text = opts
+        .suite
+        .workloads
+        .iter()
+        .map(|w| w.job.clone())
+        .collect::<Vec<_>>()
+        .join("\n");
+    record.metrics = compare_metrics(c);
+    if let Some(id) = keep::insert(store, &record) {
+        if tty {
+            eprintln!("iolab: stored as result {id} (iolab show {id})");
+        }
+    }
+    if c.targets.iter().any(|t| t.failed.is_some()) || !outcome.cleanup.problems.is_empty() {
+        return Ok(Status::Failed);
+    }
+    Ok(Status::Success)
+}
+
+/// Each target's median of each metric, with the repeats as samples, for
+/// history and diff.
+fn compare_metrics(c: &iolab_stats::Comparison) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for t in c
+        .targets
+        .iter()
+        .filter(|t| t.skipped.is_none() && t.failed.is_none())
+    {
+        for (key, cell) in &t.values {
+            let Some(m) = c.metrics.iter().find(|m| &m.key == key) else {
+                continue;
+            };
+            if let Some(med) = cell.median() {
+                out.push(
+                    Metric::new(format!("{} {}", t.label, m.label), med, m.unit.clone())
+                        .with_samples(cell.runs.clone()),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn bad(msg: String) -> Status {
+    eprintln!("iolab: {msg}");
+    Status::BadInput
+}
+
+fn targets(args: &CompareArgs) -> Result<Vec<TargetSpec>, LabError> {
+    let mut v = Vec::new();
+    for f in &args.fs {
+        v.extend(parse_fs_list(f)?);
+    }
+    for t in &args.targets {
+        v.push(parse_dir_target(t)?);
+    }
+    assign_labels(&mut v);
+    Ok(v)
+}
+
+/// `4G`, `512M`, `300MiB`, `1t`, `65536`: binary multiples.
+fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let n: u64 = s[..digits].parse().ok()?;
+    let unit = s[digits..].to_ascii_lowercase();
+    let shift = match unit.trim_end_matches("ib").trim_end_matches('b') {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => return None,
+    };
+    n.checked_mul(1u64 << shift).filter(|&b| b > 0)
+}
+
+fn show_progress(p: &Progress, started: Instant, tty: bool) {
+    if let Progress::Workdir(dir) = p {
+        let _ = WORKDIR.set(dir.to_path_buf());
+    }
+    let line = match p {
+        Progress::Skipped { label, reason } => format!("{label}: skipped: {reason}"),
+        Progress::Failed { label, error } => format!("{label}: failed: {error}"),
+        _ if !tty => return,
+        Progress::Workdir(dir) => format!("workdir {}", dir.display()),
+        Progress::Target {
+            label,
+            index,
+            total,
+        } => format!("[{index}/{total}] {label}"),
+        Progress::Step { label, what } => format!("{label}: {what}"),
+        Progress::Workload {
+            label,
+            workload,
+            run,
+            repeat,
+            remaining,
+        } => format!(
+            "{label}: {workload} run {run}/{repeat}, elapsed {}, about {} of workloads left",
+            hms(started.elapsed()),
+            hms(*remaining)
+        ),
+    };
+    eprintln!("iolab: {line}");
+}
+
+fn hms(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// The first Ctrl-C stops the campaign, which then cleans up; a second
+/// one removes what the state file lists at once and exits.
+fn watch_interrupts() {
+    let count = iolab_engine::host::install_interrupt_handler();
+    std::thread::Builder::new()
+        .name("interrupts".into())
+        .spawn(move || loop {
+            let n = count.load(Ordering::Relaxed);
+            if n >= 1 {
+                STOP.store(true, Ordering::Relaxed);
+            }
+            if n >= 2 {
+                eprintln!("iolab: interrupted twice; removing what this run created and exiting");
+                if let Some(dir) = WORKDIR.get() {
+                    // The workers saw STOP at their next I/O; give them a
+                    // moment to close their files so the unmount is clean.
+                    std::thread::sleep(Duration::from_millis(300));
+                    // The campaign's thread cannot write the state file
+                    // from here on; the process exits holding the guard.
+                    let _frozen = iolab_lab::state::freeze();
+                    if let Ok(Some(mut state)) = iolab_lab::state::State::load(dir) {
+                        state.keep_in_memory();
+                        let r = cleanup::clean(&mut state);
+                        for p in r.problems {
+                            eprintln!("iolab: cleanup: {p}");
+                        }
+                    }
+                }
+                std::process::exit(130);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        })
+        .ok();
+}
+
+/// `--cleanup`: the given workdir, or every lab workdir in the temp dir.
+fn clean(workdir: Option<&Path>) -> Result<Status> {
+    let report = match workdir {
+        Some(w) => match cleanup::clean_workdir(w) {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                println!("nothing to clean in {} (no state file)", w.display());
+                return Ok(Status::Success);
+            }
+            Err(e) => {
+                eprintln!("iolab: {e}");
+                return Ok(Status::Failed);
+            }
+        },
+        None => cleanup::clean_stale(&std::env::temp_dir(), None),
+    };
+    for r in &report.removed {
+        println!("{r}");
+    }
+    if report.removed.is_empty() {
+        println!("nothing left to clean");
+    }
+    for p in &report.problems {
+        eprintln!("iolab: cleanup: {p}");
+    }
+    if !report.problems.is_empty() && !iolab_lab::is_root() {
+        eprintln!("iolab: unmounting and detaching loop devices needs root; run `iolab compare --cleanup` as root");
+    }
+    Ok(if report.problems.is_empty() {
+        Status::Success
+    } else {
+        Status::Failed
+    })
+}
+
+fn list_suites() -> String {
+    let mut s = String::new();
+    for name in suite::NAMES {
+        let Some(su) = suite::builtin(name) else {
+            continue;
+        };
+        s.push_str(&format!("{}: {}\n", su.name, su.about));
+        for w in &su.workloads {
+            s.push_str(&format!("\n  {}: {}\n", w.name, w.about));
+            for line in w.job.lines() {
+                s.push_str(&format!("    {line}\n"));
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Where the comparison goes: stdout or the --output file.
+enum Out {
+    Stdout,
+    File(std::fs::File, PathBuf),
+}
+
+impl Out {
+    fn open(path: Option<&Path>) -> Result<Out> {
+        Ok(match path {
+            Some(p) => Out::File(
+                std::fs::File::create(p)
+                    .with_context(|| format!("cannot write --output file `{}`", p.display()))?,
+                p.to_path_buf(),
+            ),
+            None => Out::Stdout,
+        })
+    }
+
+    fn write(&mut self, text: &str) -> Result<()> {
+        match self {
+            Out::Stdout => {
+                let mut o = std::io::stdout();
+                o.write_all(text.as_bytes())?;
+                o.flush()?;
+            }
+            Out::File(f, p) => {
+                f.write_all(text.as_bytes())
+                    .and_then(|_| f.flush())
+                    .with_context(|| format!("cannot write --output file `{}`", p.display()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4G"), Some(4 << 30));
+        assert_eq!(parse_size("300MiB"), Some(300 << 20));
+        assert_eq!(parse_size("512m"), Some(512 << 20));
+        assert_eq!(parse_size("65536"), Some(65536));
+        assert_eq!(parse_size("1KB"), Some(1024));
+        assert_eq!(parse_size("4X"), None);
+        assert_eq!(parse_size("G"), None);
+        assert_eq!(parse_size("0"), None);
+    }
+}

@@ -1,0 +1,131 @@
+//! `iolab export`: the stored results, filtered as in `history`, oldest
+//! first, for other tools. JSON gives every record whole (provenance,
+//! tags, metrics and the full result); CSV and Markdown give one line per
+//! headline metric with the record's provenance beside it.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use iolab_store::Stored;
+
+use crate::exit::Status;
+use crate::history::bad;
+use crate::readback::{emit, DbArg, FilterArgs, Table, TableForm};
+use crate::show::record_value;
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// csv, json or markdown
+    #[arg(
+        long,
+        visible_alias = "output-format",
+        default_value = "json",
+        value_name = "FORMAT"
+    )]
+    pub format: String,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Write to FILE instead of standard output
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(args: &ExportArgs) -> Result<Status> {
+    let filter = match args.filter.filter() {
+        Ok(f) => f,
+        Err(msg) => return bad(&msg),
+    };
+    let form = match args.format.as_str() {
+        "json" => None,
+        "csv" => Some(TableForm::Csv),
+        "markdown" | "md" => Some(TableForm::Markdown),
+        other => {
+            return bad(&format!(
+                "unknown export format '{other}' (expected csv, json or markdown)"
+            ))
+        }
+    };
+    let records: Vec<Stored> = match args.db.open()? {
+        None => Vec::new(),
+        Some(store) => {
+            let mut ids: Vec<i64> = store.history(&filter)?.iter().map(|e| e.id).collect();
+            ids.reverse();
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(s) = store.get(id)? {
+                    out.push(s);
+                }
+            }
+            out
+        }
+    };
+    let text = match form {
+        None => {
+            let values = records
+                .iter()
+                .map(record_value)
+                .collect::<Result<Vec<_>>>()?;
+            serde_json::to_string_pretty(&values)? + "\n"
+        }
+        Some(form) => table(&records).render(form),
+    };
+    emit(args.output.as_deref(), &text)?;
+    Ok(Status::Success)
+}
+
+fn table(records: &[Stored]) -> Table {
+    let mut t = Table::new(&[
+        "id",
+        "time",
+        "kind",
+        "tags",
+        "host",
+        "kernel",
+        "fs_type",
+        "mount_options",
+        "block_device",
+        "device_model",
+        "target",
+        "command_line",
+        "metric",
+        "value",
+        "unit",
+    ]);
+    for s in records {
+        let r = &s.record;
+        let p = &r.provenance;
+        let head = vec![
+            s.id.to_string(),
+            r.time.clone(),
+            r.kind.to_string(),
+            r.tags.join(" "),
+            p.host.clone(),
+            p.kernel.clone(),
+            p.fs_type.clone(),
+            p.mount_options.clone(),
+            p.block_device.clone(),
+            p.device_model.clone(),
+            r.target.clone(),
+            r.command_line.clone(),
+        ];
+        if r.metrics.is_empty() {
+            let mut row = head.clone();
+            row.extend([String::new(), String::new(), String::new()]);
+            t.push(row);
+        }
+        for m in &r.metrics {
+            let mut row = head.clone();
+            let value = if m.value.is_nan() {
+                String::new()
+            } else {
+                format!("{}", m.value)
+            };
+            row.extend([m.name.clone(), value, m.unit.clone()]);
+            t.push(row);
+        }
+    }
+    t
+}

@@ -1,0 +1,151 @@
+//! `iolab meta`: the metadata benchmark's command. Parses the flags into
+//! [`MetaOptions`], runs [`run_meta`] with a Ctrl-C handler (the run stops
+//! at its next operation and removes its files), and prints the phases as
+//! a table, Markdown, CSV or JSON.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use iolab_core::meta::{run_meta, MetaError, MetaOptions};
+use iolab_report::compare::CompareFormat;
+use iolab_report::meta::render_meta;
+use iolab_spec::value::size::parse_size;
+use iolab_spec::value::KbBase;
+use iolab_stats::meta::MetaPhaseKind;
+
+use crate::exit::Status;
+use crate::interrupt;
+use crate::keep::{self, StoreArgs};
+use iolab_store::{Kind, Metric};
+
+/// Times file creation, open, utime, stat, readdir, rename and unlink.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+The run works in a new iolab-meta.* directory inside DIR and removes it
+when done, also after an error or Ctrl-C. Phases, in order: mkdir (trees),
+create, open, utime, stat, readdir, rename, unlink, rmdir (trees).
+--cold drops the page, dentry and inode caches before each phase and
+needs root.")]
+pub struct MetaArgs {
+    /// Directory to work in (default: the current directory).
+    #[arg(value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// Files to create.
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    files: u64,
+    /// Subdirectories per directory of a tree (0: one directory).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    dirs: u64,
+    /// Levels of the tree (with --dirs; 0 counts as 1).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    depth: u32,
+    /// Bytes written to each file at create (4k, 1MiB, ...).
+    #[arg(long, default_value = "0", value_name = "SIZE")]
+    file_size: String,
+    /// Threads sharing each phase.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    threads: u32,
+    /// fsync each file after creating it.
+    #[arg(long)]
+    fsync: bool,
+    /// Drop caches before each phase (root only).
+    #[arg(long)]
+    cold: bool,
+    /// Phases to time besides create and unlink (comma list; default all).
+    #[arg(long, value_name = "LIST")]
+    phases: Option<String>,
+    /// table, markdown, csv or json.
+    #[arg(long, default_value = "table", value_name = "FMT")]
+    output_format: String,
+    /// Write the report to FILE.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+fn bad(msg: String) -> Status {
+    eprintln!("iolab meta: {msg}");
+    Status::BadInput
+}
+
+pub fn run(args: &MetaArgs) -> Result<Status> {
+    let format: CompareFormat = match args.output_format.parse() {
+        Ok(f) => f,
+        Err(e) => return Ok(bad(format!("--output-format: {e}"))),
+    };
+    let file_size = match parse_size(&args.file_size, KbBase::K1024) {
+        Ok(s) => s,
+        Err(e) => return Ok(bad(format!("--file-size `{}`: {e}", args.file_size))),
+    };
+    let mut phases = Vec::new();
+    if let Some(list) = &args.phases {
+        for name in list.split(',').map(str::trim) {
+            match name.parse::<MetaPhaseKind>() {
+                Ok(p) => phases.push(p),
+                Err(e) => return Ok(bad(format!("--phases: {e}"))),
+            }
+        }
+    }
+    let opts = MetaOptions {
+        dir: args.dir.clone(),
+        files: args.files,
+        dirs: args.dirs,
+        depth: args.depth,
+        file_size,
+        threads: args.threads,
+        fsync: args.fsync,
+        cold: args.cold,
+        phases,
+    };
+    if let Err(e) = iolab_core::meta::validate(&opts) {
+        return Ok(bad(e.to_string()));
+    }
+    let store = match args.store.open() {
+        Ok(s) => s,
+        Err(e) => return Ok(bad(format!("{e:#}"))),
+    };
+    // Check that the report can be written before the run starts.
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(
+            std::fs::File::create(p)
+                .with_context(|| format!("cannot write --output file `{}`", p.display()))?,
+        ),
+        None => Box::new(std::io::stdout()),
+    };
+    interrupt::watch(None);
+    match run_meta(&opts, &interrupt::STOP) {
+        Ok(result) => {
+            out.write_all(render_meta(&result, format).as_bytes())
+                .context("cannot write the report")?;
+            out.flush()?;
+            let mut record = keep::record(Kind::Meta, &args.dir, &args.store);
+            record.result_json = serde_json::to_string(&result)?;
+            record.metrics = result
+                .phases
+                .iter()
+                .flat_map(|p| {
+                    let name = p.phase.name();
+                    let mut m = vec![Metric::new(
+                        format!("{name} ops/s"),
+                        p.ops_per_sec(),
+                        "ops/s",
+                    )];
+                    if let Some(ns) = p.percentile_ns(99.0) {
+                        m.push(Metric::new(format!("{name} p99"), ns as f64 / 1e3, "us"));
+                    }
+                    m
+                })
+                .collect();
+            keep::insert(store, &record);
+            Ok(Status::Success)
+        }
+        Err(e @ MetaError::Invalid(_)) => Ok(bad(e.to_string())),
+        Err(e) => {
+            eprintln!("iolab meta: {e}; the files the run created were removed");
+            Ok(Status::Failed)
+        }
+    }
+}

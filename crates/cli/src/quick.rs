@@ -1,0 +1,219 @@
+//! `iolab quick [DIR]`: the short suite on the filesystem of DIR (the
+//! current directory by default), a status line per test on a terminal,
+//! the table at the end, and the result kept in the results database.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use iolab_core::progress::Progress;
+use iolab_core::quick::{self, QuickOpts, SuiteTest, SUITE};
+use iolab_report::compare::CompareFormat;
+use iolab_report::quick::render_quick;
+use iolab_spec::value::time::{parse_time, TimeUnit};
+use iolab_spec::value::KbBase;
+use iolab_store::{Kind, Metric};
+
+use crate::exit::Status;
+use crate::interrupt::{self, STOP};
+use crate::keep::{self, StoreArgs};
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct QuickArgs {
+    /// Directory whose filesystem is tested (default: the current directory)
+    pub dir: Option<PathBuf>,
+    /// I/O time of the whole suite, shared among its nine tests
+    #[arg(long, default_value = "60s", value_name = "TIME")]
+    pub time: String,
+    /// Test file size (default: 1 GiB with direct I/O, within a quarter of
+    /// the free space)
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// I/O engine (default: io_uring, else libaio, else psync)
+    #[arg(long, value_name = "NAME")]
+    pub engine: Option<String>,
+    /// Buffered I/O even where O_DIRECT works
+    #[arg(long)]
+    pub buffered: bool,
+    /// Files of the metadata pass (create, stat, unlink); 0 skips it
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub meta_files: u64,
+    /// table, markdown, csv or json
+    #[arg(long, default_value = "table", value_name = "FMT")]
+    pub output_format: String,
+    /// Write the table to FILE instead of stdout
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+pub fn run(args: &QuickArgs) -> Result<Status> {
+    let bad = |msg: String| {
+        eprintln!("iolab quick: {msg}");
+        Ok(Status::BadInput)
+    };
+    let format: CompareFormat = match args.output_format.parse() {
+        Ok(f) => f,
+        Err(e) => return bad(format!("--output-format: {e}")),
+    };
+    let time = match parse_time(&args.time, TimeUnit::Sec) {
+        Ok(us) => Duration::from_micros(us),
+        Err(e) => return bad(format!("--time={}: {e}", args.time)),
+    };
+    let size = match &args.size {
+        None => None,
+        Some(s) => match iolab_spec::value::size::parse_size(s, KbBase::K1024) {
+            Ok(n) => Some(n),
+            Err(e) => return bad(format!("--size={s}: {e}")),
+        },
+    };
+    let dir = match &args.dir {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("the current directory")?,
+    };
+    let opts = QuickOpts {
+        dir: dir.clone(),
+        time,
+        size,
+        engine: args.engine.clone(),
+        buffered: args.buffered,
+        meta_files: args.meta_files,
+    };
+    let setup = match quick::prepare(&opts) {
+        Ok(s) => s,
+        Err(e) => return bad(e.to_string()),
+    };
+    let store = match args.store.open() {
+        Ok(s) => s,
+        Err(e) => return bad(format!("{e:#}")),
+    };
+
+    let file = setup.file.clone();
+    interrupt::watch(Some(Box::new(move || {
+        let _ = std::fs::remove_file(&file);
+    })));
+    let draw = std::io::stderr().is_terminal();
+    let watch = |i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool| {
+        if draw {
+            status(i, test, p, done);
+        }
+    };
+    let mut result = match quick::run(&setup, &STOP, &watch) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("iolab quick: {e}");
+            return Ok(Status::Failed);
+        }
+    };
+    (result.fs_type, result.device) = quick::describe(&dir);
+
+    let mut record = keep::record(Kind::Quick, &dir, &args.store);
+    record.result_json = serde_json::to_string(&result)?;
+    record.job_text = SUITE
+        .iter()
+        .map(|t| quick::job_text(&setup, t))
+        .collect::<Vec<_>>()
+        .join("\n");
+    record.metrics = metrics(&result);
+    let id = if result.interrupted {
+        None
+    } else {
+        keep::insert(store, &record)
+    };
+
+    let mut text = render_quick(&result, format);
+    if format == CompareFormat::Table {
+        if let Some(id) = id {
+            text.push_str(&format!("\nstored as result {id} (iolab show {id})\n"));
+        }
+    }
+    match &args.output {
+        Some(p) => std::fs::write(p, &text).with_context(|| format!("--output {}", p.display()))?,
+        None => print!("{text}"),
+    }
+    if result.interrupted {
+        eprintln!("iolab quick: interrupted; the results above are partial and were not stored");
+        return Ok(Status::Failed);
+    }
+    if result.tests.iter().any(|t| t.error.is_some()) {
+        return Ok(Status::Failed);
+    }
+    Ok(Status::Success)
+}
+
+/// The headline metrics of each test, for history and diff.
+fn metrics(r: &iolab_stats::quick::QuickResult) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for t in &r.tests {
+        let name = format!("{} {}", t.name, t.op);
+        if t.bw_bytes > 0.0 {
+            out.push(Metric::new(
+                format!("{name} MB/s"),
+                t.bw_bytes / 1e6,
+                "MB/s",
+            ));
+        }
+        out.push(
+            Metric::new(format!("{name} IOPS"), t.iops, "IOPS").with_windows(
+                t.sample_count,
+                t.sample_mean,
+                t.sample_stdev,
+            ),
+        );
+        out.push(Metric::new(
+            format!("{name} p99"),
+            t.p99_ns as f64 / 1e3,
+            "us",
+        ));
+    }
+    out
+}
+
+/// One test's status line, redrawn twice a second until it is over.
+fn status(i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool) {
+    let mut err = std::io::stderr();
+    let label = format!("[{}/{}] {} {}", i + 1, SUITE.len(), test.name, test.op());
+    let begin = Instant::now();
+    let mut last = p.snapshot();
+    let mut last_at = Instant::now();
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        if last_at.elapsed() < Duration::from_millis(500) {
+            continue;
+        }
+        let now = p.snapshot();
+        let dt = last_at.elapsed().as_secs_f64();
+        let bytes: u64 = now.bytes.iter().sum::<u64>() - last.bytes.iter().sum::<u64>();
+        let ios: u64 = now.ios.iter().sum::<u64>() - last.ios.iter().sum::<u64>();
+        let _ = write!(
+            err,
+            "\r{label}: {:>5.1}%  {:>8.1} MB/s  {:>9.0} IOPS  {:>4.0}s ",
+            now.percent(),
+            bytes as f64 / dt / 1e6,
+            ios as f64 / dt,
+            begin.elapsed().as_secs_f64()
+        );
+        let _ = err.flush();
+        (last, last_at) = (now, Instant::now());
+    }
+    // Clear the line for the next test or the table.
+    let _ = write!(err, "\r{:width$}\r", "", width = label.len() + 60);
+    let _ = err.flush();
+}
+
+impl QuickArgs {
+    /// The arguments of a bare `iolab`: the suite on the current directory
+    /// with every default.
+    pub fn default_for_bare() -> QuickArgs {
+        QuickArgs {
+            time: "60s".to_string(),
+            output_format: "table".to_string(),
+            meta_files: 10_000,
+            ..QuickArgs::default()
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! `iolab sweep`: a base job (job files and fio options, as `iolab run`
+//! takes them) run over a grid of option values. Takes the grid flags out
+//! of the arguments, hands the rest to fio's command-line parser, runs
+//! [`run_sweep`] with a Ctrl-C handler, and prints the matrix.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::{Context as _, Result};
+use iolab_core::sweep::{
+    bs_axis, list_axis, run_sweep, sync_axis, vary_axis, GridAxis, SweepError,
+};
+use iolab_report::compare::CompareFormat;
+use iolab_report::sweep::render_sweep;
+use iolab_spec::resolve::Sources;
+use iolab_spec::{cmdline, jobfile, Context, Host};
+
+use crate::exit::Status;
+use crate::interrupt;
+use crate::keep::{self, StoreArgs};
+use iolab_stats::sweep::{PointMetric, SweepResult};
+use iolab_store::{Kind, Metric};
+
+const USAGE: &str = "\
+usage: iolab sweep [JOBFILE...] [--fio-option=value...] GRID... [flags]
+
+Runs a base job (job files and fio options, as `iolab run` takes them) at
+every point of a grid. Each grid flag takes one value or a list; a single
+value just sets the option. The base job's size is kept at every point, so
+every block size moves the same bytes (like dd bs=X count=N/X); as in fio,
+size is per job, so --numjobs N moves N times the bytes.
+
+Grid:
+  --bs LO..HI | LIST         block sizes: LO, 2*LO, 4*LO, ... up to HI (1k..1g)
+  --iodepth LIST             e.g. 1,4,16,32
+  --numjobs LIST             e.g. 1,2,4
+  --direct LIST              0,1
+  --rw LIST                  e.g. read,write
+  --sync LIST                none, sync, dsync, fsync-at-end (end_fsync=1)
+  --vary OPTION=V1,V2,...    any fio option (repeatable; values hold no comma)
+
+Flags:
+  --repeat N                 runs per point (interleaved); cells show the
+                             median and the spread ±(max-min)/median
+  --output-format FMT        table, markdown, csv or json
+  --output FILE              write the report to FILE
+  --db PATH, --no-store, --tag TEXT
+                             where the result is kept (as every command)
+
+Example:
+  iolab sweep --filename=/mnt/x/f --size=256m --rw read,write \\
+      --sync none,dsync --bs 4k..1m --repeat 3
+";
+
+/// What the command line asks for besides the base job.
+#[derive(Debug)]
+struct SweepArgs {
+    axes: Vec<GridAxis>,
+    repeat: u32,
+    format: CompareFormat,
+    output: Option<String>,
+    rest: Vec<String>,
+    help: bool,
+    store: StoreArgs,
+}
+
+const GRID_FLAGS: [&str; 12] = [
+    "db",
+    "tag",
+    "bs",
+    "iodepth",
+    "numjobs",
+    "direct",
+    "rw",
+    "sync",
+    "vary",
+    "repeat",
+    "output-format",
+    "output",
+];
+
+fn parse(args: &[String]) -> Result<SweepArgs, String> {
+    let mut given: Vec<(&'static str, String)> = Vec::new();
+    let mut rest = Vec::new();
+    let mut help = false;
+    let mut no_store = false;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "--help" || arg == "-h" {
+            help = true;
+            continue;
+        }
+        if arg == "--no-store" {
+            no_store = true;
+            continue;
+        }
+        let body = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'));
+        let Some(body) = body else {
+            rest.push(arg.clone());
+            continue;
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        let Some(flag) = GRID_FLAGS.iter().find(|f| **f == name) else {
+            rest.push(arg.clone());
+            continue;
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => match args.get(i) {
+                Some(v) => {
+                    i += 1;
+                    v.clone()
+                }
+                None => return Err(format!("--{name} needs a value")),
+            },
+        };
+        given.push((flag, value));
+    }
+
+    let mut out = SweepArgs {
+        axes: Vec::new(),
+        repeat: 1,
+        format: CompareFormat::Table,
+        output: None,
+        rest,
+        help,
+        store: StoreArgs {
+            no_store,
+            ..StoreArgs::default()
+        },
+    };
+    let err = |e: SweepError| e.to_string();
+    // Axes in a fixed order: block size first (the rows of a dd study),
+    // then depth and jobs, then the columns (direct, rw, sync).
+    for flag in ["bs", "iodepth", "numjobs", "direct", "rw", "sync"] {
+        let values: Vec<&String> = given.iter().filter(|g| g.0 == flag).map(|g| &g.1).collect();
+        if values.len() > 1 {
+            return Err(format!(
+                "--{flag} given twice (`{}`, `{}`); give one list",
+                values[0], values[1]
+            ));
+        }
+        if let Some(v) = values.first() {
+            out.axes.push(match flag {
+                "bs" => bs_axis(v).map_err(err)?,
+                "sync" => sync_axis(v).map_err(err)?,
+                _ => list_axis(flag, v).map_err(err)?,
+            });
+        }
+    }
+    for (flag, v) in &given {
+        match *flag {
+            "vary" => out.axes.push(vary_axis(v).map_err(err)?),
+            "repeat" => {
+                out.repeat = match v.parse() {
+                    Ok(n) if n > 0 => n,
+                    _ => return Err(format!("--repeat `{v}`: expected a count of runs above 0")),
+                }
+            }
+            "output-format" => {
+                out.format = v.parse().map_err(|e| format!("--output-format: {e}"))?
+            }
+            "output" => out.output = Some(v.clone()),
+            "db" => out.store.db = Some(v.into()),
+            "tag" => out.store.tags.push(v.clone()),
+            _ => {}
+        }
+    }
+    let mut names: Vec<&str> = out.axes.iter().map(|a| a.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("the option `{}` is varied twice", w[0]));
+    }
+    Ok(out)
+}
+
+fn bad(msg: impl std::fmt::Display) -> Status {
+    eprintln!("iolab sweep: {msg}");
+    Status::BadInput
+}
+
+pub fn run(args: &[String]) -> Result<Status> {
+    let sweep = match parse(args) {
+        Ok(s) => s,
+        Err(e) => return Ok(bad(e)),
+    };
+    if sweep.help {
+        print!("{USAGE}");
+        return Ok(Status::Success);
+    }
+    let cmd = match cmdline::parse_args(&sweep.rest) {
+        Ok(c) => c,
+        Err(e) => return Ok(bad(e)),
+    };
+    if let Some(f) = cmd.flags.first() {
+        return Ok(bad(format!("`--{}` is not a flag of iolab sweep", f.name)));
+    }
+    let mut files = Vec::new();
+    for path in &cmd.job_files {
+        match jobfile::read_job_file(path) {
+            Ok(s) => files.push((path.clone(), s)),
+            Err(e) => return Ok(bad(e)),
+        }
+    }
+    let base = Sources {
+        global: cmd.global.clone(),
+        cmd_jobs: cmd.jobs.clone(),
+        files,
+        only_sections: Vec::new(),
+    };
+    let ctx = Context::from_env(Host {
+        page_size: iolab_engine::host::page_size(),
+        mb_memory: iolab_engine::host::physical_memory() >> 20,
+        ncpus: iolab_engine::host::online_cpus(),
+    });
+    // Every point is checked before the output file or any job file exists.
+    if let Err(e) = iolab_core::sweep::prepare(&base, &sweep.axes, &ctx) {
+        return Ok(bad(e));
+    }
+    let store = match sweep.store.open() {
+        Ok(s) => s,
+        Err(e) => return Ok(bad(format!("{e:#}"))),
+    };
+    let mut out: Box<dyn Write> = match &sweep.output {
+        Some(p) => Box::new(
+            std::fs::File::create(p)
+                .with_context(|| format!("cannot write --output file `{p}`"))?,
+        ),
+        None => Box::new(std::io::stdout()),
+    };
+    interrupt::watch(None);
+    let tty = std::io::stderr().is_terminal();
+    let mut on_run = |point: &str, rep: u32| {
+        if tty {
+            eprint!("\x1b[2K\riolab sweep: run {} of {point}", rep + 1);
+        }
+    };
+    let outcome = run_sweep(
+        &base,
+        &sweep.axes,
+        sweep.repeat,
+        &ctx,
+        &interrupt::STOP,
+        &mut on_run,
+    );
+    if tty {
+        eprint!("\x1b[2K\r");
+    }
+    match outcome {
+        Ok(result) => {
+            out.write_all(render_sweep(&result, sweep.format).as_bytes())
+                .context("cannot write the report")?;
+            out.flush()?;
+            let target = std::env::current_dir().unwrap_or_else(|_| ".".into());
+            let mut record = keep::record(Kind::Sweep, &target, &sweep.store);
+            record.result_json = serde_json::to_string(&result)?;
+            record.metrics = sweep_metrics(&result);
+            keep::insert(store, &record);
+            Ok(Status::Success)
+        }
+        Err(e @ SweepError::Invalid(_)) => Ok(bad(e)),
+        Err(e) => {
+            eprintln!("iolab sweep: {e}");
+            Ok(Status::Failed)
+        }
+    }
+}
+
+/// Each point's MB/s, IOPS and p99 (median over the repeats, the repeats
+/// as samples), named by the point's values.
+fn sweep_metrics(r: &SweepResult) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for p in &r.points {
+        let at: Vec<String> = r
+            .axes
+            .iter()
+            .zip(&p.values)
+            .map(|(a, v)| format!("{}={v}", a.name))
+            .collect();
+        for m in [PointMetric::Mbps, PointMetric::Iops, PointMetric::P99Us] {
+            let runs: Vec<f64> = p.runs.iter().filter_map(|run| m.of(run)).collect();
+            if let Some(s) = p.summary(m) {
+                out.push(
+                    Metric::new(
+                        format!("{} {}", at.join(" "), m.label()),
+                        s.median,
+                        m.label(),
+                    )
+                    .with_samples(runs),
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn grid_flags_are_taken_out() {
+        let a = parse(&args(
+            "job.fio --size=1m --bs 4k..16k --rw=read,write --vary rwmixread=10,90 --repeat 3 --name=x",
+        ))
+        .unwrap();
+        let names: Vec<&str> = a.axes.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["bs", "rw", "rwmixread"]);
+        assert_eq!(a.axes[0].values.len(), 3);
+        assert_eq!(a.repeat, 3);
+        assert_eq!(a.rest, args("job.fio --size=1m --name=x"));
+        assert!(parse(&args("--bs"))
+            .unwrap_err()
+            .contains("--bs needs a value"));
+        assert!(parse(&args("--repeat 0"))
+            .unwrap_err()
+            .contains("--repeat `0`"));
+        assert!(parse(&args("--bs 4k --vary bs=8k"))
+            .unwrap_err()
+            .contains("`bs`"));
+        assert!(parse(&args("--output-format xml")).is_err());
+    }
+}

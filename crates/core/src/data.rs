@@ -1,0 +1,225 @@
+//! The contents of write buffers, as fio's buffer options ask: random data
+//! generated once and varied per write (`scramble_buffers`, the default),
+//! fresh data per write (`refill_buffers`, implied by
+//! `buffer_compress_percentage`, `dedupe_percentage` and verify), zeros
+//! (`zero_buffers`), a repeated pattern (`buffer_pattern`), data that
+//! compresses by a given share (`buffer_compress_percentage` in chunks of
+//! `buffer_compress_chunk`), and writes that repeat an earlier one
+//! (`dedupe_percentage`, fio's "repeat" mode). Every generated buffer is a
+//! function of a 64-bit seed, so verify can regenerate what was written.
+
+use crate::gen::Rng;
+
+/// What the job's buffer options ask for, decided at plan time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferSpec {
+    /// Generate new contents for every write (explicit or implied).
+    pub refill: bool,
+    /// Vary the reused buffer per write (when not refilling).
+    pub scramble: bool,
+    pub zero: bool,
+    /// `buffer_pattern`, repeated over the buffer (and the fixed part of a
+    /// compressible chunk).
+    pub pattern: Option<Vec<u8>>,
+    /// Percent of each chunk that is fixed (compressible) data.
+    pub compress_percentage: Option<u32>,
+    /// The chunk the random/fixed split repeats over; 0 is the whole
+    /// buffer.
+    pub compress_chunk: u64,
+    /// Percent of writes that repeat the previous unique buffer.
+    pub dedupe_percentage: u32,
+}
+
+impl Default for BufferSpec {
+    fn default() -> Self {
+        BufferSpec {
+            refill: false,
+            scramble: true,
+            zero: false,
+            pattern: None,
+            compress_percentage: None,
+            compress_chunk: 512,
+            dedupe_percentage: 0,
+        }
+    }
+}
+
+impl BufferSpec {
+    /// fio's rule: compression, dedupe and verify regenerate each buffer,
+    /// whatever `refill_buffers` says.
+    pub fn with_implied_refill(mut self, verify: bool) -> BufferSpec {
+        if self.compress_percentage.is_some_and(|p| p < 100) || self.dedupe_percentage > 0 || verify
+        {
+            self.refill = true;
+        }
+        self
+    }
+}
+
+/// How a write buffer is prepared per I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PerWrite {
+    /// Reused as filled at set-up (zeros, a pattern, scramble off).
+    Reuse,
+    /// Reused, with every 8 bytes XORed with a new random word per write
+    /// (no two writes share a byte run a compressor or dedupe could find),
+    /// then stamped with the offset and write sequence number at the start
+    /// of every 4 KiB.
+    Scramble,
+    /// Generated anew from a seed per write.
+    Refill,
+}
+
+/// The data generator of one job clone.
+#[derive(Clone, Debug)]
+pub struct DataGen {
+    spec: BufferSpec,
+    per_write: PerWrite,
+    rng: Rng,
+    /// The seed of the last unique buffer, which a dedupe write repeats.
+    last_unique: Option<u64>,
+}
+
+impl DataGen {
+    pub fn new(spec: &BufferSpec, rng: Rng) -> DataGen {
+        let fixed = spec.zero || spec.pattern.is_some();
+        let per_write = if spec.refill {
+            PerWrite::Refill
+        } else if spec.scramble && !fixed {
+            PerWrite::Scramble
+        } else {
+            PerWrite::Reuse
+        };
+        DataGen {
+            spec: spec.clone(),
+            per_write,
+            rng,
+            last_unique: None,
+        }
+    }
+
+    /// Fills a buffer at set-up, before its first write.
+    pub fn init(&mut self, buf: &mut [u8]) {
+        let seed = self.rng.next_u64();
+        self.fill(buf, seed);
+    }
+
+    /// Prepares the first `len` bytes of a write buffer for the write
+    /// number `seq` at `offset`. Costs nothing when the buffer is reused as
+    /// is, one XOR pass and a few stores when scrambled, and a generation
+    /// when refilled.
+    #[inline]
+    pub fn prepare(&mut self, buf: &mut [u8], len: usize, offset: u64, seq: u64) {
+        let len = len.min(buf.len());
+        match self.per_write {
+            PerWrite::Reuse => {}
+            PerWrite::Scramble => {
+                let key = self.rng.next_u64();
+                xor_words(&mut buf[..len], key);
+                stamp(&mut buf[..len], offset, seq);
+            }
+            PerWrite::Refill => {
+                let seed = self.next_seed();
+                self.fill(&mut buf[..len], seed);
+            }
+        }
+    }
+
+    /// The seed of the next write's contents: the previous unique one for
+    /// a dedupe write, else a new one.
+    pub fn next_seed(&mut self) -> u64 {
+        let pct = self.spec.dedupe_percentage;
+        if pct > 0 {
+            if let Some(last) = self.last_unique {
+                if self.rng.percent(pct) {
+                    return last;
+                }
+            }
+        }
+        let seed = self.rng.next_u64();
+        self.last_unique = Some(seed);
+        seed
+    }
+
+    /// Fills `buf` with the contents `seed` stands for; the same seed and
+    /// length always give the same bytes.
+    pub fn fill(&self, buf: &mut [u8], seed: u64) {
+        let s = &self.spec;
+        match s.compress_percentage {
+            Some(pct) if pct > 0 => {
+                let chunk = match s.compress_chunk as usize {
+                    0 => buf.len().max(1),
+                    c => c,
+                };
+                let mut rng = Rng::from_seed(seed);
+                for c in buf.chunks_mut(chunk) {
+                    let random = (chunk * (100 - pct.min(100) as usize)) / 100;
+                    let random = random.min(c.len());
+                    fill_random(&mut c[..random], &mut rng);
+                    fill_fixed(&mut c[random..], s.pattern.as_deref(), random);
+                }
+            }
+            _ if s.zero => buf.fill(0),
+            _ if s.pattern.is_some() => fill_fixed(buf, s.pattern.as_deref(), 0),
+            _ => fill_random(buf, &mut Rng::from_seed(seed)),
+        }
+    }
+}
+
+/// Fills `buf` with pseudo-random bytes.
+pub fn fill_random(buf: &mut [u8], rng: &mut Rng) {
+    let mut words = buf.chunks_exact_mut(8);
+    for w in &mut words {
+        w.copy_from_slice(&rng.next_u64().to_le_bytes());
+    }
+    let rest = words.into_remainder();
+    if !rest.is_empty() {
+        let last = rng.next_u64().to_le_bytes();
+        let n = rest.len();
+        rest.copy_from_slice(&last[..n]);
+    }
+}
+
+/// Repeats `pattern` over `buf`, as if it had started `phase` bytes
+/// before; zeros without a pattern.
+pub fn fill_fixed(buf: &mut [u8], pattern: Option<&[u8]>, phase: usize) {
+    match pattern {
+        Some(p) if !p.is_empty() => {
+            for (i, b) in buf.iter_mut().enumerate() {
+                *b = p[(phase + i) % p.len()];
+            }
+        }
+        _ => buf.fill(0),
+    }
+}
+
+/// Writes the offset and the write's sequence number (little-endian u64s)
+/// at the start of every 4 KiB of `buf`, so each written 4 KiB block is
+/// unique and says where and when it was written.
+#[inline]
+fn stamp(buf: &mut [u8], offset: u64, seq: u64) {
+    let mut at = 0;
+    while at + 16 <= buf.len() {
+        let o = offset + at as u64;
+        buf[at..at + 8].copy_from_slice(&o.to_le_bytes());
+        buf[at + 8..at + 16].copy_from_slice(&seq.to_le_bytes());
+        at += 4096;
+    }
+}
+
+/// XORs every 8 bytes of `buf` with `key` (a tail shorter than 8 bytes
+/// with its first bytes).
+#[inline]
+fn xor_words(buf: &mut [u8], key: u64) {
+    let mut words = buf.chunks_exact_mut(8);
+    for w in &mut words {
+        let v = u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) ^ key;
+        w.copy_from_slice(&v.to_ne_bytes());
+    }
+    for (b, k) in words.into_remainder().iter_mut().zip(key.to_ne_bytes()) {
+        *b ^= k;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,331 @@
+//! The metadata benchmark (`iolab meta`): create, open, utime, stat,
+//! readdir, rename and unlink `files` files (and mkdir/rmdir a tree of
+//! directories around them) in a fresh directory of its own, timing each
+//! operation into fio's latency histogram. This module owns the options,
+//! their validation (before anything is created), the order of the phases,
+//! cold caches between phases, and the cleanup: whatever the outcome, the
+//! run's directory is gone when [`run_meta`] returns.
+//!
+//! [`run_meta`] is the whole study: options in, [`MetaResult`] out, so a
+//! comparison suite can call it per target.
+
+mod phase;
+pub mod tree;
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use iolab_engine::fsops;
+use iolab_stats::meta::{MetaPhase, MetaPhaseKind, MetaResult, MetaSetup};
+
+use phase::PhaseCtx;
+use tree::Tree;
+
+pub use tree::MAX_DIRECTORIES;
+
+/// Threads a run may use at most.
+pub const MAX_THREADS: u32 = 1024;
+
+/// The file phases `run_meta` performs when not told otherwise, in order.
+pub const FILE_PHASES: [MetaPhaseKind; 7] = [
+    MetaPhaseKind::Create,
+    MetaPhaseKind::Open,
+    MetaPhaseKind::Utime,
+    MetaPhaseKind::Stat,
+    MetaPhaseKind::Readdir,
+    MetaPhaseKind::Rename,
+    MetaPhaseKind::Unlink,
+];
+
+/// What a metadata run does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetaOptions {
+    /// An existing, writable directory; the run works in a new
+    /// subdirectory of it.
+    pub dir: PathBuf,
+    pub files: u64,
+    /// Subdirectories per directory (0: every file in one directory).
+    pub dirs: u64,
+    /// Levels of the tree (0 counts as 1 when `dirs` > 0).
+    pub depth: u32,
+    /// Bytes written to each file at create.
+    pub file_size: u64,
+    pub threads: u32,
+    /// fsync each file after writing it at create.
+    pub fsync: bool,
+    /// Write back and drop the page, dentry and inode caches before each
+    /// phase (needs root).
+    pub cold: bool,
+    /// The phases to time, among [`FILE_PHASES`]; create and unlink always
+    /// run (they make and remove the files), as do mkdir and rmdir for a
+    /// tree. Empty: all of them.
+    pub phases: Vec<MetaPhaseKind>,
+}
+
+impl Default for MetaOptions {
+    fn default() -> Self {
+        MetaOptions {
+            dir: PathBuf::from("."),
+            files: 10_000,
+            dirs: 0,
+            depth: 0,
+            file_size: 0,
+            threads: 1,
+            fsync: false,
+            cold: false,
+            phases: Vec::new(),
+        }
+    }
+}
+
+/// Why a metadata run did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum MetaError {
+    /// The options are wrong; nothing was created.
+    #[error("{0}")]
+    Invalid(String),
+    /// An operation failed; what the run created has been removed.
+    #[error("{phase} of {}: {source}", path.display())]
+    Op {
+        phase: MetaPhaseKind,
+        path: PathBuf,
+        source: io::Error,
+    },
+    /// The run's directory could not be made or opened.
+    #[error("cannot {what} {}: {source}", path.display())]
+    Setup {
+        what: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error("cannot drop caches before the {phase} phase (/proc/sys/vm/drop_caches): {source}")]
+    DropCaches {
+        phase: MetaPhaseKind,
+        source: io::Error,
+    },
+    /// Stopped from outside (Ctrl-C) during a phase.
+    #[error("interrupted during the {phase} phase")]
+    Interrupted { phase: MetaPhaseKind },
+}
+
+impl MetaError {
+    /// Whether the error is in the options (nothing was created).
+    pub fn is_invalid(&self) -> bool {
+        matches!(self, MetaError::Invalid(_))
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> MetaError {
+    MetaError::Invalid(msg.into())
+}
+
+fn c_path(path: &Path) -> Result<CString, MetaError> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| invalid(format!("{}: the path holds a NUL byte", path.display())))
+}
+
+/// Checks the options and works out the tree, creating nothing.
+pub fn validate(opts: &MetaOptions) -> Result<Tree, MetaError> {
+    if opts.files == 0 {
+        return Err(invalid("--files 0: the run needs at least one file"));
+    }
+    if opts.threads == 0 || opts.threads > MAX_THREADS {
+        return Err(invalid(format!(
+            "--threads {}: expected 1 to {MAX_THREADS}",
+            opts.threads
+        )));
+    }
+    for p in &opts.phases {
+        if p.on_dirs() {
+            continue;
+        }
+        if !FILE_PHASES.contains(p) {
+            return Err(invalid(format!("--phases: `{p}` is not a phase")));
+        }
+    }
+    let tree = Tree::new(opts.files, opts.dirs, opts.depth).map_err(|e| invalid(e.to_string()))?;
+    let dir = &opts.dir;
+    match std::fs::metadata(dir) {
+        Err(e) => {
+            return Err(invalid(format!(
+                "directory {}: {}",
+                dir.display(),
+                if e.kind() == io::ErrorKind::NotFound {
+                    "does not exist".to_string()
+                } else {
+                    e.to_string()
+                }
+            )))
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(invalid(format!("{} is not a directory", dir.display())))
+        }
+        Ok(_) => {}
+    }
+    if !fsops::can_write_dir(&c_path(dir)?) {
+        return Err(invalid(format!(
+            "directory {} is not writable",
+            dir.display()
+        )));
+    }
+    if opts.cold && !fsops::is_root() {
+        return Err(invalid(
+            "--cold drops the caches through /proc/sys/vm/drop_caches, which needs root; \
+             run as root or without --cold",
+        ));
+    }
+    Ok(tree)
+}
+
+/// The phases a run performs, in order.
+pub fn phase_order(opts: &MetaOptions, tree: &Tree) -> Vec<MetaPhaseKind> {
+    let has_tree = !tree.dirs().is_empty();
+    let mut out = Vec::new();
+    if has_tree {
+        out.push(MetaPhaseKind::Mkdir);
+    }
+    for p in FILE_PHASES {
+        let always = matches!(p, MetaPhaseKind::Create | MetaPhaseKind::Unlink);
+        if always || opts.phases.is_empty() || opts.phases.contains(&p) {
+            out.push(p);
+        }
+    }
+    if has_tree {
+        out.push(MetaPhaseKind::Rmdir);
+    }
+    out
+}
+
+/// Runs the metadata benchmark: validates, makes a fresh directory in
+/// `opts.dir`, runs the phases and removes everything it made, also when
+/// a phase fails or `stop` is set.
+pub fn run_meta(opts: &MetaOptions, stop: &AtomicBool) -> Result<MetaResult, MetaError> {
+    let tree = validate(opts)?;
+    let work_path = make_work_dir(&opts.dir)?;
+    let outcome = run_in(opts, &tree, &work_path, stop);
+    match outcome {
+        Ok(phases) => {
+            // Every file and directory is gone; an error removing the
+            // (empty) run directory is a failed run.
+            std::fs::remove_dir(&work_path).map_err(|source| MetaError::Setup {
+                what: "remove",
+                path: work_path.clone(),
+                source,
+            })?;
+            Ok(MetaResult {
+                setup: setup_of(opts),
+                directories: tree.dirs().len() as u64,
+                leaves: tree.leaves().len() as u64,
+                phases,
+            })
+        }
+        Err(e) => {
+            // Best effort: what the run made goes, the error stays the one
+            // that stopped it.
+            let _ = std::fs::remove_dir_all(&work_path);
+            Err(e)
+        }
+    }
+}
+
+fn run_in(
+    opts: &MetaOptions,
+    tree: &Tree,
+    work_path: &Path,
+    stop: &AtomicBool,
+) -> Result<Vec<MetaPhase>, MetaError> {
+    let work = fsops::open_dir(&c_path(work_path)?).map_err(|source| MetaError::Setup {
+        what: "open",
+        path: work_path.to_path_buf(),
+        source,
+    })?;
+    let ctx = PhaseCtx {
+        work: work.as_fd(),
+        work_path,
+        tree,
+        files: opts.files,
+        threads: opts.threads,
+        file_size: opts.file_size,
+        fsync: opts.fsync,
+        stop,
+    };
+    let mut prefix = b'f';
+    let mut phases = Vec::new();
+    for kind in phase_order(opts, tree) {
+        if opts.cold {
+            drop_caches().map_err(|source| MetaError::DropCaches {
+                phase: kind,
+                source,
+            })?;
+        }
+        let result = match kind {
+            MetaPhaseKind::Mkdir | MetaPhaseKind::Rmdir => ctx.dirs(kind),
+            MetaPhaseKind::Create => ctx.create(),
+            MetaPhaseKind::Open => ctx.open(prefix),
+            MetaPhaseKind::Utime => ctx.utime(prefix),
+            MetaPhaseKind::Stat => ctx.stat(prefix),
+            MetaPhaseKind::Readdir => ctx.readdir(),
+            MetaPhaseKind::Rename => {
+                let r = ctx.rename();
+                prefix = b'r';
+                r
+            }
+            MetaPhaseKind::Unlink => ctx.unlink(prefix),
+        }?;
+        phases.push(result);
+    }
+    Ok(phases)
+}
+
+/// Writes back dirty data and drops clean page, dentry and inode caches.
+fn drop_caches() -> io::Result<()> {
+    fsops::sync_all();
+    std::fs::write("/proc/sys/vm/drop_caches", "3\n")
+}
+
+/// Makes `iolab-meta.<pid>.<n>` in `dir`, the first `n` free.
+fn make_work_dir(dir: &Path) -> Result<PathBuf, MetaError> {
+    let pid = std::process::id();
+    for n in 0..1000 {
+        let path = dir.join(format!("iolab-meta.{pid}.{n}"));
+        match std::fs::create_dir(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(source) => {
+                return Err(MetaError::Setup {
+                    what: "create",
+                    path,
+                    source,
+                })
+            }
+        }
+    }
+    Err(MetaError::Setup {
+        what: "create",
+        path: dir.join(format!("iolab-meta.{pid}.*")),
+        source: io::Error::from(io::ErrorKind::AlreadyExists),
+    })
+}
+
+fn setup_of(opts: &MetaOptions) -> MetaSetup {
+    MetaSetup {
+        dir: opts.dir.display().to_string(),
+        files: opts.files,
+        dirs: opts.dirs,
+        depth: if opts.dirs > 0 { opts.depth.max(1) } else { 0 },
+        file_size: opts.file_size,
+        threads: opts.threads,
+        fsync: opts.fsync,
+        cold: opts.cold,
+        fs_type: iolab_engine::file::fs_type(&opts.dir)
+            .map(|t| t.name().to_string())
+            .unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

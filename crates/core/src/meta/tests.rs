@@ -1,0 +1,213 @@
+//! Tests of the metadata benchmark on real directories.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use super::*;
+
+fn opts(dir: &Path, files: u64) -> MetaOptions {
+    MetaOptions {
+        dir: dir.to_path_buf(),
+        files,
+        ..MetaOptions::default()
+    }
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+static GO: AtomicBool = AtomicBool::new(false);
+
+#[test]
+fn every_phase_counts_every_file_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run_meta(&opts(tmp.path(), 250), &GO).unwrap();
+    let kinds: Vec<MetaPhaseKind> = r.phases.iter().map(|p| p.phase).collect();
+    assert_eq!(kinds, FILE_PHASES);
+    for p in &r.phases {
+        assert_eq!(p.ops, 250, "{}", p.phase);
+        assert_eq!(p.lat.count(), 250, "{}", p.phase);
+        assert_eq!(p.lat.hist.total(), 250, "{}", p.phase);
+        assert!(p.elapsed_ns > 0, "{}", p.phase);
+    }
+    assert_eq!((r.directories, r.leaves), (0, 1));
+    assert_eq!(r.setup.files, 250);
+    assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
+}
+
+#[test]
+fn threads_share_the_files_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = MetaOptions {
+        threads: 3,
+        dirs: 2,
+        depth: 2,
+        ..opts(tmp.path(), 101)
+    };
+    let r = run_meta(&o, &GO).unwrap();
+    for p in &r.phases {
+        let want = if p.phase.on_dirs() { 6 } else { 101 };
+        assert_eq!(p.ops, want, "{}", p.phase);
+        assert_eq!(p.lat.count(), want, "{}", p.phase);
+    }
+    assert_eq!(r.phases.first().unwrap().phase, MetaPhaseKind::Mkdir);
+    assert_eq!(r.phases.last().unwrap().phase, MetaPhaseKind::Rmdir);
+    assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
+fn the_tree_has_the_requested_shape() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = Tree::new(90, 3, 2).unwrap();
+    let work = fsops::open_dir(&c_path(tmp.path()).unwrap()).unwrap();
+    let stop = AtomicBool::new(false);
+    let ctx = PhaseCtx {
+        work: work.as_fd(),
+        work_path: tmp.path(),
+        tree: &tree,
+        files: 90,
+        threads: 2,
+        file_size: 0,
+        fsync: false,
+        stop: &stop,
+    };
+    assert_eq!(ctx.dirs(MetaPhaseKind::Mkdir).unwrap().ops, 12);
+    assert_eq!(ctx.create().unwrap().ops, 90);
+
+    assert_eq!(entries(tmp.path()), ["d0", "d1", "d2"]);
+    let mut files = 0;
+    for top in ["d0", "d1", "d2"] {
+        let top = tmp.path().join(top);
+        assert_eq!(entries(&top), ["d0", "d1", "d2"]);
+        for leaf in ["d0", "d1", "d2"] {
+            let names = entries(&top.join(leaf));
+            // Nine leaves of ten files each, named f<i>.
+            assert_eq!(names.len(), 10, "{names:?}");
+            assert!(names.iter().all(|n| n.starts_with('f')));
+            files += names.len();
+        }
+    }
+    assert_eq!(files, 90);
+    // The first leaf holds the first ten files.
+    assert!(tmp.path().join("d0/d0/f0").exists() && tmp.path().join("d0/d0/f9").exists());
+    assert!(tmp.path().join("d2/d2/f89").exists());
+
+    assert_eq!(ctx.readdir().unwrap().ops, 90);
+    assert_eq!(ctx.unlink(b'f').unwrap().ops, 90);
+    assert_eq!(ctx.dirs(MetaPhaseKind::Rmdir).unwrap().ops, 12);
+    assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
+fn written_files_have_their_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = MetaOptions {
+        file_size: 5000,
+        fsync: true,
+        phases: vec![MetaPhaseKind::Stat],
+        ..opts(tmp.path(), 20)
+    };
+    let r = run_meta(&o, &GO).unwrap();
+    let kinds: Vec<MetaPhaseKind> = r.phases.iter().map(|p| p.phase).collect();
+    assert_eq!(
+        kinds,
+        [
+            MetaPhaseKind::Create,
+            MetaPhaseKind::Stat,
+            MetaPhaseKind::Unlink
+        ]
+    );
+    assert_eq!(r.phase(MetaPhaseKind::Stat).unwrap().ops, 20);
+    assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
+fn bad_options_create_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        (opts(tmp.path(), 0), "--files 0"),
+        (opts(&tmp.path().join("nope"), 10), "does not exist"),
+        (
+            MetaOptions {
+                threads: 0,
+                ..opts(tmp.path(), 10)
+            },
+            "--threads 0",
+        ),
+        (
+            MetaOptions {
+                depth: 3,
+                ..opts(tmp.path(), 10)
+            },
+            "--depth 3",
+        ),
+        (
+            MetaOptions {
+                dirs: 1000,
+                depth: 3,
+                ..opts(tmp.path(), 10)
+            },
+            "--dirs 1000 --depth 3",
+        ),
+    ];
+    for (o, want) in cases {
+        let err = run_meta(&o, &GO).unwrap_err();
+        assert!(err.is_invalid(), "{err}");
+        assert!(err.to_string().contains(want), "{err} lacks {want}");
+    }
+    std::fs::write(tmp.path().join("plain"), b"").unwrap();
+    let err = run_meta(&opts(&tmp.path().join("plain"), 10), &GO).unwrap_err();
+    assert!(err.to_string().contains("not a directory"), "{err}");
+    assert_eq!(entries(tmp.path()), ["plain"]);
+}
+
+#[test]
+fn a_stopped_run_removes_its_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(true);
+    let err = run_meta(&opts(tmp.path(), 50), &stop).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            MetaError::Interrupted {
+                phase: MetaPhaseKind::Create
+            }
+        ),
+        "{err}"
+    );
+    assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
+fn a_failed_operation_names_the_phase_and_file_and_cleans_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = Tree::new(10, 0, 0).unwrap();
+    let work = fsops::open_dir(&c_path(tmp.path()).unwrap()).unwrap();
+    let stop = AtomicBool::new(false);
+    let ctx = PhaseCtx {
+        work: work.as_fd(),
+        work_path: tmp.path(),
+        tree: &tree,
+        files: 10,
+        threads: 1,
+        file_size: 0,
+        fsync: false,
+        stop: &stop,
+    };
+    ctx.create().unwrap();
+    std::fs::remove_file(tmp.path().join("f7")).unwrap();
+    let err = ctx.stat(b'f').unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("stat of "), "{msg}");
+    assert!(
+        msg.contains(&tmp.path().join("f7").display().to_string()),
+        "{msg}"
+    );
+    assert!(msg.contains("No such file"), "{msg}");
+}

@@ -1,0 +1,476 @@
+//! `iolab quick`: a short suite on the filesystem of one directory, in the
+//! spirit of the preset disk suites people know (SEQ1M Q8T1, SEQ1M Q1T1,
+//! RND4K Q32T1, RND4K Q1T1, each read and write, and 4k write+fsync). It
+//! picks the best engine the kernel offers, direct I/O where the
+//! filesystem takes it, and a test file sized for the free space; each
+//! test is an ordinary fio job run through the plan and the workers, so
+//! its figures mean what `iolab run` figures mean.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use iolab_engine::file::{available_space, probe_o_direct};
+use iolab_engine::{create, EngineOpts};
+use iolab_spec::{Context, Host};
+use iolab_stats::meta::MetaPhaseKind;
+use iolab_stats::quick::{QuickResult, QuickTest};
+use iolab_stats::{Dir, RunResult};
+
+use crate::meta::{run_meta, MetaOptions};
+use crate::plan;
+use crate::progress::Progress;
+use crate::run::{run_observed, Notice};
+
+/// What the user asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuickOpts {
+    pub dir: PathBuf,
+    /// The whole suite's I/O time, shared among its tests.
+    pub time: Duration,
+    /// Test file size (None: chosen from the free space).
+    pub size: Option<u64>,
+    /// Engine (None: io_uring, else libaio, else psync).
+    pub engine: Option<String>,
+    /// Use buffered I/O even where O_DIRECT works.
+    pub buffered: bool,
+    /// Files of the metadata pass (0: none).
+    pub meta_files: u64,
+}
+
+/// Why the suite cannot start (exit 2: nothing was created).
+#[derive(Debug, thiserror::Error)]
+pub enum QuickError {
+    #[error("`{}` is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("cannot write in `{}`: {}", .0.display(), .1)]
+    NotWritable(PathBuf, std::io::Error),
+    #[error("`{}` has {} MiB free; the suite needs at least {} MiB", .0.display(), .1 >> 20, MIN_FILE >> 20)]
+    NoRoom(PathBuf, u64),
+    #[error("--time {0:?} leaves under 100 ms per test")]
+    TooShort(Duration),
+    #[error("ioengine {0}: {1}")]
+    Engine(String, String),
+    #[error("{0}")]
+    Plan(String),
+}
+
+/// The smallest test file worth measuring.
+const MIN_FILE: u64 = 64 << 20;
+/// The test file with direct I/O, as the preset suites default to.
+const DIRECT_FILE: u64 = 1 << 30;
+
+/// One test of the suite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SuiteTest {
+    pub name: &'static str,
+    pub rw: &'static str,
+    pub bs: &'static str,
+    pub iodepth: u32,
+    /// fsync after every write.
+    pub fsync: bool,
+}
+
+/// The suite, in the order it runs: reads first (they lay the file out),
+/// then writes over it.
+pub const SUITE: &[SuiteTest] = &[
+    t("SEQ1M Q8T1", "read", "1m", 8),
+    t("SEQ1M Q1T1", "read", "1m", 1),
+    t("RND4K Q32T1", "randread", "4k", 32),
+    t("RND4K Q1T1", "randread", "4k", 1),
+    t("SEQ1M Q8T1", "write", "1m", 8),
+    t("SEQ1M Q1T1", "write", "1m", 1),
+    t("RND4K Q32T1", "randwrite", "4k", 32),
+    t("RND4K Q1T1", "randwrite", "4k", 1),
+    SuiteTest {
+        name: "RND4K Q1T1",
+        rw: "randwrite",
+        bs: "4k",
+        iodepth: 1,
+        fsync: true,
+    },
+];
+
+const fn t(name: &'static str, rw: &'static str, bs: &'static str, iodepth: u32) -> SuiteTest {
+    SuiteTest {
+        name,
+        rw,
+        bs,
+        iodepth,
+        fsync: false,
+    }
+}
+
+impl SuiteTest {
+    /// `read`, `write` or `write+fsync`, as the table shows it.
+    pub fn op(&self) -> &'static str {
+        match (self.rw.contains("read"), self.fsync) {
+            (true, _) => "read",
+            (false, false) => "write",
+            (false, true) => "write+fsync",
+        }
+    }
+}
+
+/// The choices the suite made, before it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuickSetup {
+    pub dir: PathBuf,
+    pub file: PathBuf,
+    pub engine: String,
+    pub direct: bool,
+    pub file_bytes: u64,
+    pub test_time: Duration,
+    /// Files of the metadata pass (0: none).
+    pub meta_files: u64,
+    pub notes: Vec<String>,
+}
+
+/// Chooses engine, direct I/O, file size and time per test for `opts`.
+pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
+    let dir = &opts.dir;
+    if !dir.is_dir() {
+        return Err(QuickError::NotADirectory(dir.clone()));
+    }
+    let mut notes = Vec::new();
+    let direct = if opts.buffered {
+        notes.push("buffered I/O, as asked (--buffered)".to_string());
+        false
+    } else {
+        match probe_o_direct(dir) {
+            Ok(true) => true,
+            Ok(false) => {
+                notes.push(
+                    "buffered I/O: this filesystem refuses O_DIRECT, so writes may be measured \
+                     in the page cache"
+                        .to_string(),
+                );
+                false
+            }
+            Err(e) => return Err(QuickError::NotWritable(dir.clone(), e)),
+        }
+    };
+    let engine = match &opts.engine {
+        Some(e) => {
+            create(e, &EngineOpts::default())
+                .map_err(|err| QuickError::Engine(e.clone(), err.to_string()))?;
+            e.clone()
+        }
+        None => best_engine(),
+    };
+    let free = available_space(dir).map_err(|e| QuickError::NotWritable(dir.clone(), e))?;
+    let memory = iolab_engine::host::physical_memory();
+    let file_bytes = match opts.size {
+        Some(s) => s,
+        None if direct => DIRECT_FILE.min(free / 4),
+        None => {
+            // Buffered reads come from the page cache unless the file is
+            // well above memory; use such a file only where it fits easily.
+            let beyond_cache = memory.saturating_mul(2);
+            if beyond_cache <= free / 2 && beyond_cache > 0 {
+                beyond_cache
+            } else {
+                DIRECT_FILE.min(free / 4)
+            }
+        }
+    };
+    let file_bytes = file_bytes / (1 << 20) * (1 << 20);
+    if file_bytes < MIN_FILE {
+        return Err(QuickError::NoRoom(dir.clone(), free));
+    }
+    if !direct && file_bytes < memory.saturating_mul(2) {
+        notes.push(format!(
+            "reads may come from the page cache: the {} MiB test file is smaller than twice the \
+             memory ({} MiB), and there is no room for a larger one",
+            file_bytes >> 20,
+            memory >> 20
+        ));
+    }
+    let test_time = opts.time / SUITE.len() as u32;
+    if test_time < Duration::from_millis(100) {
+        return Err(QuickError::TooShort(opts.time));
+    }
+    let file = dir.join(format!(".iolab-quick-{}.tmp", std::process::id()));
+    Ok(QuickSetup {
+        dir: dir.clone(),
+        file,
+        engine,
+        direct,
+        file_bytes,
+        test_time,
+        meta_files: opts.meta_files,
+        notes,
+    })
+}
+
+/// io_uring where the kernel allows it, else libaio, else psync.
+pub fn best_engine() -> String {
+    for e in ["io_uring", "libaio"] {
+        if create(e, &EngineOpts::default()).is_ok() {
+            return e.to_string();
+        }
+    }
+    "psync".to_string()
+}
+
+/// The job text of one test.
+pub fn job_text(setup: &QuickSetup, test: &SuiteTest) -> String {
+    let mut text = format!(
+        "[{name}]\nfilename={file}\nsize={size}\nioengine={engine}\ndirect={direct}\n\
+         rw={rw}\nbs={bs}\niodepth={depth}\ntime_based=1\nruntime={ms}ms\n",
+        name = test.name.replace(' ', "-"),
+        file = setup.file.display(),
+        size = setup.file_bytes,
+        engine = setup.engine,
+        direct = u8::from(setup.direct && !test.fsync),
+        rw = test.rw,
+        bs = test.bs,
+        depth = test.iodepth,
+        ms = setup.test_time.as_millis(),
+    );
+    if test.fsync {
+        // A database's commit: a small write, then fsync, through the page
+        // cache.
+        text.push_str("fsync=1\n");
+    }
+    text
+}
+
+/// Watches one test while it runs, on a thread of its own: gets the
+/// test's index, the test, its progress counters, and a flag raised when
+/// the test is over (to draw a status line, say).
+pub type Watch<'a> = &'a (dyn Fn(usize, &SuiteTest, &Progress, &AtomicBool) + Sync);
+
+/// Runs the suite, each test watched by `watch`. The test file is removed
+/// at the end, whatever happens.
+pub fn run(setup: &QuickSetup, stop: &AtomicBool, watch: Watch) -> Result<QuickResult, QuickError> {
+    let mut result = QuickResult {
+        dir: setup.dir.display().to_string(),
+        engine: setup.engine.clone(),
+        direct: setup.direct,
+        file_bytes: setup.file_bytes,
+        test_ms: setup.test_time.as_millis() as u64,
+        notes: setup.notes.clone(),
+        ..Default::default()
+    };
+    let outcome = run_tests(setup, stop, watch, &mut result);
+    let _ = std::fs::remove_file(&setup.file);
+    outcome.map(|()| result)
+}
+
+fn run_tests(
+    setup: &QuickSetup,
+    stop: &AtomicBool,
+    watch: Watch,
+    result: &mut QuickResult,
+) -> Result<(), QuickError> {
+    let ctx = Context::from_env(Host {
+        page_size: iolab_engine::host::page_size(),
+        mb_memory: iolab_engine::host::physical_memory() >> 20,
+        ncpus: iolab_engine::host::online_cpus(),
+    });
+    for (i, test) in SUITE.iter().enumerate() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            result.interrupted = true;
+            break;
+        }
+        let text = job_text(setup, test);
+        let jobs = iolab_spec::parse_text("quick", &text, &ctx)
+            .map_err(|e| QuickError::Plan(e.to_string()))?;
+        let plan = plan::build(&jobs).map_err(|e| QuickError::Plan(e.to_string()))?;
+        let progress = Progress::new(&plan);
+        let done = AtomicBool::new(false);
+        let outcome = std::thread::scope(|s| {
+            s.spawn(|| watch(i, test, &progress, &done));
+            let mut quiet = |_: Notice| {};
+            let r = run_observed(&plan, stop, &mut quiet, &progress);
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            r
+        });
+        let row = match outcome {
+            Ok(o) => {
+                let mut row = row_of(test, &o.result);
+                row.error = o.failure;
+                if o.result.interrupted {
+                    result.interrupted = true;
+                }
+                row
+            }
+            Err(e) => QuickTest {
+                name: test.name.to_string(),
+                op: test.op().to_string(),
+                error: Some(e.to_string()),
+                ..Default::default()
+            },
+        };
+        result.tests.push(row);
+    }
+    if !stop.load(std::sync::atomic::Ordering::Relaxed) && setup.meta_files > 0 {
+        result.tests.extend(meta_rows(setup, stop));
+    }
+    Ok(())
+}
+
+/// The metadata pass: `meta_files` empty files created, stat'ed and
+/// unlinked in one directory, one row per operation.
+fn meta_rows(setup: &QuickSetup, stop: &AtomicBool) -> Vec<QuickTest> {
+    let opts = MetaOptions {
+        dir: setup.dir.clone(),
+        files: setup.meta_files,
+        phases: vec![
+            MetaPhaseKind::Create,
+            MetaPhaseKind::Stat,
+            MetaPhaseKind::Unlink,
+        ],
+        ..MetaOptions::default()
+    };
+    let name = format!("META {}k files", setup.meta_files / 1000);
+    match run_meta(&opts, stop) {
+        Ok(r) => r
+            .phases
+            .iter()
+            .filter(|p| opts.phases.contains(&p.phase))
+            .map(|p| QuickTest {
+                name: name.clone(),
+                op: p.phase.name().to_string(),
+                iops: p.ops_per_sec(),
+                p50_ns: p.percentile_ns(50.0).unwrap_or(0),
+                p99_ns: p.percentile_ns(99.0).unwrap_or(0),
+                ..Default::default()
+            })
+            .collect(),
+        Err(e) => vec![QuickTest {
+            name,
+            op: "create".to_string(),
+            error: Some(e.to_string()),
+            ..Default::default()
+        }],
+    }
+}
+
+/// A test's figures from its run.
+pub fn row_of(test: &SuiteTest, r: &RunResult) -> QuickTest {
+    let dir = if test.rw.contains("read") {
+        Dir::Read
+    } else {
+        Dir::Write
+    };
+    let mut row = QuickTest {
+        name: test.name.to_string(),
+        op: test.op().to_string(),
+        ..Default::default()
+    };
+    if let Some(job) = r.jobs.first() {
+        let d = &job.dirs[dir as usize];
+        row.bw_bytes = d.bw_bytes() as f64;
+        row.iops = d.iops();
+        // A commit's latency is its fsync's: the write before it only
+        // reaches the page cache.
+        let lat = if test.fsync { &job.sync } else { &d.clat };
+        let p = lat.hist.percentiles(&[50.0, 99.0]);
+        if let [(_, p50), (_, p99)] = p[..] {
+            (row.p50_ns, row.p99_ns) = (p50, p99);
+        }
+        row.sample_count = d.iops_samples.count();
+        row.sample_mean = d.iops_samples.mean();
+        row.sample_stdev = d.iops_samples.stdev();
+        if job.error != 0 && row.error.is_none() {
+            row.error = Some(job.error_detail.clone());
+        }
+    }
+    row
+}
+
+/// The directory's filesystem type and the block device under it, for
+/// the table's heading (empty strings when unknown).
+pub fn describe(dir: &Path) -> (String, String) {
+    let fs = iolab_engine::file::fs_type(dir)
+        .map(|t| t.name().to_string())
+        .unwrap_or_default();
+    let dev = crate::diskstats::disks_of(std::iter::once(dir))
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    (fs, dev)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(dir: &Path) -> QuickOpts {
+        QuickOpts {
+            dir: dir.to_path_buf(),
+            time: Duration::from_secs(9),
+            size: Some(64 << 20),
+            engine: Some("psync".to_string()),
+            buffered: false,
+            meta_files: 1000,
+        }
+    }
+
+    #[test]
+    fn the_suite_is_the_preset_one() {
+        let names: Vec<String> = SUITE
+            .iter()
+            .map(|t| format!("{} {}", t.name, t.op()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "SEQ1M Q8T1 read",
+                "SEQ1M Q1T1 read",
+                "RND4K Q32T1 read",
+                "RND4K Q1T1 read",
+                "SEQ1M Q8T1 write",
+                "SEQ1M Q1T1 write",
+                "RND4K Q32T1 write",
+                "RND4K Q1T1 write",
+                "RND4K Q1T1 write+fsync",
+            ]
+        );
+    }
+
+    #[test]
+    fn each_test_is_a_job_the_plan_accepts() {
+        let dir = tempfile::tempdir().unwrap();
+        let setup = prepare(&opts(dir.path())).unwrap();
+        assert_eq!(setup.test_time, Duration::from_secs(1));
+        let ctx = Context::from_env(Host {
+            page_size: 4096,
+            mb_memory: 1024,
+            ncpus: 2,
+        });
+        for test in SUITE {
+            let text = job_text(&setup, test);
+            let jobs = iolab_spec::parse_text("q", &text, &ctx).unwrap();
+            let plan = plan::build(&jobs).unwrap();
+            let job = &plan.jobs[0];
+            assert_eq!(job.iodepth, test.iodepth, "{text}");
+            assert_eq!(job.fsync, u32::from(test.fsync), "{text}");
+            assert_eq!(job.runtime, Some(Duration::from_secs(1)));
+        }
+    }
+
+    #[test]
+    fn bad_directories_and_times_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(&dir.path().join("missing"));
+        assert!(matches!(prepare(&o), Err(QuickError::NotADirectory(_))));
+        o = opts(dir.path());
+        o.time = Duration::from_millis(500);
+        assert!(matches!(prepare(&o), Err(QuickError::TooShort(_))));
+        o = opts(dir.path());
+        o.engine = Some("nosuch".to_string());
+        assert!(matches!(prepare(&o), Err(QuickError::Engine(..))));
+        o = opts(dir.path());
+        o.size = Some(1 << 20);
+        assert!(matches!(prepare(&o), Err(QuickError::NoRoom(..))));
+    }
+
+    #[test]
+    fn the_best_engine_is_one_the_kernel_takes() {
+        let e = best_engine();
+        assert!(create(&e, &EngineOpts::default()).is_ok(), "{e}");
+    }
+}

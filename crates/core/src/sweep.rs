@@ -1,0 +1,460 @@
+//! Parameter sweeps (`iolab sweep`): a base job run at every point of a
+//! grid of option values. This module owns the grid (axes parsed from
+//! `--bs 1k..1g`, value lists, `--sync none,dsync,fsync-at-end` and
+//! `--vary OPTION=V1,V2`), the check of every value and every point before
+//! anything runs, the runs themselves (repeats interleaved so that a drift
+//! of the machine touches every point alike) and the reduction of each
+//! run's `RunResult` to a [`PointRun`].
+//!
+//! The base job's `size` stays as given at every point, so each point
+//! moves the same bytes whatever its block size (as `dd bs=X count=N/X`
+//! does). [`run_sweep`] is the whole study: base and axes in,
+//! [`SweepResult`] out.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use iolab_spec::error::Location;
+use iolab_spec::raw::{RawOption, RawSection};
+use iolab_spec::resolve::{find_option, resolve, Sources};
+use iolab_spec::value::size::parse_size;
+use iolab_spec::value::KbBase;
+use iolab_spec::Context;
+use iolab_stats::sweep::{PointRun, SweepAxis, SweepPoint, SweepResult};
+use iolab_stats::{Dir, LatHist, Moments, RunResult};
+
+use crate::plan::{build, Plan};
+use crate::run::run;
+
+/// Points a sweep may have at most.
+pub const MAX_POINTS: usize = 10_000;
+
+/// Why a sweep did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SweepError {
+    /// A grid value or the base job is wrong; nothing ran.
+    #[error("{0}")]
+    Invalid(String),
+    /// A run failed.
+    #[error("point {point}: {message}")]
+    Run { point: String, message: String },
+    #[error("interrupted at point {point}")]
+    Interrupted { point: String },
+}
+
+/// One axis of the grid: its name, its values as written, and the job
+/// options each value sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GridAxis {
+    /// The flag that made it (`bs`, `sync`, or the `--vary` option).
+    pub name: String,
+    pub values: Vec<String>,
+    /// Per value, the options it sets (name, value).
+    pub sets: Vec<Vec<(String, String)>>,
+}
+
+fn invalid(msg: impl Into<String>) -> SweepError {
+    SweepError::Invalid(msg.into())
+}
+
+/// A size as fio's suffixes would write it: 4096 -> "4k", 1 << 30 -> "1g".
+pub fn size_label(bytes: u64) -> String {
+    for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{suffix}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
+/// `--bs`: a range `LO..HI` of powers of two times `LO` (`1k..1g`), or a
+/// comma list of sizes.
+pub fn bs_axis(spec: &str) -> Result<GridAxis, SweepError> {
+    let size = |t: &str| {
+        parse_size(t, KbBase::K1024)
+            .map_err(|e| invalid(format!("--bs `{spec}`: `{t}`: {e}")))
+            .and_then(|v| {
+                if v == 0 {
+                    Err(invalid(format!("--bs `{spec}`: a block size of 0")))
+                } else {
+                    Ok(v)
+                }
+            })
+    };
+    let values: Vec<u64> = if let Some((lo, hi)) = spec.split_once("..") {
+        let (lo, hi) = (size(lo.trim())?, size(hi.trim())?);
+        if lo > hi {
+            return Err(invalid(format!(
+                "--bs `{spec}`: the range runs down ({} is above {}); write it low..high",
+                size_label(lo),
+                size_label(hi)
+            )));
+        }
+        let mut v = Vec::new();
+        let mut b = lo;
+        while b <= hi {
+            v.push(b);
+            match b.checked_mul(2) {
+                Some(n) => b = n,
+                None => break,
+            }
+        }
+        v
+    } else {
+        split_list("--bs", spec)?
+            .iter()
+            .map(|t| size(t))
+            .collect::<Result<_, _>>()?
+    };
+    let labels: Vec<String> = values.iter().map(|&b| size_label(b)).collect();
+    Ok(GridAxis {
+        name: "bs".into(),
+        sets: labels
+            .iter()
+            .map(|l| vec![("bs".into(), l.clone())])
+            .collect(),
+        values: labels,
+    })
+}
+
+fn split_list(flag: &str, spec: &str) -> Result<Vec<String>, SweepError> {
+    let values: Vec<String> = spec.split(',').map(|s| s.trim().to_string()).collect();
+    if values.iter().any(String::is_empty) {
+        return Err(invalid(format!(
+            "{flag} `{spec}`: an empty value in the list"
+        )));
+    }
+    Ok(values)
+}
+
+/// A comma list of values of one fio option (`--iodepth 1,4,16`).
+pub fn list_axis(option: &str, spec: &str) -> Result<GridAxis, SweepError> {
+    let raw = RawOption {
+        name: option.to_string(),
+        value: None,
+        location: Location::Builtin,
+    };
+    find_option(&raw).map_err(|e| invalid(format!("--vary {option}: {}", e.message)))?;
+    let values = split_list(&format!("--{option}"), spec)?;
+    Ok(GridAxis {
+        name: option.to_string(),
+        sets: values
+            .iter()
+            .map(|v| vec![(option.to_string(), v.clone())])
+            .collect(),
+        values,
+    })
+}
+
+/// `--vary OPTION=V1,V2,...`.
+pub fn vary_axis(spec: &str) -> Result<GridAxis, SweepError> {
+    let Some((opt, values)) = spec.split_once('=') else {
+        return Err(invalid(format!(
+            "--vary `{spec}`: expected OPTION=V1,V2,..."
+        )));
+    };
+    list_axis(opt.trim(), values)
+}
+
+/// `--sync`: how writes are made durable. `none` (buffered), `sync`
+/// (O_SYNC), `dsync` (O_DSYNC), `fsync-at-end` (one fsync when the job
+/// has written everything, fio's `end_fsync`).
+pub fn sync_axis(spec: &str) -> Result<GridAxis, SweepError> {
+    let values = split_list("--sync", spec)?;
+    let mut sets = Vec::new();
+    for v in &values {
+        let set: Vec<(String, String)> = match v.as_str() {
+            "none" => vec![
+                ("sync".into(), "none".into()),
+                ("end_fsync".into(), "0".into()),
+            ],
+            "sync" | "dsync" => vec![("sync".into(), v.clone()), ("end_fsync".into(), "0".into())],
+            "fsync-at-end" => vec![
+                ("sync".into(), "none".into()),
+                ("end_fsync".into(), "1".into()),
+            ],
+            other => {
+                return Err(invalid(format!(
+                    "--sync `{other}`: expected none, sync, dsync or fsync-at-end"
+                )))
+            }
+        };
+        sets.push(set);
+    }
+    Ok(GridAxis {
+        name: "sync".into(),
+        values,
+        sets,
+    })
+}
+
+/// The base job with options appended to every job section, where they
+/// override what the base says. Options given before any `--name` with no
+/// job at all make one job named `sweep`.
+pub fn with_options(base: &Sources, options: &[(String, String)]) -> Sources {
+    let mut src = base.clone();
+    if src.cmd_jobs.iter().all(RawSection::is_global) && src.files.is_empty() {
+        src.cmd_jobs.push(RawSection {
+            name: "sweep".into(),
+            location: Location::Builtin,
+            options: vec![raw("name", "sweep")],
+        });
+    }
+    let extra: Vec<RawOption> = options.iter().map(|(n, v)| raw(n, v)).collect();
+    for job in src.cmd_jobs.iter_mut().filter(|j| !j.is_global()) {
+        job.options.extend(extra.iter().cloned());
+    }
+    for (_, sections) in &mut src.files {
+        for s in sections.iter_mut().filter(|s| !s.is_global()) {
+            s.options.extend(extra.iter().cloned());
+        }
+    }
+    src
+}
+
+fn raw(name: &str, value: &str) -> RawOption {
+    RawOption {
+        name: name.to_string(),
+        value: Some(value.to_string()),
+        location: Location::Builtin,
+    }
+}
+
+/// One point of the grid, checked and planned.
+pub struct PreparedPoint {
+    pub values: Vec<String>,
+    pub plan: Plan,
+}
+
+/// A point's name for messages: `bs=4k iodepth=16`.
+fn point_label(axes: &[GridAxis], values: &[String]) -> String {
+    axes.iter()
+        .zip(values)
+        .map(|(a, v)| format!("{}={v}", a.name))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn plan_of(base: &Sources, options: &[(String, String)], ctx: &Context) -> Result<Plan, String> {
+    let jobs = resolve(&with_options(base, options), ctx).map_err(|e| e.to_string())?;
+    build(&jobs).map_err(|e| e.to_string())
+}
+
+/// Checks each value of each axis on its own, then plans every point, so
+/// that a bad value is named before anything runs.
+pub fn prepare(
+    base: &Sources,
+    axes: &[GridAxis],
+    ctx: &Context,
+) -> Result<Vec<PreparedPoint>, SweepError> {
+    plan_of(base, &[], ctx).map_err(|e| invalid(format!("the base job: {e}")))?;
+    let mut count: usize = 1;
+    for axis in axes {
+        if axis.values.is_empty() {
+            return Err(invalid(format!("--{}: no values", axis.name)));
+        }
+        for (v, set) in axis.values.iter().zip(&axis.sets) {
+            plan_of(base, set, ctx)
+                .map_err(|e| invalid(format!("--{} value `{v}`: {e}", axis.name)))?;
+        }
+        count = count.saturating_mul(axis.values.len());
+    }
+    if count > MAX_POINTS {
+        return Err(invalid(format!(
+            "the grid has {count} points, more than {MAX_POINTS}"
+        )));
+    }
+    let mut points = Vec::with_capacity(count);
+    for k in 0..count {
+        // Mixed radix, the first axis varying slowest.
+        let mut idx = vec![0; axes.len()];
+        let mut rest = k;
+        for (i, axis) in axes.iter().enumerate().rev() {
+            idx[i] = rest % axis.values.len();
+            rest /= axis.values.len();
+        }
+        let values: Vec<String> = axes
+            .iter()
+            .zip(&idx)
+            .map(|(a, &i)| a.values[i].clone())
+            .collect();
+        let options: Vec<(String, String)> = axes
+            .iter()
+            .zip(&idx)
+            .flat_map(|(a, &i)| a.sets[i].iter().cloned())
+            .collect();
+        let plan = plan_of(base, &options, ctx)
+            .map_err(|e| invalid(format!("{}: {e}", point_label(axes, &values))))?;
+        points.push(PreparedPoint { values, plan });
+    }
+    Ok(points)
+}
+
+/// The headline numbers of one run.
+pub fn point_run(r: &RunResult) -> PointRun {
+    let mut out = PointRun::default();
+    let mut hist = LatHist::new();
+    let mut clat = Moments::new();
+    for j in &r.jobs {
+        out.read_bytes += j.dir(Dir::Read).io_bytes;
+        out.write_bytes += j.dir(Dir::Write).io_bytes;
+        out.runtime_ns = out.runtime_ns.max(j.runtime_ns);
+        for d in Dir::ALL {
+            let dr = j.dir(d);
+            if dr.runtime_ns > 0 {
+                out.iops += dr.total_ios as f64 * 1e9 / dr.runtime_ns as f64;
+            }
+            hist.merge(&dr.clat.hist);
+            clat.merge(&dr.clat.moments);
+        }
+    }
+    for g in &r.groups {
+        out.read_bw += g.dirs[Dir::Read as usize].agg_bw_bytes as f64;
+        out.write_bw += g.dirs[Dir::Write as usize].agg_bw_bytes as f64;
+    }
+    out.clat_mean_ns = clat.mean();
+    out.clat_p99_ns = hist.percentiles(&[99.0]).first().map(|&(_, v)| v);
+    out
+}
+
+/// Runs the sweep: every point `repeat` times, the repeats interleaved
+/// (all points once, then all again). `on_run(point, repeat)` hears each
+/// run before it starts.
+pub fn run_sweep(
+    base: &Sources,
+    axes: &[GridAxis],
+    repeat: u32,
+    ctx: &Context,
+    stop: &AtomicBool,
+    on_run: &mut dyn FnMut(&str, u32),
+) -> Result<SweepResult, SweepError> {
+    if repeat == 0 {
+        return Err(invalid("--repeat 0: each point needs at least one run"));
+    }
+    let prepared = prepare(base, axes, ctx)?;
+    let mut points: Vec<SweepPoint> = prepared
+        .iter()
+        .map(|p| SweepPoint {
+            values: p.values.clone(),
+            runs: Vec::new(),
+        })
+        .collect();
+    for rep in 0..repeat {
+        for (p, out) in prepared.iter().zip(points.iter_mut()) {
+            let label = point_label(axes, &p.values);
+            if stop.load(Ordering::Relaxed) {
+                return Err(SweepError::Interrupted { point: label });
+            }
+            on_run(&label, rep);
+            let outcome = run(&p.plan, stop, &mut |_| {}).map_err(|e| SweepError::Run {
+                point: label.clone(),
+                message: e.to_string(),
+            })?;
+            if outcome.result.interrupted {
+                return Err(SweepError::Interrupted { point: label });
+            }
+            if let Some(message) = outcome.failure {
+                return Err(SweepError::Run {
+                    point: label,
+                    message,
+                });
+            }
+            out.runs.push(point_run(&outcome.result));
+        }
+    }
+    Ok(SweepResult {
+        axes: axes
+            .iter()
+            .map(|a| SweepAxis {
+                name: a.name.clone(),
+                values: a.values.clone(),
+            })
+            .collect(),
+        points,
+        repeat,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_spec::Host;
+
+    fn ctx() -> Context {
+        Context::fixed(Host {
+            page_size: 4096,
+            mb_memory: 1024,
+            ncpus: 2,
+        })
+    }
+
+    #[test]
+    fn bs_ranges_double() {
+        let a = bs_axis("4k..64k").unwrap();
+        assert_eq!(a.values, ["4k", "8k", "16k", "32k", "64k"]);
+        assert_eq!(a.sets[0], [("bs".to_string(), "4k".to_string())]);
+        assert_eq!(bs_axis("1k..1g").unwrap().values.len(), 21);
+        assert_eq!(bs_axis("512,4k").unwrap().values, ["512", "4k"]);
+        assert_eq!(bs_axis("3k..12k").unwrap().values, ["3k", "6k", "12k"]);
+        let e = bs_axis("1g..1k").unwrap_err().to_string();
+        assert!(e.contains("1g..1k") && e.contains("runs down"), "{e}");
+        assert!(bs_axis("4q..8k").unwrap_err().to_string().contains("4q"));
+        assert!(bs_axis("0..8k").is_err());
+        assert!(bs_axis("4k,,8k").is_err());
+    }
+
+    #[test]
+    fn sync_and_vary_axes() {
+        let s = sync_axis("none,dsync,fsync-at-end").unwrap();
+        assert_eq!(s.sets[1][0], ("sync".to_string(), "dsync".to_string()));
+        assert_eq!(s.sets[2][1], ("end_fsync".to_string(), "1".to_string()));
+        assert!(sync_axis("always")
+            .unwrap_err()
+            .to_string()
+            .contains("always"));
+        let v = vary_axis("rwmixread=10,50").unwrap();
+        assert_eq!((v.name.as_str(), v.values.len()), ("rwmixread", 2));
+        let e = vary_axis("blocksizee=4k").unwrap_err().to_string();
+        assert!(e.contains("blocksizee"), "{e}");
+        assert!(vary_axis("bs").is_err());
+    }
+
+    #[test]
+    fn options_override_the_base() {
+        let src = Sources {
+            global: vec![raw("bs", "4k"), raw("size", "1m"), raw("rw", "write")],
+            ..Sources::default()
+        };
+        let jobs = resolve(&with_options(&src, &[("bs".into(), "64k".into())]), &ctx()).unwrap();
+        assert_eq!(jobs.jobs.len(), 1);
+        assert_eq!(jobs.jobs[0].name, "sweep");
+        let text = jobs.to_job_text();
+        assert!(text.contains("bs=64k") && !text.contains("bs=4k"), "{text}");
+    }
+
+    #[test]
+    fn bad_values_are_named_before_anything_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("f").display().to_string();
+        let src = Sources {
+            global: vec![raw("size", "1m"), raw("rw", "write"), raw("filename", &f)],
+            ..Sources::default()
+        };
+        let axes = [list_axis("iodepth", "1,zero").unwrap()];
+        let err = match prepare(&src, &axes, &ctx()) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("iodepth=zero was accepted"),
+        };
+        assert!(err.contains("--iodepth value `zero`"), "{err}");
+        let axes = [list_axis("rw", "read,sideways").unwrap()];
+        assert!(prepare(&src, &axes, &ctx()).is_err());
+        assert!(!tmp.path().join("f").exists());
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(size_label(4096), "4k");
+        assert_eq!(size_label(1 << 30), "1g");
+        assert_eq!(size_label(1536), "1536");
+        assert_eq!(size_label(3 << 10), "3k");
+    }
+}

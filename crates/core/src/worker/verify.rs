@@ -1,0 +1,391 @@
+//! Verify in the worker: headers stamped into each write, the log of what
+//! was written, the read-back phase after a loop's writes (or after every
+//! `verify_backlog` writes) and the check of each read of a read-only
+//! verify job. Failures go to the job's result (`total_err`,
+//! `first_error` EILSEQ, `error` with the first failure's file, block,
+//! byte and checksums); `verify_fatal` stops the job at the first. None of
+//! this runs when verify is off: the worker holds no `Verifier` then.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use iolab_engine::clock::Clock;
+use iolab_engine::{Completion, IoUnit, Op};
+use iolab_stats::{Dir, JobResult};
+
+use crate::plan::{PlanFile, PlanJob};
+use crate::verify::{check_read, prepare_write, Mismatch, Stamp, VerifySpec};
+
+use super::errors::strerror;
+use super::{Worker, EILSEQ, EIO};
+
+/// One write to check later.
+#[derive(Clone, Copy, Debug)]
+struct Written {
+    fi: u32,
+    len: u32,
+    offset: u64,
+    seq: u64,
+}
+
+/// The verify state of one job clone.
+pub(super) struct Verifier {
+    spec: VerifySpec,
+    clone: u32,
+    /// Writes since the last read-back.
+    log: Vec<Written>,
+    /// The job only reads: each read is checked as it completes.
+    pub check_reads: bool,
+    /// Failures are counted but do not fail the job (continue_on_error
+    /// with verify or all).
+    tolerated: bool,
+    failures: u64,
+    first: Option<String>,
+    fatal_hit: bool,
+    scratch: Vec<u8>,
+}
+
+impl Verifier {
+    pub fn new(job: &PlanJob, spec: &VerifySpec, clone: u32) -> Verifier {
+        Verifier {
+            spec: spec.clone(),
+            clone,
+            log: Vec::new(),
+            check_reads: !job.rw.mode.writes(),
+            tolerated: matches!(job.continue_on_error, "verify" | "all"),
+            failures: 0,
+            first: None,
+            fatal_hit: false,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Whether `verify_backlog` writes are waiting to be read back.
+    #[inline]
+    pub fn due(&self) -> bool {
+        self.spec.backlog > 0 && self.log.len() as u64 >= self.spec.backlog
+    }
+
+    fn record(&mut self, path: &std::path::Path, m: Mismatch, out: &mut JobResult) {
+        self.failures += 1;
+        out.total_err += 1;
+        if out.first_error == 0 {
+            out.first_error = EILSEQ;
+            out.first_error_text = strerror(EILSEQ);
+        }
+        if self.first.is_none() {
+            self.first = Some(format!("`{}`: {m}", path.display()));
+        }
+        if self.spec.fatal {
+            self.fatal_hit = true;
+        }
+    }
+
+    /// The job's error when failures were found and not tolerated; false
+    /// when the job must stop.
+    fn settle(&mut self, out: &mut JobResult) -> bool {
+        if let Some(first) = &self.first {
+            if !self.tolerated && out.error == 0 {
+                out.error = EILSEQ;
+                out.error_detail = match self.failures {
+                    1 => first.clone(),
+                    n => format!("{first} (and {} more blocks failed)", n - 1),
+                };
+            }
+        }
+        !self.fatal_hit && (self.tolerated || self.first.is_none())
+    }
+}
+
+impl Worker {
+    /// Fills the write in slot `slot` with verify chunks and logs it.
+    pub(super) fn prepare_verified(
+        &mut self,
+        slot: u32,
+        fi: usize,
+        offset: u64,
+        len: u32,
+        seq: u64,
+    ) {
+        let Some(v) = self.verify.as_mut() else {
+            return;
+        };
+        let time_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let st = Stamp {
+            offset,
+            seq,
+            clone: v.clone,
+            time_ns,
+        };
+        let buf = self.engine.buf(slot);
+        let n = (len as usize).min(buf.len());
+        prepare_write(&v.spec, &mut self.data, &mut buf[..n], st);
+        if v.spec.after_write {
+            v.log.push(Written {
+                fi: fi as u32,
+                len,
+                offset,
+                seq,
+            });
+        }
+    }
+
+    /// Checks a read of a read-only verify job that completed in `slot`
+    /// with `n` bytes. False when the job must stop (verify_fatal).
+    pub(super) fn check_completed(
+        &mut self,
+        files: &[PlanFile],
+        out: &mut JobResult,
+        slot: u32,
+        fi: usize,
+        offset: u64,
+        n: u32,
+    ) -> bool {
+        let Some(v) = self.verify.as_mut() else {
+            return true;
+        };
+        if !v.check_reads {
+            return true;
+        }
+        let path = &files[self.files.files[fi].path_index].path;
+        let buf = &self.engine.buf(slot)[..(n as usize)];
+        let mut bad = Vec::new();
+        check_read(&v.spec, &self.data, buf, offset, &mut v.scratch, &mut |m| {
+            bad.push(m)
+        });
+        for m in bad {
+            v.record(path, m, out);
+            if v.fatal_hit {
+                v.settle(out);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The read-back phase: reads every logged write (the last write to
+    /// each offset) and checks it, then settles the job's error. Nothing
+    /// may be in flight. False when the job must stop.
+    pub(super) fn verify_pass(
+        &mut self,
+        job: &PlanJob,
+        files: &[PlanFile],
+        out: &mut JobResult,
+        done: &mut Vec<Completion>,
+        read_back: bool,
+    ) -> bool {
+        let Some(mut v) = self.verify.take() else {
+            return true;
+        };
+        let mut log = std::mem::take(&mut v.log);
+        let mut ok = true;
+        if read_back && !log.is_empty() {
+            ok = self.read_back(job, files, out, done, &mut v, &mut log);
+        }
+        log.clear();
+        v.log = log;
+        let go_on = v.settle(out) && ok;
+        self.verify = Some(v);
+        go_on
+    }
+
+    fn read_back(
+        &mut self,
+        job: &PlanJob,
+        files: &[PlanFile],
+        out: &mut JobResult,
+        done: &mut Vec<Completion>,
+        v: &mut Verifier,
+        log: &mut [Written],
+    ) -> bool {
+        let clock = Clock::get();
+        let sync = self.engine.caps().sync;
+        // What the file holds is the last write to each place: a write
+        // that a later one overlaps is not checked (as fio drops it).
+        let keep = latest_writes(log);
+        for w in keep {
+            let fi = w.fi as usize;
+            let (id, opened) = if self.files.files[fi].open {
+                (self.files.files[fi].id, false)
+            } else {
+                match self.engine.open(&self.files.files[fi].spec) {
+                    Ok(id) => (id, true),
+                    Err(e) => {
+                        (out.error, out.error_detail) = (e.errno(), e.to_string());
+                        return false;
+                    }
+                }
+            };
+            let unit = IoUnit {
+                slot: 0,
+                file: id,
+                op: Op::Read,
+                offset: w.offset,
+                len: w.len,
+            };
+            let path = &files[self.files.files[fi].path_index].path;
+            let t0 = clock.now();
+            let got = self.io(&unit, done);
+            let ns = clock.ns_between(t0, clock.now());
+            if opened {
+                let _ = self.engine.close(id);
+            }
+            let n = match got {
+                Ok(Completion { result: Ok(n), .. }) => n,
+                Ok(Completion { result: Err(e), .. }) => {
+                    out.total_err += 1;
+                    (out.error, out.error_detail) = (
+                        e,
+                        format!(
+                            "{} (errno {e}) on the verify read of {} bytes at offset {} in `{}`",
+                            strerror(e),
+                            w.len,
+                            w.offset,
+                            path.display()
+                        ),
+                    );
+                    return false;
+                }
+                Err(msg) => {
+                    (out.error, out.error_detail) = (EIO, msg);
+                    return false;
+                }
+            };
+            // fio counts the read-back as reads, with their latencies.
+            let r = &mut out.dirs[Dir::Read as usize];
+            r.total_ios += 1;
+            r.io_bytes += n as u64;
+            if !job.stats.disable_clat {
+                r.clat.record(ns);
+                out.lat_buckets.record(ns);
+            }
+            if !sync && !job.stats.disable_lat {
+                r.lat.record(ns);
+            }
+            let buf = &self.engine.buf(0)[..(n as usize).min(w.len as usize)];
+            let mut bad = Vec::new();
+            let first = check_read(
+                &v.spec,
+                &self.data,
+                buf,
+                w.offset,
+                &mut v.scratch,
+                &mut |m| bad.push(m),
+            );
+            if n < w.len {
+                bad.push(Mismatch {
+                    block: w.offset,
+                    len: w.len as usize,
+                    first_bad: Ok(w.offset + n as u64),
+                    what: format!("short read: {n} of {} bytes", w.len),
+                    expected: String::new(),
+                    found: String::new(),
+                });
+            }
+            if let Some(h) = first {
+                if h.seq != w.seq {
+                    bad.push(Mismatch {
+                        block: w.offset,
+                        len: w.len as usize,
+                        first_bad: Err((w.offset + 32, w.offset + 40)),
+                        what: format!(
+                            "stale data: the block holds write #{} but write #{} went there last",
+                            h.seq, w.seq
+                        ),
+                        expected: format!("sequence {}", w.seq),
+                        found: format!("sequence {}", h.seq),
+                    });
+                }
+            }
+            for m in bad {
+                v.record(path, m, out);
+                if v.fatal_hit {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// The writes of `log` that no later write overlaps, by file and offset.
+fn latest_writes(log: &mut [Written]) -> Vec<Written> {
+    use std::collections::BTreeMap;
+    log.sort_by_key(|w| std::cmp::Reverse(w.seq));
+    // The union of the ranges written later, per file: start -> end,
+    // disjoint.
+    let mut later: BTreeMap<(u32, u64), u64> = BTreeMap::new();
+    let mut out = Vec::with_capacity(log.len());
+    for w in log.iter() {
+        let (mut start, mut end) = (w.offset, w.offset + w.len as u64);
+        let hit = later
+            .range((w.fi, 0)..(w.fi, end))
+            .next_back()
+            .is_some_and(|(_, e)| *e > start);
+        if !hit {
+            out.push(*w);
+        }
+        // Merge the range into the union.
+        let touching: Vec<(u64, u64)> = later
+            .range((w.fi, 0)..=(w.fi, end))
+            .rev()
+            .take_while(|(_, e)| **e >= start)
+            .map(|((_, s), e)| (*s, *e))
+            .collect();
+        for (s, e) in touching {
+            later.remove(&(w.fi, s));
+            start = start.min(s);
+            end = end.max(e);
+        }
+        later.insert((w.fi, start), end);
+    }
+    out.sort_by_key(|w| (w.fi, w.offset));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(fi: u32, offset: u64, len: u32, seq: u64) -> Written {
+        Written {
+            fi,
+            len,
+            offset,
+            seq,
+        }
+    }
+
+    #[test]
+    fn later_writes_hide_the_earlier_ones_they_overlap() {
+        let mut log = vec![
+            w(0, 0, 12288, 1),
+            w(0, 4096, 4096, 2),
+            w(0, 16384, 4096, 3),
+            w(0, 16384, 4096, 4),
+            w(1, 0, 8192, 5),
+            w(0, 20480, 8192, 6),
+            w(0, 24576, 4096, 7),
+            // Hidden in part by a write that is itself hidden.
+            w(0, 40960, 8192, 8),
+            w(0, 45056, 8192, 9),
+            w(0, 49152, 4096, 10),
+        ];
+        let kept: Vec<(u32, u64, u64)> = latest_writes(&mut log)
+            .iter()
+            .map(|w| (w.fi, w.offset, w.seq))
+            .collect();
+        assert_eq!(
+            kept,
+            vec![
+                (0, 4096, 2),
+                (0, 16384, 4),
+                (0, 24576, 7),
+                (0, 49152, 10),
+                (1, 0, 5)
+            ]
+        );
+    }
+}

@@ -1,0 +1,530 @@
+//! A comparison campaign: for each target, prepare the filesystem (image,
+//! loop device, mkfs, mount, or the user's device or directory), measure
+//! how it was made (mkfs time, first and cold mount, capacity, read
+//! speeds), run the workload suite `repeat` times, and take everything
+//! down again. Every creation is recorded in the workdir's state file
+//! first, and what a target made is removed before the next target starts,
+//! whether it succeeded, failed or was interrupted. The result is a
+//! `Comparison` with one column per target, skipped ones included.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use iolab_core::spec::Host;
+use iolab_stats::{Comparison, TargetColumn, WorkloadRun};
+
+use crate::cleanup::{self, CleanupReport};
+use crate::error::LabError;
+use crate::metrics::{self, record};
+use crate::state::{Entry, State};
+use crate::suite::{self, Suite};
+use crate::support::{self, Support};
+use crate::target::{TargetKind, TargetSpec};
+use crate::{capacity, device, image, loopdev, mkfs, mount, readspeed, workload};
+
+/// How a campaign runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where images, mount points and the state file go; `None` makes a
+    /// fresh `iolab-lab-*` directory under the system temp dir.
+    pub workdir: Option<PathBuf>,
+    /// Image size in bytes (also bounds the workload files).
+    pub size: u64,
+    /// Runs of each workload and cold mounts.
+    pub repeat: u32,
+    /// Seconds per workload run.
+    pub runtime_s: u64,
+    pub suite: Suite,
+    /// Format this device instead of loop images.
+    pub device: Option<PathBuf>,
+    pub destroy_data: bool,
+    /// Target label that ratios are taken against.
+    pub baseline: Option<String>,
+    pub host: Host,
+}
+
+/// What the user sees while a campaign runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Progress<'a> {
+    /// Work starts in this directory.
+    Workdir(&'a Path),
+    /// A target starts (1-based index).
+    Target {
+        label: &'a str,
+        index: usize,
+        total: usize,
+    },
+    Skipped {
+        label: &'a str,
+        reason: &'a str,
+    },
+    /// A preparation step: "mkfs and first mount", "cold mounts", "read
+    /// speed".
+    Step {
+        label: &'a str,
+        what: &'a str,
+    },
+    Workload {
+        label: &'a str,
+        workload: &'a str,
+        run: u32,
+        repeat: u32,
+        /// Rough time left for the remaining workload runs.
+        remaining: Duration,
+    },
+    Failed {
+        label: &'a str,
+        error: &'a str,
+    },
+}
+
+/// A finished campaign: the comparison and what cleanup did.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub comparison: Comparison,
+    pub cleanup: CleanupReport,
+    /// The workdir used (removed at the end when the lab made it).
+    pub workdir: PathBuf,
+}
+
+/// Checks that can fail before anything is created: targets need root,
+/// the baseline names a target, the workloads parse, the device passes
+/// its checks.
+pub fn preflight(targets: &[TargetSpec], opts: &Options) -> Result<Option<PathBuf>, LabError> {
+    let formats = targets
+        .iter()
+        .any(|t| matches!(t.kind, TargetKind::Format { .. }));
+    if formats && !crate::is_root() {
+        return Err(LabError::NotRoot {
+            what: "formatting and mounting filesystems (--fs, --device)".into(),
+            uid: crate::uid(),
+        });
+    }
+    if let Some(b) = &opts.baseline {
+        if !targets.iter().any(|t| &t.label == b) {
+            let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
+            return Err(LabError::BadTarget {
+                spec: b.clone(),
+                reason: format!(
+                    "--baseline names no target (targets: {})",
+                    labels.join(", ")
+                ),
+            });
+        }
+    }
+    // Every workload parses and plans before anything is made.
+    let probe = workload::Params {
+        dir: Path::new("/iolab-target"),
+        file_size: suite::file_size(opts.size),
+        runtime_s: opts.runtime_s,
+        host: opts.host,
+    };
+    for w in &opts.suite.workloads {
+        workload::plan_of(w, &probe).map_err(|reason| LabError::Workload {
+            name: w.name.clone(),
+            reason,
+        })?;
+    }
+    match &opts.device {
+        Some(d) => {
+            if !formats {
+                return Err(LabError::BadTarget {
+                    spec: d.display().to_string(),
+                    reason: "--device needs --fs to say which filesystems to format it with".into(),
+                });
+            }
+            Ok(Some(device::check(d, opts.destroy_data)?))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Runs the campaign. `stop` (Ctrl-C) ends it early; what was created is
+/// removed in every case. Errors before the first target (preflight, the
+/// workdir) return `Err`; a target's failure is recorded in its column.
+pub fn run(
+    targets: &[TargetSpec],
+    opts: &Options,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Outcome, LabError> {
+    let device = preflight(targets, opts)?;
+    let (workdir, made) = make_workdir(opts.workdir.as_deref())?;
+    // Leftovers of killed runs (here and in other lab workdirs) go first.
+    let stale = cleanup::clean_stale(&std::env::temp_dir(), Some(&workdir));
+    if let Some(other) = State::load(&workdir)? {
+        if other.owner_alive() {
+            return Err(LabError::State {
+                path: other.path().to_path_buf(),
+                reason: format!(
+                    "the workdir is in use by a running iolab (pid {}); give another --workdir",
+                    other.pid
+                ),
+            });
+        }
+    }
+    let mut state = State::create(&workdir)?;
+    if made {
+        state.add(Entry::Workdir(workdir.clone()))?;
+    }
+    progress(Progress::Workdir(&workdir));
+
+    let mut cmp = Comparison {
+        baseline: opts.baseline.clone(),
+        repeat: opts.repeat.max(1),
+        ..Default::default()
+    };
+    let mut cleanup_report = stale;
+    let ready: Vec<Result<Option<PathBuf>, String>> = targets
+        .iter()
+        .map(|t| match t.fs() {
+            Some(fs) => match support::check(fs) {
+                Support::Ready { mkfs } => Ok(Some(mkfs)),
+                Support::Missing(why) => Err(why),
+            },
+            None => Ok(None),
+        })
+        .collect();
+    let runs_total = ready.iter().filter(|r| r.is_ok()).count() as u64
+        * opts.suite.workloads.len() as u64
+        * cmp.repeat as u64;
+    let mut ctx = Ctx {
+        opts,
+        stop,
+        workdir: &workdir,
+        device: device.as_deref(),
+        runs_total,
+        runs_done: 0,
+    };
+
+    for (i, (t, ready)) in targets.iter().zip(&ready).enumerate() {
+        let mut col = TargetColumn {
+            label: t.label.clone(),
+            description: t.describe(),
+            ..Default::default()
+        };
+        if let Err(why) = ready {
+            progress(Progress::Skipped {
+                label: &t.label,
+                reason: why,
+            });
+            col.skipped = Some(why.clone());
+            cmp.targets.push(col);
+            continue;
+        }
+        if stop.load(Ordering::Relaxed) {
+            cmp.interrupted = true;
+            col.skipped = Some("interrupted before it started".into());
+            cmp.targets.push(col);
+            continue;
+        }
+        progress(Progress::Target {
+            label: &t.label,
+            index: i + 1,
+            total: targets.len(),
+        });
+        let measured = match (&t.kind, ready) {
+            (
+                TargetKind::Format {
+                    fs,
+                    mkfs_opts,
+                    mount_opts,
+                },
+                Ok(Some(tool)),
+            ) => {
+                let f = Format {
+                    index: i,
+                    fs,
+                    tool,
+                    mkfs_opts,
+                    mount_opts: mount_opts.as_deref(),
+                };
+                ctx.format_target(&f, &mut state, &mut col, &mut cmp, progress)
+            }
+            (TargetKind::Dir { path }, _) => {
+                ctx.dir_target(i, path, &mut state, &mut col, &mut cmp, progress)
+            }
+            _ => Ok(()),
+        };
+        if let Err(e) = measured {
+            if matches!(e, LabError::Interrupted) || stop.load(Ordering::Relaxed) {
+                cmp.interrupted = true;
+            }
+            let text = e.to_string();
+            progress(Progress::Failed {
+                label: &t.label,
+                error: &text,
+            });
+            col.failed = Some(text);
+        }
+        let r = cleanup::release(&mut state);
+        cleanup_report.removed.extend(r.removed);
+        cleanup_report.problems.extend(r.problems);
+        cmp.targets.push(col);
+    }
+    // The rows about making the filesystem first, in their fixed order.
+    let rank = |k: &str| {
+        metrics::FIXED
+            .iter()
+            .position(|f| f.0 == k)
+            .unwrap_or(usize::MAX)
+    };
+    cmp.metrics.sort_by_key(|m| rank(&m.key));
+    let r = cleanup::clean(&mut state);
+    cleanup_report.removed.extend(r.removed);
+    cleanup_report.problems.extend(r.problems);
+    Ok(Outcome {
+        comparison: cmp,
+        cleanup: cleanup_report,
+        workdir,
+    })
+}
+
+/// A fresh or given workdir; says whether the lab made it.
+fn make_workdir(given: Option<&Path>) -> Result<(PathBuf, bool), LabError> {
+    let dir = match given {
+        Some(d) if d.is_dir() => return Ok((absolute(d), false)),
+        Some(d) => absolute(d),
+        None => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .subsec_nanos();
+            std::env::temp_dir().join(format!("iolab-lab-{}-{nanos:x}", std::process::id()))
+        }
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| LabError::io("cannot create workdir", &dir, e))?;
+    Ok((dir, true))
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|c| c.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    }
+}
+
+/// A label made safe for a file name.
+fn file_part(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+struct Format<'a> {
+    index: usize,
+    fs: &'a str,
+    tool: &'a Path,
+    mkfs_opts: &'a [String],
+    mount_opts: Option<&'a str>,
+}
+
+struct Ctx<'a> {
+    opts: &'a Options,
+    stop: &'a AtomicBool,
+    workdir: &'a Path,
+    device: Option<&'a Path>,
+    runs_total: u64,
+    runs_done: u64,
+}
+
+impl Ctx<'_> {
+    fn check_stop(&self) -> Result<(), LabError> {
+        if self.stop.load(Ordering::Relaxed) {
+            Err(LabError::Interrupted)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn format_target(
+        &mut self,
+        f: &Format,
+        state: &mut State,
+        col: &mut TargetColumn,
+        cmp: &mut Comparison,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), LabError> {
+        let name = format!("{}-{}", f.index + 1, file_part(&col.label));
+        let dev = match self.device {
+            Some(d) => d.to_path_buf(),
+            None => {
+                let img = self.workdir.join(format!("{name}.img"));
+                if let Ok(host) = capacity::of(self.workdir) {
+                    if host.avail_bytes < self.opts.size {
+                        cmp.note(&format!(
+                            "the {} MiB images are larger than the {} MiB free in {}: writes to them may fail",
+                            self.opts.size >> 20,
+                            host.avail_bytes >> 20,
+                            self.workdir.display()
+                        ));
+                    }
+                }
+                state.add(Entry::Image(img.clone()))?;
+                image::create_sparse(&img, self.opts.size)?;
+                let dev = loopdev::attach(&img)?;
+                state.add(Entry::Loop {
+                    device: dev.clone(),
+                    image: img,
+                })?;
+                dev
+            }
+        };
+        col.description = format!("{} on {}", col.description, dev.display());
+        let label = col.label.clone();
+        self.check_stop()?;
+
+        let mnt = self.workdir.join(format!("mnt-{name}"));
+        state.add(Entry::MountDir(mnt.clone()))?;
+        std::fs::create_dir(&mnt)
+            .map_err(|e| LabError::io("cannot create mount point", &mnt, e))?;
+        // mkfs and the first mount after it, `repeat` times: the last
+        // filesystem made is the one measured further.
+        for run in 1..=cmp.repeat {
+            self.check_stop()?;
+            progress(Progress::Step {
+                label: &label,
+                what: "mkfs and first mount",
+            });
+            let took = mkfs::format(f.tool, f.fs, f.mkfs_opts, &dev)?;
+            record(cmp, col, &metrics::MKFS, took.as_secs_f64());
+            self.check_stop()?;
+            state.add(Entry::Mount(mnt.clone()))?;
+            let took = mount::mount(f.fs, &dev, &mnt, f.mount_opts)?;
+            record(cmp, col, &metrics::MOUNT_FIRST, ms(took));
+            if run < cmp.repeat {
+                mount::umount(&mnt)?;
+            }
+        }
+
+        let cap = capacity::of(&mnt)?;
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        record(cmp, col, &metrics::SIZE, mib(cap.size_bytes));
+        record(cmp, col, &metrics::AVAIL, mib(cap.avail_bytes));
+        record(cmp, col, &metrics::USED, mib(cap.used_bytes));
+        record(cmp, col, &metrics::INODES, cap.inodes_total as f64);
+
+        progress(Progress::Step {
+            label: &label,
+            what: "cold mounts",
+        });
+        for _ in 0..cmp.repeat {
+            self.check_stop()?;
+            let off = mount::umount(&mnt)?;
+            record(cmp, col, &metrics::UMOUNT, ms(off));
+            mount::drop_caches()?;
+            let on = mount::mount(f.fs, &dev, &mnt, f.mount_opts)?;
+            record(cmp, col, &metrics::MOUNT_COLD, ms(on));
+        }
+        self.check_stop()?;
+
+        progress(Progress::Step {
+            label: &label,
+            what: "read speed",
+        });
+        let speed = readspeed::measure(&dev)?;
+        record(cmp, col, &metrics::CACHED_READ, speed.cached_mb_s);
+        record(cmp, col, &metrics::DEVICE_READ, speed.device_mb_s);
+        if self.device.is_none() {
+            cmp.note(SPARSE_NOTE);
+        }
+
+        let budget = self.opts.size.min(cap.avail_bytes);
+        self.suite(&label, &mnt, budget, col, cmp, progress)
+    }
+
+    fn dir_target(
+        &mut self,
+        index: usize,
+        path: &Path,
+        state: &mut State,
+        col: &mut TargetColumn,
+        cmp: &mut Comparison,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), LabError> {
+        let work = absolute(path).join(format!(
+            "iolab-compare-{}-{}",
+            std::process::id(),
+            index + 1
+        ));
+        state.add(Entry::WorkFiles(work.clone()))?;
+        std::fs::create_dir(&work).map_err(|e| LabError::io("cannot create", &work, e))?;
+        let avail = capacity::of(&work)
+            .map(|c| c.avail_bytes)
+            .unwrap_or(self.opts.size);
+        let label = col.label.clone();
+        self.suite(&label, &work, self.opts.size.min(avail), col, cmp, progress)
+    }
+
+    fn suite(
+        &mut self,
+        label: &str,
+        dir: &Path,
+        budget: u64,
+        col: &mut TargetColumn,
+        cmp: &mut Comparison,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), LabError> {
+        let params = workload::Params {
+            dir,
+            file_size: suite::file_size(budget),
+            runtime_s: self.opts.runtime_s,
+            host: self.opts.host,
+        };
+        for w in &self.opts.suite.workloads {
+            for run in 1..=cmp.repeat {
+                self.check_stop()?;
+                if crate::is_root() {
+                    mount::drop_caches()?;
+                }
+                let left = self.runs_total.saturating_sub(self.runs_done);
+                progress(Progress::Workload {
+                    label,
+                    workload: &w.name,
+                    run,
+                    repeat: cmp.repeat,
+                    remaining: Duration::from_secs(left * self.opts.runtime_s.max(1)),
+                });
+                let result = workload::run(w, &params, self.stop)?;
+                self.runs_done += 1;
+                metrics::record_run(cmp, col, &w.name, &result);
+                cmp.runs.push(WorkloadRun {
+                    target: label.to_string(),
+                    workload: w.name.clone(),
+                    run,
+                    result,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why device reads on a loop image are an upper bound.
+pub const SPARSE_NOTE: &str = "device reads on loop images read a sparse image file: blocks never written come back as zeros without touching the disk, so those numbers are an upper bound";
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_parts_are_safe() {
+        assert_eq!(file_part("btrfs@compress=zstd"), "btrfs_compress_zstd");
+        assert_eq!(file_part("../x"), ".._x");
+    }
+}

@@ -1,0 +1,101 @@
+//! Running external programs (mkfs.*, mount, umount, losetup) with an
+//! argument vector, never a shell: stdin closed, output captured, the
+//! wall time of the run measured, and a failure turned into a `LabError`
+//! that shows the command and its stderr.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::error::LabError;
+
+/// What a finished program printed and how long it took.
+#[derive(Clone, Debug)]
+pub struct Ran {
+    pub stdout: String,
+    pub elapsed: Duration,
+}
+
+/// Runs `program args...` and waits; a non-zero exit is an error.
+pub fn run<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Result<Ran, LabError> {
+    let shown = shown(program, args);
+    let start = Instant::now();
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .env("LC_ALL", "C")
+        .output()
+        .map_err(|source| LabError::Spawn {
+            program: program.to_string(),
+            source,
+        })?;
+    let elapsed = start.elapsed();
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        return Err(LabError::Command {
+            command: shown,
+            status: out.status.to_string(),
+            stderr: if stderr.is_empty() { stdout } else { stderr },
+        });
+    }
+    Ok(Ran {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        elapsed,
+    })
+}
+
+/// The command as a user would type it, for messages.
+fn shown<S: AsRef<OsStr>>(program: &str, args: &[S]) -> String {
+    let mut s = program.to_string();
+    for a in args {
+        s.push(' ');
+        s.push_str(&a.as_ref().to_string_lossy());
+    }
+    s
+}
+
+/// Finds `name` in the directories of `$PATH`, and in /usr/sbin and
+/// /sbin, where mkfs tools live even when PATH leaves them out.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_with_argv_and_reports_failures() {
+        let r = run("echo", &["a b", "$HOME"]).unwrap();
+        // An argument vector: no word splitting, no expansion.
+        assert_eq!(r.stdout, "a b $HOME\n");
+        let e = run("ls", &["/nonexistent-iolab-path"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ls /nonexistent-iolab-path"), "{e}");
+        assert!(e.contains("No such file"), "{e}");
+        let e = run::<&str>("iolab-no-such-program", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot run `iolab-no-such-program`"), "{e}");
+    }
+
+    #[test]
+    fn finds_programs() {
+        assert!(find_program("sh").is_some());
+        assert!(find_program("iolab-no-such-program").is_none());
+    }
+}

@@ -1,0 +1,116 @@
+//! Whether this host can format and mount a filesystem: `mkfs.NAME` on
+//! PATH, and NAME known to the kernel (listed in /proc/filesystems, or
+//! present as a loadable module that `mount` would load). A filesystem
+//! that fails either test is a skipped target with the reason.
+
+use std::path::{Path, PathBuf};
+
+use crate::exec::find_program;
+
+/// The verdict for one filesystem name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// Ready: the mkfs tool to run.
+    Ready { mkfs: PathBuf },
+    /// Not possible here, and why (one sentence).
+    Missing(String),
+}
+
+/// Checks `fs` against this host.
+pub fn check(fs: &str) -> Support {
+    let filesystems = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let modules = Path::new("/lib/modules").join(release.trim());
+    check_with(
+        fs,
+        find_program(&format!("mkfs.{fs}")),
+        &filesystems,
+        &modules,
+    )
+}
+
+/// `check` with the host facts given, for tests.
+pub fn check_with(fs: &str, mkfs: Option<PathBuf>, filesystems: &str, modules: &Path) -> Support {
+    let in_kernel = kernel_knows(fs, filesystems) || module_exists(fs, modules);
+    match (mkfs, in_kernel) {
+        (Some(mkfs), true) => Support::Ready { mkfs },
+        (Some(_), false) => Support::Missing(format!(
+            "the kernel lacks {fs} (not in /proc/filesystems, no loadable module)"
+        )),
+        (None, true) => Support::Missing(format!("mkfs.{fs} is not installed (not on PATH)")),
+        (None, false) => Support::Missing(format!(
+            "unknown filesystem `{fs}`: no mkfs.{fs} on PATH and the kernel does not know it"
+        )),
+    }
+}
+
+/// NAME appears as a filesystem type in /proc/filesystems (the second
+/// column; the first is `nodev` or empty).
+fn kernel_knows(fs: &str, filesystems: &str) -> bool {
+    filesystems
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .any(|name| name == fs)
+}
+
+/// modules.dep lists `.../fs/NAME/NAME.ko` (compressed or not).
+fn module_exists(fs: &str, modules: &Path) -> bool {
+    let Ok(dep) = std::fs::read_to_string(modules.join("modules.dep")) else {
+        return false;
+    };
+    dep.lines()
+        .filter_map(|l| l.split(':').next())
+        .filter_map(|p| p.rsplit('/').next())
+        .any(|file| file.split('.').next() == Some(fs) && file.contains(".ko"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROC: &str = "nodev\tsysfs\nnodev\ttmpfs\n\text4\n\txfs\n";
+
+    #[test]
+    fn verdicts_name_what_is_missing() {
+        let none = Path::new("/nonexistent");
+        let tool = Some(PathBuf::from("/usr/sbin/mkfs.x"));
+        assert!(matches!(
+            check_with("ext4", tool.clone(), PROC, none),
+            Support::Ready { .. }
+        ));
+        let Support::Missing(r) = check_with("f2fs", tool, PROC, none) else {
+            panic!()
+        };
+        assert!(r.contains("kernel lacks f2fs"), "{r}");
+        let Support::Missing(r) = check_with("xfs", None, PROC, none) else {
+            panic!()
+        };
+        assert!(r.contains("mkfs.xfs is not installed"), "{r}");
+        let Support::Missing(r) = check_with("nosuchfs", None, PROC, none) else {
+            panic!()
+        };
+        assert!(r.contains("unknown filesystem `nosuchfs`"), "{r}");
+        // `sysfs` is a type name, `nodev` is not.
+        assert!(kernel_knows("tmpfs", PROC));
+        assert!(!kernel_knows("nodev", PROC));
+    }
+
+    #[test]
+    fn loadable_modules_count() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("modules.dep"),
+            "kernel/fs/f2fs/f2fs.ko.zst: kernel/lib/crc.ko\nkernel/fs/ext4/ext4.ko:\n",
+        )
+        .unwrap();
+        assert!(module_exists("f2fs", d.path()));
+        assert!(module_exists("ext4", d.path()));
+        assert!(!module_exists("nilfs2", d.path()));
+    }
+
+    #[test]
+    fn this_host() {
+        // Whatever the host has, an invented name is never supported.
+        assert!(matches!(check("iolabfs"), Support::Missing(_)));
+    }
+}

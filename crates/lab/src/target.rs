@@ -1,0 +1,299 @@
+//! Target descriptions: what `--fs`, `--target` and `--device` name.
+//!
+//! A filesystem target is `NAME`, `NAME:MKFS-OPTIONS`, `NAME@MOUNT-OPTIONS`
+//! or `NAME:MKFS-OPTIONS@MOUNT-OPTIONS`, optionally prefixed by `LABEL=` to
+//! tell two configurations of one filesystem apart
+//! (`zstd=btrfs:-m single@compress=zstd`). mkfs options are split on
+//! whitespace (no shell quoting) and passed to `mkfs.NAME` before the
+//! device; mount options go to `mount -o` as written. In a comma list
+//! (`--fs ext4,xfs`), a target with options takes the rest of the value,
+//! commas included, so mount options such as `compress=zstd,noatime` stay
+//! whole; give each configured target its own `--fs`. A directory target
+//! is `NAME=DIR`: an existing directory, already mounted, measured as is.
+
+use std::path::PathBuf;
+
+use crate::error::LabError;
+
+/// What a target is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A filesystem the lab formats and mounts (on a loop image or the
+    /// `--device`).
+    Format {
+        fs: String,
+        mkfs_opts: Vec<String>,
+        mount_opts: Option<String>,
+    },
+    /// An existing directory, benchmarked where it is.
+    Dir { path: PathBuf },
+}
+
+/// One column of a comparison: a label and what to measure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetSpec {
+    /// The column heading; unique within a campaign.
+    pub label: String,
+    pub kind: TargetKind,
+    /// The text the user wrote (for messages).
+    pub text: String,
+    /// The label was given explicitly.
+    pub explicit_label: bool,
+}
+
+impl TargetSpec {
+    /// The filesystem name of a format target.
+    pub fn fs(&self) -> Option<&str> {
+        match &self.kind {
+            TargetKind::Format { fs, .. } => Some(fs),
+            TargetKind::Dir { .. } => None,
+        }
+    }
+
+    /// A short description for tables: "btrfs -m single, -o compress=zstd".
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            TargetKind::Format {
+                fs,
+                mkfs_opts,
+                mount_opts,
+            } => {
+                let mut s = fs.clone();
+                if !mkfs_opts.is_empty() {
+                    s.push_str(&format!(" mkfs {}", mkfs_opts.join(" ")));
+                }
+                if let Some(o) = mount_opts {
+                    s.push_str(&format!(" -o {o}"));
+                }
+                s
+            }
+            TargetKind::Dir { path } => format!("directory {}", path.display()),
+        }
+    }
+}
+
+fn bad(spec: &str, reason: impl Into<String>) -> LabError {
+    LabError::BadTarget {
+        spec: spec.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn is_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '+'))
+}
+
+fn is_fs_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'))
+}
+
+/// Parses one filesystem target (`[LABEL=]NAME[:MKFS][@MOUNT]`).
+pub fn parse_fs(text: &str) -> Result<TargetSpec, LabError> {
+    let trimmed = text.trim();
+    let (label, rest) = match trimmed.split_once('=') {
+        Some((l, r)) if is_label(l) && !l.contains(['@', ':']) => (Some(l.to_string()), r),
+        _ => (None, trimmed),
+    };
+    let (head, mount_opts) = match rest.split_once('@') {
+        Some((h, m)) => {
+            if m.trim().is_empty() {
+                return Err(bad(text, "empty mount options after `@`"));
+            }
+            (h, Some(m.trim().to_string()))
+        }
+        None => (rest, None),
+    };
+    let (name, mkfs_opts) = match head.split_once(':') {
+        Some((n, o)) => (
+            n.trim(),
+            o.split_whitespace().map(String::from).collect::<Vec<_>>(),
+        ),
+        None => (head.trim(), Vec::new()),
+    };
+    if name.is_empty() {
+        return Err(bad(
+            text,
+            "no filesystem name (expected e.g. `ext4` or `btrfs:-m single@compress=zstd`)",
+        ));
+    }
+    if !is_fs_name(name) {
+        return Err(bad(
+            text,
+            format!("`{name}` is not a filesystem name (letters, digits, `_` and `.` only)"),
+        ));
+    }
+    Ok(TargetSpec {
+        label: label.clone().unwrap_or_default(),
+        explicit_label: label.is_some(),
+        kind: TargetKind::Format {
+            fs: name.to_string(),
+            mkfs_opts,
+            mount_opts,
+        },
+        text: trimmed.to_string(),
+    })
+}
+
+/// Parses a `--fs` value: a comma list of targets, where a target with
+/// `:` or `@` options takes the rest of the value.
+pub fn parse_fs_list(value: &str) -> Result<Vec<TargetSpec>, LabError> {
+    let mut out = Vec::new();
+    let mut rest = value;
+    loop {
+        let piece_end = rest.find(',').unwrap_or(rest.len());
+        let piece = &rest[..piece_end];
+        if piece.contains([':', '@']) {
+            out.push(parse_fs(rest)?);
+            break;
+        }
+        if piece.trim().is_empty() {
+            return Err(bad(value, "empty entry in the filesystem list"));
+        }
+        out.push(parse_fs(piece)?);
+        if piece_end == rest.len() {
+            break;
+        }
+        rest = &rest[piece_end + 1..];
+    }
+    Ok(out)
+}
+
+/// Parses a `--target NAME=DIR`; the directory must exist.
+pub fn parse_dir_target(text: &str) -> Result<TargetSpec, LabError> {
+    let (name, dir) = text
+        .split_once('=')
+        .ok_or_else(|| bad(text, "expected NAME=DIR"))?;
+    if !is_label(name) {
+        return Err(bad(
+            text,
+            format!("`{name}` is not a target name (letters, digits, `_`, `-`, `.`, `+`)"),
+        ));
+    }
+    if dir.is_empty() {
+        return Err(bad(text, "no directory after `=`"));
+    }
+    let path = PathBuf::from(dir);
+    if !path.is_dir() {
+        return Err(bad(text, format!("`{dir}` is not an existing directory")));
+    }
+    Ok(TargetSpec {
+        label: name.to_string(),
+        explicit_label: true,
+        kind: TargetKind::Dir { path },
+        text: text.to_string(),
+    })
+}
+
+/// Gives every target a unique label: an explicit label stays; otherwise
+/// the filesystem name when it is the only target of that filesystem, or
+/// the whole description when it is not; remaining clashes get `#2`, `#3`.
+pub fn assign_labels(targets: &mut [TargetSpec]) {
+    let fs_names: Vec<Option<String>> = targets.iter().map(|t| t.fs().map(String::from)).collect();
+    for (i, t) in targets.iter_mut().enumerate() {
+        if t.explicit_label {
+            continue;
+        }
+        let fs = fs_names[i].clone().unwrap_or_default();
+        let shared = fs_names
+            .iter()
+            .enumerate()
+            .any(|(j, n)| j != i && n.as_deref() == Some(fs.as_str()));
+        t.label = if shared { t.text.clone() } else { fs };
+    }
+    for i in 1..targets.len() {
+        let mut n = 1;
+        let base = targets[i].label.clone();
+        while targets[..i].iter().any(|t| t.label == targets[i].label) {
+            n += 1;
+            targets[i].label = format!("{base}#{n}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt(fs: &str, mkfs: &[&str], mount: Option<&str>) -> TargetKind {
+        TargetKind::Format {
+            fs: fs.into(),
+            mkfs_opts: mkfs.iter().map(|s| s.to_string()).collect(),
+            mount_opts: mount.map(String::from),
+        }
+    }
+
+    #[test]
+    fn plain_and_configured_targets() {
+        assert_eq!(parse_fs("ext4").unwrap().kind, fmt("ext4", &[], None));
+        let t = parse_fs("btrfs:-m single@compress=zstd").unwrap();
+        assert_eq!(
+            t.kind,
+            fmt("btrfs", &["-m", "single"], Some("compress=zstd"))
+        );
+        assert!(!t.explicit_label);
+        let t = parse_fs("xfs@noatime,nodiratime").unwrap();
+        assert_eq!(t.kind, fmt("xfs", &[], Some("noatime,nodiratime")));
+        let t = parse_fs("ext4:-E lazy_itable_init=0").unwrap();
+        assert_eq!(t.kind, fmt("ext4", &["-E", "lazy_itable_init=0"], None));
+    }
+
+    #[test]
+    fn labels() {
+        let t = parse_fs("zstd=btrfs@compress=zstd").unwrap();
+        assert_eq!(t.label, "zstd");
+        assert!(t.explicit_label);
+        assert_eq!(t.kind, fmt("btrfs", &[], Some("compress=zstd")));
+        // `=` inside the mount options is not a label.
+        assert!(!parse_fs("btrfs@compress=zstd").unwrap().explicit_label);
+
+        let mut ts = parse_fs_list("btrfs,ext4").unwrap();
+        ts.push(parse_fs("btrfs@compress=zstd").unwrap());
+        ts.push(parse_fs("ext4").unwrap());
+        assign_labels(&mut ts);
+        let labels: Vec<&str> = ts.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, ["btrfs", "ext4", "btrfs@compress=zstd", "ext4#2"]);
+    }
+
+    #[test]
+    fn lists_keep_option_commas() {
+        let ts = parse_fs_list("ext4,xfs,btrfs:-m single@compress=zstd,noatime").unwrap();
+        assert_eq!(ts.len(), 3);
+        assert_eq!(ts[1].kind, fmt("xfs", &[], None));
+        assert_eq!(
+            ts[2].kind,
+            fmt("btrfs", &["-m", "single"], Some("compress=zstd,noatime"))
+        );
+    }
+
+    #[test]
+    fn bad_targets_name_the_problem() {
+        for bad in ["", "ext4,,xfs", "../x", ":-F", "ext4@", "e xt4"] {
+            let e = parse_fs_list(bad).unwrap_err().to_string();
+            assert!(e.contains("target"), "{bad}: {e}");
+        }
+        let e = parse_dir_target("a=/nonexistent/dir")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not an existing directory"), "{e}");
+        assert!(parse_dir_target("nodir").is_err());
+    }
+
+    #[test]
+    fn dir_targets() {
+        let d = tempfile::tempdir().unwrap();
+        let text = format!("fast={}", d.path().display());
+        let t = parse_dir_target(&text).unwrap();
+        assert_eq!(t.label, "fast");
+        assert_eq!(
+            t.kind,
+            TargetKind::Dir {
+                path: d.path().into()
+            }
+        );
+    }
+}

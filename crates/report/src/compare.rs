@@ -1,0 +1,559 @@
+//! Comparison tables: a `Comparison` (rows are metrics, columns are
+//! targets) rendered as an aligned text table, Markdown, CSV or JSON.
+//!
+//! Text and Markdown show each cell's median, `±N%` for the spread when
+//! runs were repeated (with `!` when the spread exceeds 10% of the
+//! median), `*` (bold in Markdown) on the best value of a row, and with a
+//! baseline the ratio against it (`x1.25`). Skipped and failed targets
+//! appear as columns with their reason in the notes under the table. CSV
+//! is long form, one line per metric and target, for spreadsheets. JSON
+//! is the comparison itself plus every workload run in fio's JSON.
+
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+use iolab_stats::{Cell, Comparison, Metric, TargetColumn};
+
+use crate::{render, Format, RenderOpts};
+
+/// An output format of `iolab compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
+
+/// A comparison format name that is not one of the four.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown output format '{0}' (expected table, markdown, csv or json)")]
+pub struct CompareFormatError(pub String);
+
+impl FromStr for CompareFormat {
+    type Err = CompareFormatError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "table" | "normal" => Ok(CompareFormat::Table),
+            "markdown" | "md" => Ok(CompareFormat::Markdown),
+            "csv" => Ok(CompareFormat::Csv),
+            "json" => Ok(CompareFormat::Json),
+            other => Err(CompareFormatError(other.to_string())),
+        }
+    }
+}
+
+/// Renders a comparison in one format.
+pub fn render_comparison(c: &Comparison, format: CompareFormat) -> String {
+    match format {
+        CompareFormat::Table => table(c, false),
+        CompareFormat::Markdown => table(c, true),
+        CompareFormat::Csv => csv(c),
+        CompareFormat::Json => json(c),
+    }
+}
+
+/// A number with about three significant digits; counts as integers.
+fn num(v: f64, unit: &str) -> String {
+    let a = v.abs();
+    if unit == "count" || a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn status(t: &TargetColumn) -> &'static str {
+    match (&t.skipped, &t.failed) {
+        (Some(_), _) => "skipped",
+        (None, Some(_)) => "failed",
+        _ => "ok",
+    }
+}
+
+/// One cell's text.
+fn cell_text(c: &Comparison, m: &Metric, i: usize, cell: Option<&Cell>, md: bool) -> String {
+    let Some(cell) = cell else {
+        return "-".into();
+    };
+    let Some(med) = cell.median() else {
+        return "-".into();
+    };
+    let mut s = num(med, &m.unit);
+    if let Some(sp) = cell.spread() {
+        let _ = write!(s, " ±{:.0}%", sp * 50.0);
+        if cell.noisy() {
+            s.push('!');
+        }
+    }
+    if c.baseline_index().is_some_and(|b| b != i) {
+        if let Some(r) = c.ratio(&m.key, i) {
+            let _ = write!(s, " x{r:.2}");
+        }
+    }
+    if c.best(&m.key) == Some(i) {
+        s = if md {
+            format!("**{s}**")
+        } else {
+            format!("*{s}")
+        };
+    }
+    s
+}
+
+fn rows(c: &Comparison, md: bool) -> Vec<Vec<String>> {
+    let mut out = vec![];
+    let mut head = vec!["metric".to_string(), "unit".to_string()];
+    for t in &c.targets {
+        let mut h = t.label.clone();
+        if c.baseline.as_deref() == Some(t.label.as_str()) {
+            h.push_str(" (baseline)");
+        }
+        head.push(h);
+    }
+    out.push(head);
+    let mut st = vec!["status".to_string(), String::new()];
+    st.extend(c.targets.iter().map(|t| status(t).to_string()));
+    out.push(st);
+    for m in &c.metrics {
+        let mut r = vec![m.label.clone(), m.unit.clone()];
+        for (i, t) in c.targets.iter().enumerate() {
+            r.push(cell_text(c, m, i, t.value(&m.key), md));
+        }
+        out.push(r);
+    }
+    out
+}
+
+fn notes(c: &Comparison, md: bool) -> String {
+    let bullet = if md { "- " } else { "  " };
+    let mut s = String::new();
+    let mut line = |text: String| {
+        s.push_str(bullet);
+        s.push_str(&text);
+        s.push('\n');
+    };
+    for t in &c.targets {
+        if let Some(r) = &t.skipped {
+            line(format!("{}: skipped: {r}", t.label));
+        } else if let Some(r) = &t.failed {
+            line(format!("{}: failed: {r}", t.label));
+        }
+    }
+    for t in &c.targets {
+        if t.skipped.is_none() && !t.description.is_empty() {
+            line(format!("{}: {}", t.label, t.description));
+        }
+    }
+    let best = if md { "bold" } else { "*" };
+    let mut legend = format!(
+        "{best} best of the row; median of {} run(s)",
+        c.repeat.max(1)
+    );
+    if c.repeat > 1 {
+        legend.push_str(", ±half the min-max spread, ! when the spread exceeds 10% of the median");
+    }
+    if let Some(b) = &c.baseline {
+        let _ = write!(legend, "; xN = ratio to {b}");
+    }
+    line(legend);
+    for n in &c.notes {
+        line(format!("note: {n}"));
+    }
+    if c.interrupted {
+        line("interrupted: the numbers are partial".into());
+    }
+    s
+}
+
+fn table(c: &Comparison, md: bool) -> String {
+    let rows = rows(c, md);
+    let ncol = rows[0].len();
+    let width: Vec<usize> = (0..ncol)
+        .map(|j| rows.iter().map(|r| r[j].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut s = String::new();
+    for (k, r) in rows.iter().enumerate() {
+        if md {
+            s.push('|');
+        }
+        for (j, v) in r.iter().enumerate() {
+            let pad = width[j] - v.chars().count();
+            if md {
+                s.push(' ');
+            } else if j > 0 {
+                s.push_str("  ");
+            }
+            // Text left-aligned in the first two columns, numbers right.
+            if j < 2 {
+                s.push_str(v);
+                s.push_str(&" ".repeat(pad));
+            } else {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(v);
+            }
+            if md {
+                s.push_str(" |");
+            }
+        }
+        let trimmed = s.trim_end_matches(' ').len();
+        s.truncate(trimmed);
+        s.push('\n');
+        if md && k == 0 {
+            s.push('|');
+            for (j, w) in width.iter().enumerate() {
+                let dashes = "-".repeat((*w).max(3));
+                if j < 2 {
+                    let _ = write!(s, " {dashes} |");
+                } else {
+                    let _ = write!(s, " {}: |", &dashes[1..]);
+                }
+            }
+            s.push('\n');
+        }
+    }
+    s.push('\n');
+    s.push_str(&notes(c, md));
+    s
+}
+
+/// Every run's value, one line per metric and target (`--show-runs`):
+/// differences between run 1 and the later runs (a cache warming up) are
+/// findings of their own.
+pub fn render_runs(c: &Comparison) -> String {
+    let n = c
+        .targets
+        .iter()
+        .flat_map(|t| t.values.iter().map(|(_, cell)| cell.runs.len()))
+        .max()
+        .unwrap_or(0);
+    let mut rows = vec![{
+        let mut h = vec!["metric".to_string(), "unit".into(), "target".into()];
+        h.extend((1..=n).map(|i| format!("run {i}")));
+        h
+    }];
+    for m in &c.metrics {
+        for t in &c.targets {
+            let Some(cell) = t.value(&m.key) else {
+                continue;
+            };
+            let mut r = vec![m.label.clone(), m.unit.clone(), t.label.clone()];
+            r.extend(cell.runs.iter().map(|v| num(*v, &m.unit)));
+            r.resize(n + 3, String::new());
+            rows.push(r);
+        }
+    }
+    let width: Vec<usize> = (0..n + 3)
+        .map(|j| rows.iter().map(|r| r[j].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut s = String::new();
+    for r in &rows {
+        let mut line = String::new();
+        for (j, v) in r.iter().enumerate() {
+            let pad = " ".repeat(width[j] - v.chars().count());
+            if j > 0 {
+                line.push_str("  ");
+            }
+            if j < 3 {
+                line.push_str(v);
+                line.push_str(&pad);
+            } else {
+                line.push_str(&pad);
+                line.push_str(v);
+            }
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn csv(c: &Comparison) -> String {
+    let mut s = String::from("key,metric,unit,target,status,median,min,max,runs,best,ratio,note\n");
+    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    for t in c
+        .targets
+        .iter()
+        .filter(|t| t.skipped.is_some() || t.failed.is_some())
+    {
+        let note = t.skipped.as_deref().or(t.failed.as_deref()).unwrap_or("");
+        let _ = writeln!(
+            s,
+            "status,status,,{},{},,,,0,,,{}",
+            csv_field(&t.label),
+            status(t),
+            csv_field(note)
+        );
+    }
+    for m in &c.metrics {
+        for (i, t) in c.targets.iter().enumerate() {
+            let Some(cell) = t.value(&m.key) else {
+                continue;
+            };
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},{},{},",
+                csv_field(&m.key),
+                csv_field(&m.label),
+                csv_field(&m.unit),
+                csv_field(&t.label),
+                status(t),
+                opt(cell.median()),
+                opt(cell.min()),
+                opt(cell.max()),
+                cell.runs.len(),
+                u8::from(c.best(&m.key) == Some(i)),
+                opt(c.ratio(&m.key, i)),
+            );
+        }
+    }
+    s
+}
+
+fn json(c: &Comparison) -> String {
+    use serde_json::{json, Value};
+    let metrics: Vec<Value> = c
+        .metrics
+        .iter()
+        .map(|m| {
+            let cells: serde_json::Map<String, Value> = c
+                .targets
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| {
+                    let cell = t.value(&m.key)?;
+                    Some((
+                        t.label.clone(),
+                        json!({
+                            "median": cell.median(),
+                            "min": cell.min(),
+                            "max": cell.max(),
+                            "runs": cell.runs,
+                            "noisy": cell.noisy(),
+                            "best": c.best(&m.key) == Some(i),
+                            "ratio": c.ratio(&m.key, i),
+                        }),
+                    ))
+                })
+                .collect();
+            json!({
+                "key": m.key,
+                "label": m.label,
+                "unit": m.unit,
+                "better": format!("{:?}", m.better).to_lowercase(),
+                "values": cells,
+            })
+        })
+        .collect();
+    let targets: Vec<Value> = c
+        .targets
+        .iter()
+        .map(|t| {
+            json!({
+                "label": t.label,
+                "description": t.description,
+                "status": status(t),
+                "skipped": t.skipped,
+                "failed": t.failed,
+            })
+        })
+        .collect();
+    let opts = RenderOpts::default();
+    let runs: Vec<Value> = c
+        .runs
+        .iter()
+        .map(|r| {
+            let fio: Value = serde_json::from_str(&render(&r.result, &opts, Format::Json))
+                .unwrap_or(Value::Null);
+            json!({
+                "target": r.target,
+                "workload": r.workload,
+                "run": r.run,
+                "fio": fio,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "iolab compare": {
+            "version": opts.version,
+            "repeat": c.repeat,
+            "baseline": c.baseline,
+            "interrupted": c.interrupted,
+            "notes": c.notes,
+            "targets": targets,
+            "metrics": metrics,
+            "runs": runs,
+        }
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_stats::Better;
+
+    fn sample() -> Comparison {
+        let mut c = Comparison {
+            baseline: Some("ext4".into()),
+            repeat: 3,
+            ..Default::default()
+        };
+        for (k, l, u, b) in [
+            ("mkfs_s", "mkfs time", "s", Better::Lower),
+            ("w.write.mb_s", "w write", "MB/s", Better::Higher),
+        ] {
+            c.add_metric(Metric {
+                key: k.into(),
+                label: l.into(),
+                unit: u.into(),
+                better: b,
+            });
+        }
+        let mut a = TargetColumn {
+            label: "ext4".into(),
+            description: "ext4 on /dev/loop1".into(),
+            ..Default::default()
+        };
+        let mut b = TargetColumn {
+            label: "xfs".into(),
+            ..Default::default()
+        };
+        for v in [0.5, 0.5, 0.5] {
+            a.push("mkfs_s", v);
+            b.push("mkfs_s", v / 2.0);
+        }
+        for v in [100.0, 150.0, 100.0] {
+            a.push("w.write.mb_s", v);
+            b.push("w.write.mb_s", v * 2.0);
+        }
+        let f = TargetColumn {
+            label: "f2fs".into(),
+            skipped: Some("the kernel lacks f2fs".into()),
+            ..Default::default()
+        };
+        c.targets = vec![a, b, f];
+        c.note("reads of a sparse image");
+        c
+    }
+
+    #[test]
+    fn text_table() {
+        let t = render_comparison(&sample(), CompareFormat::Table);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].starts_with("metric"), "{t}");
+        assert!(
+            lines[0].contains("ext4 (baseline)")
+                && lines[0].contains("xfs")
+                && lines[0].contains("f2fs")
+        );
+        assert!(
+            lines[1].contains("ok") && lines[1].contains("skipped"),
+            "{t}"
+        );
+        let mkfs = lines.iter().find(|l| l.starts_with("mkfs time")).unwrap();
+        assert!(mkfs.contains("0.500 ±0%"), "{mkfs}");
+        assert!(mkfs.contains("*0.250 ±0% x0.50"), "{mkfs}");
+        assert!(mkfs.trim_end().ends_with('-'), "{mkfs}");
+        let w = lines.iter().find(|l| l.starts_with("w write")).unwrap();
+        // Spread 50/100: flagged noisy.
+        assert!(
+            w.contains("100 ±25%!") && w.contains("*200 ±25%! x2.00"),
+            "{w}"
+        );
+        assert!(t.contains("f2fs: skipped: the kernel lacks f2fs"), "{t}");
+        assert!(t.contains("ext4: ext4 on /dev/loop1"), "{t}");
+        assert!(t.contains("  note: reads of a sparse image\n"), "{t}");
+    }
+
+    #[test]
+    fn markdown_table() {
+        let t = render_comparison(&sample(), CompareFormat::Markdown);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].starts_with("| metric"), "{t}");
+        assert!(
+            lines[1].starts_with("| ---") && lines[1].ends_with(": |"),
+            "{t}"
+        );
+        assert!(t.contains("**0.250 ±0% x0.50**"), "{t}");
+        assert!(t.contains("- f2fs: skipped: the kernel lacks f2fs"), "{t}");
+    }
+
+    #[test]
+    fn csv_long_form() {
+        let t = render_comparison(&sample(), CompareFormat::Csv);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines[0],
+            "key,metric,unit,target,status,median,min,max,runs,best,ratio,note"
+        );
+        assert!(
+            lines.contains(&"status,status,,f2fs,skipped,,,,0,,,the kernel lacks f2fs"),
+            "{t}"
+        );
+        assert!(
+            lines.contains(&"mkfs_s,mkfs time,s,xfs,ok,0.25,0.25,0.25,3,1,0.5,"),
+            "{t}"
+        );
+        assert_eq!(lines.len(), 1 + 1 + 4);
+    }
+
+    #[test]
+    fn json_document() {
+        let t = render_comparison(&sample(), CompareFormat::Json);
+        let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+        let c = &v["iolab compare"];
+        assert_eq!(c["targets"][2]["status"], "skipped");
+        assert_eq!(c["notes"][0], "reads of a sparse image");
+        assert_eq!(c["metrics"][0]["values"]["xfs"]["best"], true);
+        assert_eq!(c["metrics"][1]["values"]["ext4"]["median"], 100.0);
+        assert_eq!(c["metrics"][1]["values"]["xfs"]["ratio"], 2.0);
+    }
+
+    #[test]
+    fn every_run() {
+        let t = render_runs(&sample());
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(
+            lines[0].starts_with("metric") && lines[0].ends_with("run 1  run 2  run 3"),
+            "{t}"
+        );
+        let w: Vec<&str> = lines
+            .iter()
+            .find(|l| l.starts_with("w write") && l.contains("xfs"))
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        assert_eq!(w, ["w", "write", "MB/s", "xfs", "200", "300", "200"]);
+        // The skipped target has no lines.
+        assert!(!t.contains("f2fs"));
+    }
+
+    #[test]
+    fn format_names() {
+        assert_eq!(
+            "markdown".parse::<CompareFormat>(),
+            Ok(CompareFormat::Markdown)
+        );
+        assert!("xml"
+            .parse::<CompareFormat>()
+            .unwrap_err()
+            .to_string()
+            .contains("table, markdown, csv or json"));
+    }
+}

@@ -1,0 +1,253 @@
+//! The result model of the metadata benchmark (`iolab meta`): the setup it
+//! ran with, and per phase (create, open, utime, stat, readdir, rename,
+//! unlink, and mkdir/rmdir for trees) the operation count, the phase's wall
+//! time and the per-operation latencies in fio's histogram. Plain data that
+//! renderers, the store and comparison suites read; nothing here measures.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::LatStat;
+
+/// One phase of the metadata benchmark: a single kind of operation applied
+/// to every file (or directory) of the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetaPhaseKind {
+    /// `mkdirat` of every directory of a tree.
+    Mkdir,
+    /// `openat(O_CREAT|O_EXCL)`, the optional write and fsync, `close`.
+    Create,
+    /// `openat(O_RDONLY)` and `close`.
+    Open,
+    /// `utimensat` to the current time.
+    Utime,
+    /// `fstatat`.
+    Stat,
+    /// `getdents64` over every directory; one operation per entry read.
+    Readdir,
+    /// `renameat` to a new name in the same directory.
+    Rename,
+    /// `unlinkat`.
+    Unlink,
+    /// `unlinkat(AT_REMOVEDIR)` of every directory of a tree.
+    Rmdir,
+}
+
+impl MetaPhaseKind {
+    /// Every phase in the order a run performs them.
+    pub const ALL: [MetaPhaseKind; 9] = [
+        MetaPhaseKind::Mkdir,
+        MetaPhaseKind::Create,
+        MetaPhaseKind::Open,
+        MetaPhaseKind::Utime,
+        MetaPhaseKind::Stat,
+        MetaPhaseKind::Readdir,
+        MetaPhaseKind::Rename,
+        MetaPhaseKind::Unlink,
+        MetaPhaseKind::Rmdir,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MetaPhaseKind::Mkdir => "mkdir",
+            MetaPhaseKind::Create => "create",
+            MetaPhaseKind::Open => "open",
+            MetaPhaseKind::Utime => "utime",
+            MetaPhaseKind::Stat => "stat",
+            MetaPhaseKind::Readdir => "readdir",
+            MetaPhaseKind::Rename => "rename",
+            MetaPhaseKind::Unlink => "unlink",
+            MetaPhaseKind::Rmdir => "rmdir",
+        }
+    }
+
+    /// Whether the phase works on directories rather than files.
+    pub fn on_dirs(self) -> bool {
+        matches!(self, MetaPhaseKind::Mkdir | MetaPhaseKind::Rmdir)
+    }
+}
+
+impl fmt::Display for MetaPhaseKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A phase name that is not one of the nine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownPhase(pub String);
+
+impl fmt::Display for UnknownPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = MetaPhaseKind::ALL.iter().map(|p| p.name()).collect();
+        write!(
+            f,
+            "unknown phase `{}` (expected one of {})",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownPhase {}
+
+impl FromStr for MetaPhaseKind {
+    type Err = UnknownPhase;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        MetaPhaseKind::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| UnknownPhase(s.to_string()))
+    }
+}
+
+/// What a metadata run was asked to do.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MetaSetup {
+    /// The directory the run worked in (its own fresh subdirectory of it).
+    pub dir: String,
+    /// Files created (and then opened, stat'ed, ... and unlinked).
+    pub files: u64,
+    /// Subdirectories per directory of the tree; 0 puts every file in one
+    /// directory.
+    pub dirs: u64,
+    /// Levels of the tree (1 with `dirs` > 0 when not given).
+    pub depth: u32,
+    /// Bytes written to each file at create.
+    pub file_size: u64,
+    /// Threads sharing each phase's operations.
+    pub threads: u32,
+    /// fsync after each create.
+    pub fsync: bool,
+    /// Caches dropped (sync + drop_caches) before each phase.
+    pub cold: bool,
+    /// The filesystem type of `dir`, as statfs names it ("tmpfs", "ext4").
+    pub fs_type: String,
+}
+
+/// One phase's measurements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetaPhase {
+    pub phase: MetaPhaseKind,
+    /// Operations done (the phase's files or directories, or the entries
+    /// read for `readdir`).
+    pub ops: u64,
+    /// Wall time of the phase in nanoseconds, from the first operation's
+    /// start to the last one's end over all threads.
+    pub elapsed_ns: u64,
+    /// Per-operation latency. For `readdir`, each getdents64 call's time
+    /// is shared evenly by the entries it returned.
+    pub lat: LatStat,
+}
+
+impl MetaPhase {
+    /// Operations per second over the phase's wall time.
+    pub fn ops_per_sec(&self) -> f64 {
+        if self.elapsed_ns == 0 {
+            return 0.0;
+        }
+        self.ops as f64 * 1e9 / self.elapsed_ns as f64
+    }
+
+    /// Wall time per operation in nanoseconds (total time / operations):
+    /// the "per op" column of published metadata tables. With several
+    /// threads this is below the mean latency.
+    pub fn per_op_ns(&self) -> f64 {
+        if self.ops == 0 {
+            return 0.0;
+        }
+        self.elapsed_ns as f64 / self.ops as f64
+    }
+
+    /// The latency at percentile `p` (0 < p <= 100) in nanoseconds, as fio
+    /// computes it; None when nothing was recorded.
+    pub fn percentile_ns(&self, p: f64) -> Option<u64> {
+        self.lat.hist.percentiles(&[p]).first().map(|&(_, v)| v)
+    }
+}
+
+/// The result of one metadata run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MetaResult {
+    pub setup: MetaSetup,
+    /// Directories of the tree (0 for one directory).
+    pub directories: u64,
+    /// Directories that hold files (1 for one directory).
+    pub leaves: u64,
+    /// The phases in the order they ran.
+    pub phases: Vec<MetaPhase>,
+}
+
+impl MetaResult {
+    pub fn phase(&self, kind: MetaPhaseKind) -> Option<&MetaPhase> {
+        self.phases.iter().find(|p| p.phase == kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(ops: u64, elapsed_ns: u64, lats: &[u64]) -> MetaPhase {
+        let mut lat = LatStat::default();
+        for &l in lats {
+            lat.record(l);
+        }
+        MetaPhase {
+            phase: MetaPhaseKind::Create,
+            ops,
+            elapsed_ns,
+            lat,
+        }
+    }
+
+    #[test]
+    fn rates_and_percentiles() {
+        let p = phase(4, 2_000_000, &[100, 100, 100, 1_000]);
+        assert_eq!(p.ops_per_sec(), 2000.0);
+        assert_eq!(p.per_op_ns(), 500_000.0);
+        assert_eq!(p.percentile_ns(50.0), Some(100));
+        // 1000 ns falls in the 8 ns wide bin [1000, 1008), reported by its
+        // middle as fio does.
+        assert_eq!(p.percentile_ns(100.0), Some(1004));
+        let empty = phase(0, 0, &[]);
+        assert_eq!(empty.ops_per_sec(), 0.0);
+        assert_eq!(empty.per_op_ns(), 0.0);
+        assert_eq!(empty.percentile_ns(99.0), None);
+    }
+
+    #[test]
+    fn results_survive_json() {
+        let r = MetaResult {
+            setup: MetaSetup {
+                dir: "/mnt".into(),
+                files: 4,
+                threads: 2,
+                fs_type: "xfs".into(),
+                ..MetaSetup::default()
+            },
+            directories: 0,
+            leaves: 1,
+            phases: vec![phase(4, 2_000_000, &[100, 100, 100, 1_000])],
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains("\"phase\":\"create\""), "{text}");
+        let back: MetaResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn phase_names_round_trip() {
+        for p in MetaPhaseKind::ALL {
+            assert_eq!(p.name().parse::<MetaPhaseKind>(), Ok(p));
+        }
+        let err = "chmod".parse::<MetaPhaseKind>().unwrap_err();
+        assert!(err.to_string().contains("chmod") && err.to_string().contains("readdir"));
+    }
+}

@@ -1,0 +1,461 @@
+//! `Store`: the open results database. Opening checks the file before
+//! anything writes to it, brings the schema up to date, and sets WAL mode
+//! and a busy timeout so that several iolab processes can add results at
+//! once. Then records go in (one transaction each) and come back by id, by
+//! history filter, or all at once for export.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, params_from_iter, Connection, OpenFlags, TransactionBehavior};
+
+use crate::record::{Entry, Filter, Kind, Metric, Record, Stored};
+use crate::schema::{self, OnDisk, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
+use crate::{time, StoreError};
+
+/// How long a writer waits for another to finish before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An open iolab results database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Opens the database at `path`, creating it (and its parent
+    /// directories) when missing or empty. A file that is not an iolab
+    /// database is refused and left untouched; one written by a newer
+    /// iolab is refused naming both schema versions.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let on_disk = schema::inspect(&path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&path, flags).map_err(|e| sql(&path, e))?;
+        let mut store = Store { conn, path };
+        store.prepare(on_disk)?;
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Sets the connection up and brings the schema to [`SCHEMA_VERSION`].
+    fn prepare(&mut self, on_disk: OnDisk) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let e = |err| sql(&path, err);
+        self.conn.busy_timeout(BUSY_TIMEOUT).map_err(e)?;
+        self.conn
+            .pragma_update(None, "foreign_keys", true)
+            .map_err(e)?;
+        // Under a write lock, so that two processes creating one database
+        // at once take turns: the second finds the first's schema.
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(e)?;
+        let app_id: i32 = tx
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(e)?;
+        let version: i64 = tx
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(e)?;
+        if app_id != APPLICATION_ID {
+            let tables: i64 = tx
+                .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+                .map_err(e)?;
+            // Only a database this process just created (the file was
+            // missing or empty) and nobody has filled may be claimed.
+            if on_disk == OnDisk::Iolab || tables != 0 || version != 0 || app_id != 0 {
+                return Err(StoreError::NotIolab {
+                    path: path.clone(),
+                    why: "an SQLite database of another application".into(),
+                });
+            }
+            tx.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(e)?;
+        }
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::Newer {
+                path: path.clone(),
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        for (i, sql_text) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+            tx.execute_batch(sql_text).map_err(e)?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)
+                .map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(e)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Invalid {
+                path: path.clone(),
+                msg: format!("the database stays in journal mode {mode}, not WAL"),
+            });
+        }
+        Ok(())
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(|e| sql(&self.path, e))
+    }
+
+    /// Files a record; returns its id.
+    pub fn insert(&mut self, record: &Record) -> Result<i64, StoreError> {
+        let path = self.path.clone();
+        let e = |err| sql(&path, err);
+        let time_unix = time::parse_rfc3339(&record.time).ok_or_else(|| StoreError::Invalid {
+            path: path.clone(),
+            msg: format!("record time '{}' is not RFC 3339", record.time),
+        })?;
+        let provenance =
+            serde_json::to_string(&record.provenance).map_err(|source| StoreError::Json {
+                path: path.clone(),
+                what: "provenance".into(),
+                source,
+            })?;
+        let mut samples = Vec::with_capacity(record.metrics.len());
+        for m in &record.metrics {
+            samples.push((encode_samples(&path, m)?, encode_windows(&path, m)?));
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(e)?;
+        tx.execute(
+            "INSERT INTO records (kind, time, time_unix, target, fs_type, host, job_text,
+                                  command_line, provenance, result)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                record.kind.as_str(),
+                record.time,
+                time_unix,
+                record.target,
+                record.provenance.fs_type,
+                record.provenance.host,
+                record.job_text,
+                record.command_line,
+                provenance,
+                record.result_json,
+            ],
+        )
+        .map_err(e)?;
+        let id = tx.last_insert_rowid();
+        for (seq, tag) in record.tags.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO tags (record_id, seq, tag) VALUES (?1, ?2, ?3)",
+                params![id, seq as i64, tag],
+            )
+            .map_err(e)?;
+        }
+        for (seq, (m, (s, w))) in record.metrics.iter().zip(&samples).enumerate() {
+            let value = (!m.value.is_nan()).then_some(m.value);
+            tx.execute(
+                "INSERT INTO metrics (record_id, seq, name, value, unit, samples, windows)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![id, seq as i64, m.name, value, m.unit, s, w],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
+        Ok(id)
+    }
+
+    /// The record with id `id`, if there is one.
+    pub fn get(&self, id: i64) -> Result<Option<Stored>, StoreError> {
+        let mut found = self.full_records("WHERE id = ?1", &[&id])?;
+        Ok(found.pop())
+    }
+
+    /// Every record, oldest first, for export.
+    pub fn all(&self) -> Result<Vec<Stored>, StoreError> {
+        self.full_records("ORDER BY id", &[])
+    }
+
+    /// The number of records.
+    pub fn len(&self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row("SELECT count(*) FROM records", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(|e| sql(&self.path, e))
+    }
+
+    pub fn is_empty(&self) -> Result<bool, StoreError> {
+        Ok(self.len()? == 0)
+    }
+
+    /// The records that match `filter`, newest first, without their
+    /// result JSON and job text (history lists many; `get` reads one in
+    /// full).
+    pub fn history(&self, filter: &Filter) -> Result<Vec<Entry>, StoreError> {
+        let mut clauses: Vec<&str> = Vec::new();
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        if let Some(kind) = filter.kind {
+            clauses.push("kind = ?");
+            args.push(kind.as_str().to_string().into());
+        }
+        if let Some(tag) = &filter.tag {
+            clauses
+                .push("EXISTS (SELECT 1 FROM tags t WHERE t.record_id = records.id AND t.tag = ?)");
+            args.push(tag.clone().into());
+        }
+        if let Some(fs) = &filter.fs_type {
+            clauses.push("fs_type = ?");
+            args.push(fs.clone().into());
+        }
+        if let Some(target) = &filter.target {
+            clauses.push("instr(target, ?) > 0");
+            args.push(target.clone().into());
+        }
+        if let Some(since) = filter.since {
+            clauses.push("time_unix >= ?");
+            args.push(since.into());
+        }
+        let mut sql_text =
+            String::from("SELECT id, kind, time, target, fs_type, host, command_line FROM records");
+        if !clauses.is_empty() {
+            sql_text.push_str(" WHERE ");
+            sql_text.push_str(&clauses.join(" AND "));
+        }
+        sql_text.push_str(" ORDER BY time_unix DESC, id DESC");
+        if let Some(limit) = filter.limit {
+            sql_text.push_str(&format!(" LIMIT {limit}"));
+        }
+        let e = |err| sql(&self.path, err);
+        let mut stmt = self.conn.prepare(&sql_text).map_err(e)?;
+        let rows = stmt
+            .query_map(params_from_iter(args), |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                ))
+            })
+            .map_err(e)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, kind, time, target, fs_type, host, command_line) = row.map_err(e)?;
+            out.push(Entry {
+                id,
+                kind: self.kind(&kind)?,
+                time,
+                tags: self.tags(id)?,
+                target,
+                fs_type,
+                host,
+                command_line,
+                metrics: self.metrics(id)?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Full records selected by a `WHERE`/`ORDER BY` tail.
+    fn full_records(
+        &self,
+        tail: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<Stored>, StoreError> {
+        let e = |err| sql(&self.path, err);
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT id, kind, time, target, job_text, command_line, provenance, result
+                 FROM records {tail}"
+            ))
+            .map_err(e)?;
+        let rows = stmt
+            .query_map(args, |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                ))
+            })
+            .map_err(e)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, kind, time, target, job_text, command_line, prov, result) = row.map_err(e)?;
+            let provenance = serde_json::from_str(&prov).map_err(|source| StoreError::Json {
+                path: self.path.clone(),
+                what: format!("provenance of record {id}"),
+                source,
+            })?;
+            out.push(Stored {
+                id,
+                record: Record {
+                    kind: self.kind(&kind)?,
+                    time,
+                    tags: self.tags(id)?,
+                    provenance,
+                    job_text,
+                    command_line,
+                    target,
+                    result_json: result,
+                    metrics: self.metrics(id)?,
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    fn kind(&self, text: &str) -> Result<Kind, StoreError> {
+        text.parse()
+            .map_err(|err: crate::UnknownKind| StoreError::Invalid {
+                path: self.path.clone(),
+                msg: err.to_string(),
+            })
+    }
+
+    fn tags(&self, id: i64) -> Result<Vec<String>, StoreError> {
+        let e = |err| sql(&self.path, err);
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT tag FROM tags WHERE record_id = ?1 ORDER BY seq")
+            .map_err(e)?;
+        let rows = stmt.query_map([id], |r| r.get(0)).map_err(e)?;
+        rows.collect::<Result<_, _>>().map_err(e)
+    }
+
+    fn metrics(&self, id: i64) -> Result<Vec<Metric>, StoreError> {
+        let e = |err| sql(&self.path, err);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT name, value, unit, samples, windows FROM metrics
+                 WHERE record_id = ?1 ORDER BY seq",
+            )
+            .map_err(e)?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<f64>>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                ))
+            })
+            .map_err(e)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, value, unit, samples, windows) = row.map_err(e)?;
+            let samples = match samples {
+                None => None,
+                Some(text) => {
+                    Some(
+                        serde_json::from_str(&text).map_err(|source| StoreError::Json {
+                            path: self.path.clone(),
+                            what: format!("samples of metric '{name}' of record {id}"),
+                            source,
+                        })?,
+                    )
+                }
+            };
+            let windows = match windows {
+                None => None,
+                Some(text) => {
+                    Some(
+                        serde_json::from_str(&text).map_err(|source| StoreError::Json {
+                            path: self.path.clone(),
+                            what: format!("sample moments of metric '{name}' of record {id}"),
+                            source,
+                        })?,
+                    )
+                }
+            };
+            out.push(Metric {
+                name,
+                value: value.unwrap_or(f64::NAN),
+                unit,
+                samples,
+                windows,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// A metric's samples as JSON text; refuses values JSON cannot hold.
+fn encode_samples(path: &Path, m: &Metric) -> Result<Option<String>, StoreError> {
+    let Some(samples) = &m.samples else {
+        return Ok(None);
+    };
+    if samples.iter().any(|v| !v.is_finite()) {
+        return Err(StoreError::Invalid {
+            path: path.to_path_buf(),
+            msg: format!(
+                "metric '{}' has a sample that is not a finite number",
+                m.name
+            ),
+        });
+    }
+    serde_json::to_string(samples)
+        .map(Some)
+        .map_err(|source| StoreError::Json {
+            path: path.to_path_buf(),
+            what: format!("samples of metric '{}'", m.name),
+            source,
+        })
+}
+
+/// A metric's sample moments as JSON text; refuses values JSON cannot
+/// hold.
+fn encode_windows(path: &Path, m: &Metric) -> Result<Option<String>, StoreError> {
+    let Some(w) = &m.windows else {
+        return Ok(None);
+    };
+    if !(w.mean.is_finite() && w.stdev.is_finite()) {
+        return Err(StoreError::Invalid {
+            path: path.to_path_buf(),
+            msg: format!("metric '{}' has sample moments that are not finite", m.name),
+        });
+    }
+    serde_json::to_string(w)
+        .map(Some)
+        .map_err(|source| StoreError::Json {
+            path: path.to_path_buf(),
+            what: format!("sample moments of metric '{}'", m.name),
+            source,
+        })
+}
+
+fn sql(path: &Path, source: rusqlite::Error) -> StoreError {
+    StoreError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    }
+}

@@ -1,0 +1,47 @@
+//! `StoreError`: everything that can go wrong opening, writing or reading
+//! the results database, each naming the database file.
+
+use std::path::PathBuf;
+
+/// An error of the results store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file exists and is not an iolab results database; it was left
+    /// as it was.
+    #[error("{path}: not an iolab results database ({why}); it was left untouched")]
+    NotIolab { path: PathBuf, why: String },
+    /// The database was written by a newer iolab.
+    #[error(
+        "{path}: results database schema version {found} is newer than this iolab supports \
+         (version {supported}); use a newer iolab or another --db"
+    )]
+    Newer {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A stored or supplied value could not be encoded or decoded.
+    #[error("{path}: {what}: {source}")]
+    Json {
+        path: PathBuf,
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A record field holds a value the store cannot file (a time that is
+    /// not RFC 3339, a kind it does not know).
+    #[error("{path}: {msg}")]
+    Invalid { path: PathBuf, msg: String },
+}
