@@ -7,7 +7,6 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -18,6 +17,7 @@ use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list, TargetSp
 use iolab_lab::{cleanup, suite, LabError};
 use iolab_store::{Kind, Metric};
 
+use crate::interrupt;
 use crate::keep::{self, StoreArgs};
 use iolab_report::compare::{render_comparison, render_runs, CompareFormat};
 
@@ -98,8 +98,6 @@ pub struct CompareArgs {
     store: StoreArgs,
 }
 
-/// Set by the first Ctrl-C; the campaign stops at its next step.
-static STOP: AtomicBool = AtomicBool::new(false);
 /// The workdir in use, for the second Ctrl-C's cleanup.
 static WORKDIR: OnceLock<PathBuf> = OnceLock::new();
 
@@ -187,7 +185,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     let started = Instant::now();
     let tty = std::io::stderr().is_terminal();
     let mut show = |p: Progress| show_progress(&p, started, tty);
-    let outcome = match campaign::run(&targets, &opts, &STOP, &mut show) {
+    let outcome = match campaign::run(&targets, &opts, &interrupt::STOP, &mut show) {
         Ok(o) => o,
         Err(
             e @ (LabError::Refused { .. } | LabError::NotRoot { .. } | LabError::BadTarget { .. }),
@@ -322,39 +320,27 @@ fn hms(d: Duration) -> String {
     format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// The first Ctrl-C stops the campaign, which then cleans up; a second
-/// one removes what the state file lists at once and exits.
+/// Ctrl-C: the first stops the campaign at its next step (which cleans
+/// up); a second removes what the run created, from the state file, and
+/// exits at once.
 fn watch_interrupts() {
-    let count = iolab_engine::host::install_interrupt_handler();
-    std::thread::Builder::new()
-        .name("interrupts".into())
-        .spawn(move || loop {
-            let n = count.load(Ordering::Relaxed);
-            if n >= 1 {
-                STOP.store(true, Ordering::Relaxed);
+    interrupt::watch(Some(Box::new(|| {
+        let Some(dir) = WORKDIR.get() else { return };
+        eprintln!("iolab: removing what this run created");
+        // The workers saw STOP at their next I/O; give them a moment to
+        // close their files so the unmount is clean.
+        std::thread::sleep(Duration::from_millis(300));
+        // The campaign's thread cannot write the state file from here on;
+        // the process exits holding the guard.
+        let _frozen = iolab_lab::state::freeze();
+        if let Ok(Some(mut state)) = iolab_lab::state::State::load(dir) {
+            state.keep_in_memory();
+            let r = cleanup::clean(&mut state);
+            for p in r.problems {
+                eprintln!("iolab: cleanup: {p}");
             }
-            if n >= 2 {
-                eprintln!("iolab: interrupted twice; removing what this run created and exiting");
-                if let Some(dir) = WORKDIR.get() {
-                    // The workers saw STOP at their next I/O; give them a
-                    // moment to close their files so the unmount is clean.
-                    std::thread::sleep(Duration::from_millis(300));
-                    // The campaign's thread cannot write the state file
-                    // from here on; the process exits holding the guard.
-                    let _frozen = iolab_lab::state::freeze();
-                    if let Ok(Some(mut state)) = iolab_lab::state::State::load(dir) {
-                        state.keep_in_memory();
-                        let r = cleanup::clean(&mut state);
-                        for p in r.problems {
-                            eprintln!("iolab: cleanup: {p}");
-                        }
-                    }
-                }
-                std::process::exit(130);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        })
-        .ok();
+        }
+    })));
 }
 
 /// `--cleanup`: the given workdir, or every lab workdir in the temp dir.

@@ -781,3 +781,47 @@ fn the_next_compare_cleans_what_a_killed_run_left() {
     assert!(!mounts_mention(&workdir) && !loops_mention(&workdir));
     assert!(!workdir.exists());
 }
+
+#[test]
+fn the_meta_suite_puts_metadata_rows_side_by_side() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let out = common::iolab()
+        .args([
+            "compare",
+            "--suite",
+            "meta",
+            "--repeat",
+            "1",
+            "--output-format",
+            "csv",
+        ])
+        .arg("--target")
+        .arg(format!("a={}", a.display()))
+        .arg("--target")
+        .arg(format!("b={}", b.display()))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for phase in [
+        "create", "open", "utime", "stat", "readdir", "rename", "unlink",
+    ] {
+        for t in ["a", "b"] {
+            assert!(
+                text.lines()
+                    .any(|l| l.contains(&format!("meta.{phase}.ops_s"))
+                        && l.contains(&format!(",{t},"))),
+                "no {phase} row for {t}:\n{text}"
+            );
+        }
+    }
+    // The files are gone from both targets.
+    assert!(common::entries(&a).is_empty() && common::entries(&b).is_empty());
+}

@@ -7,26 +7,9 @@ mod common;
 
 use std::path::Path;
 
-use serde_json::Value;
-
 const ENGINES: &[&str] = &[
     "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "mmap",
 ];
-
-fn run(dir: &Path, args: &[&str]) -> Value {
-    let out = common::iolab()
-        .current_dir(dir)
-        .args(["run", "--output-format=json"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    common::json_of(&out.stdout)
-}
 
 /// Whether O_DIRECT works in `dir`; says why direct cases skip when not.
 fn direct_works(dir: &Path) -> bool {
@@ -57,7 +40,7 @@ fn each_engine_writes_what_psync_writes_and_reads_it_back() {
             continue;
         }
         let write = |engine: &str, file: &str| {
-            let v = run(
+            let v = common::run_json(
                 d,
                 &[
                     "--name=w",
@@ -88,7 +71,7 @@ fn each_engine_writes_what_psync_writes_and_reads_it_back() {
                 written == reference,
                 "{engine} direct={direct}: the file differs from psync's"
             );
-            let v = run(
+            let v = common::run_json(
                 d,
                 &[
                     "--name=r",

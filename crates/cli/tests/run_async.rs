@@ -4,30 +4,12 @@
 
 mod common;
 
-use serde_json::Value;
-
-fn run_json(dir: &std::path::Path, args: &[&str]) -> Value {
-    let out = common::iolab()
-        .current_dir(dir)
-        .arg("run")
-        .arg("--output-format=json")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 #[test]
 fn queued_engines_count_exactly_and_fill_the_queue() {
     let dir = tempfile::tempdir().unwrap();
     for engine in ["io_uring", "libaio"] {
         for direct in ["0", "1"] {
-            let v = run_json(
+            let v = common::run_json(
                 dir.path(),
                 &[
                     "--name=q",
@@ -67,7 +49,7 @@ fn queued_engines_count_exactly_and_fill_the_queue() {
 fn batch_options_shape_the_queue() {
     let dir = tempfile::tempdir().unwrap();
     for engine in ["io_uring", "libaio"] {
-        let v = run_json(
+        let v = common::run_json(
             dir.path(),
             &[
                 "--name=b",
@@ -114,7 +96,7 @@ fn data_written_through_queued_engines_reads_back_through_psync() {
     let dir = tempfile::tempdir().unwrap();
     for engine in ["io_uring", "libaio"] {
         let file = format!("{engine}.dat");
-        run_json(
+        common::run_json(
             dir.path(),
             &[
                 "--name=w",
@@ -144,7 +126,7 @@ fn data_written_through_queued_engines_reads_back_through_psync() {
         seqs.sort();
         assert_eq!(seqs, (1..=256).collect::<Vec<u64>>(), "{engine}");
         // And psync reads it all back.
-        let v = run_json(
+        let v = common::run_json(
             dir.path(),
             &[
                 "--name=r",
@@ -220,7 +202,7 @@ fn trim_on_a_regular_file_is_refused_before_anything_runs() {
 fn fsync_every_n_writes_through_queued_engines() {
     let dir = tempfile::tempdir().unwrap();
     for engine in ["io_uring", "libaio"] {
-        let v = run_json(
+        let v = common::run_json(
             dir.path(),
             &[
                 "--name=s",

@@ -4,24 +4,7 @@
 
 mod common;
 
-use std::path::Path;
-
 use serde_json::Value;
-
-fn run(dir: &Path, args: &[&str]) -> Value {
-    let out = common::iolab()
-        .current_dir(dir)
-        .args(["run", "--output-format=json"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    common::json_of(&out.stdout)
-}
 
 fn codes(v: &Value) -> Vec<String> {
     v["jobs"][0]["iolab"]["warnings"]
@@ -38,7 +21,7 @@ fn buffered_writes_the_device_did_not_see_measure_memory() {
     let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 256, "") else {
         return;
     };
-    let v = run(
+    let v = common::run_json(
         &fs.mnt,
         &[
             "--name=w",
@@ -58,7 +41,7 @@ fn buffered_writes_the_device_did_not_see_measure_memory() {
         "{text}"
     );
     // With end_fsync the writes reach the device before the job ends.
-    let v = run(
+    let v = common::run_json(
         &fs.mnt,
         &[
             "--name=w",
@@ -91,10 +74,10 @@ fn compressible_data_on_a_compressing_filesystem_is_flagged() {
     ];
     let mut zeros = job.to_vec();
     zeros.push("--zero_buffers");
-    let c = codes(&run(&fs.mnt, &zeros));
+    let c = codes(&common::run_json(&fs.mnt, &zeros));
     assert!(c.contains(&"compression".to_string()), "{c:?}");
     // The default data does not compress: no warning.
-    let c = codes(&run(&fs.mnt, &job));
+    let c = codes(&common::run_json(&fs.mnt, &job));
     assert!(!c.contains(&"compression".to_string()), "{c:?}");
 }
 
@@ -128,7 +111,7 @@ fn reads_of_a_never_written_file_are_sparse() {
 #[test]
 fn a_queue_depth_a_sync_engine_cannot_reach_is_in_the_result() {
     let dir = tempfile::tempdir().unwrap();
-    let v = run(
+    let v = common::run_json(
         dir.path(),
         &[
             "--name=q",
@@ -147,7 +130,7 @@ fn a_clean_direct_random_read_raises_nothing() {
     let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 256, "") else {
         return;
     };
-    let v = run(
+    let v = common::run_json(
         &fs.mnt,
         &[
             "--name=c",
@@ -163,7 +146,7 @@ fn a_clean_direct_random_read_raises_nothing() {
     );
     assert_eq!(codes(&v), Vec::<String>::new());
     // A one-second job is too short for its samples to mean much.
-    let v = run(
+    let v = common::run_json(
         &fs.mnt,
         &[
             "--name=s",

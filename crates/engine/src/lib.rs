@@ -217,16 +217,23 @@ pub trait Engine: Send {
     /// write-back error on NFS, say).
     fn close(&mut self, file: FileId) -> Result<(), EngineError>;
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError>;
-    fn commit(&mut self) -> Result<(), EngineError>;
+    /// Hands the queued I/Os to the kernel. A synchronous engine, whose
+    /// I/Os complete inside `queue`, has nothing to do.
+    fn commit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// Appends at least `min` and at most `max` completions to `out`
     /// (fewer only if fewer are in flight; a `max` below `min` counts as
-    /// `min`). What is left stays for the next call.
+    /// `min`). What is left stays for the next call. A synchronous engine
+    /// has none in flight.
     fn reap(
         &mut self,
-        min: usize,
-        max: usize,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError>;
+        _min: usize,
+        _max: usize,
+        _out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// The whole buffer of a slot (`buf_size` bytes; an I/O uses the first
     /// `len`), to fill before a write or check after a read. Panics when
     /// `slot` is not below `iodepth`.

@@ -74,19 +74,6 @@ impl Engine for NullEngine {
         }))
     }
 
-    fn commit(&mut self) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn reap(
-        &mut self,
-        _min: usize,
-        _max: usize,
-        _out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
-        Ok(())
-    }
-
     fn buf(&mut self, slot: u32) -> &mut [u8] {
         self.bufs.slot(slot as usize)
     }

@@ -125,19 +125,6 @@ impl<T: SyncData> Engine for T {
         }))
     }
 
-    fn commit(&mut self) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn reap(
-        &mut self,
-        _min: usize,
-        _max: usize,
-        _out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
-        Ok(())
-    }
-
     fn buf(&mut self, slot: u32) -> &mut [u8] {
         self.base().buf(slot)
     }

@@ -120,7 +120,12 @@ pub fn preflight(targets: &[TargetSpec], opts: &Options) -> Result<Option<PathBu
         runtime_s: opts.runtime_s,
         host: opts.host,
     };
-    for w in &opts.suite.workloads {
+    for w in opts
+        .suite
+        .workloads
+        .iter()
+        .filter(|w| w.meta_files.is_none())
+    {
         workload::plan_of(w, &probe).map_err(|reason| LabError::Workload {
             name: w.name.clone(),
             reason,
@@ -496,6 +501,22 @@ impl Ctx<'_> {
                     repeat: cmp.repeat,
                     remaining: Duration::from_secs(left * self.opts.runtime_s.max(1)),
                 });
+                if let Some(files) = w.meta_files {
+                    let opts = iolab_core::meta::MetaOptions {
+                        dir: dir.to_path_buf(),
+                        files,
+                        ..Default::default()
+                    };
+                    let r = iolab_core::meta::run_meta(&opts, self.stop).map_err(|e| {
+                        LabError::Workload {
+                            name: w.name.clone(),
+                            reason: e.to_string(),
+                        }
+                    })?;
+                    self.runs_done += 1;
+                    metrics::record_meta(cmp, col, &r);
+                    continue;
+                }
                 let result = workload::run(w, &params, self.stop)?;
                 self.runs_done += 1;
                 metrics::record_run(cmp, col, &w.name, &result);

@@ -93,7 +93,7 @@ fn holds(n: &Node, mounts: &[MountEntry], swaps: &str) -> Vec<String> {
     let mut out = Vec::new();
     for m in mounts {
         let by_source = Path::new(&m.source).canonicalize().ok().as_deref() == Some(node.as_path());
-        if m.dev == n.dev || by_source {
+        if (m.major, m.minor) == n.dev || by_source {
             out.push(format!(
                 "{} is mounted at {}",
                 node.display(),

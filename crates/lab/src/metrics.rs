@@ -3,6 +3,7 @@
 //! a workload's `RunResult` (per reported job and direction: MB/s, IOPS,
 //! completion latency p50 and p99). MB is 10^6 bytes.
 
+use iolab_stats::meta::MetaResult;
 use iolab_stats::{Better, Comparison, Dir, Metric, RunResult, TargetColumn};
 
 /// A fixed row: key, label, unit, direction.
@@ -58,6 +59,34 @@ impl Fixed {
 pub fn record(c: &mut Comparison, col: &mut TargetColumn, f: &Fixed, v: f64) {
     c.add_metric(f.metric());
     col.push(f.0, v);
+}
+
+/// Records a metadata run: per phase, operations per second and the wall
+/// time per operation in microseconds (the "per op" column people
+/// publish).
+pub fn record_meta(c: &mut Comparison, col: &mut TargetColumn, r: &MetaResult) {
+    for p in &r.phases {
+        let name = p.phase.name();
+        for (suffix, what, unit, better, v) in [
+            ("ops_s", "", "ops/s", Better::Higher, p.ops_per_sec()),
+            (
+                "per_op_us",
+                " per op",
+                "us",
+                Better::Lower,
+                p.per_op_ns() / 1e3,
+            ),
+        ] {
+            let key = format!("meta.{name}.{suffix}");
+            c.add_metric(Metric {
+                key: key.clone(),
+                label: format!("meta {name}{what}"),
+                unit: unit.into(),
+                better,
+            });
+            col.push(&key, v);
+        }
+    }
 }
 
 /// Records a workload run's numbers: for each reported job (named after

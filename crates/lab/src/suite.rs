@@ -15,6 +15,9 @@ pub struct Workload {
     /// The user's job file it was read from (`--job`); its files are
     /// redirected into the target, see [`crate::workload::redirect`].
     pub source: Option<std::path::PathBuf>,
+    /// Not a fio job: the metadata benchmark over this many files (`job`
+    /// is empty).
+    pub meta_files: Option<u64>,
 }
 
 impl Workload {
@@ -31,6 +34,7 @@ impl Workload {
             about: format!("job file {}", path.display()),
             job,
             source: Some(path.to_path_buf()),
+            meta_files: None,
         })
     }
 }
@@ -140,13 +144,57 @@ fn build(name: &str, about: &str, items: &[Item]) -> Suite {
                 about: a.to_string(),
                 job: format!("{GLOBAL}{j}"),
                 source: None,
+                meta_files: None,
             })
             .collect(),
     }
 }
 
 /// Names of the built-in suites, the default first.
-pub const NAMES: [&str; 2] = ["quick", "studies"];
+pub const NAMES: [&str; 4] = ["quick", "studies", "meta", "bs-sweep"];
+
+/// Files of the `meta` suite: the 10,000-file study people publish.
+pub const META_FILES: u64 = 10_000;
+
+/// Block sizes of the `bs-sweep` suite.
+const SWEEP_BS: [&str; 6] = ["1k", "4k", "16k", "64k", "256k", "1m"];
+
+/// `dd` at every block size, the same bytes at each: a buffered write
+/// with fsync at the end, then a read with the file's cache dropped.
+fn bs_sweep() -> Suite {
+    let mut workloads = Vec::new();
+    for bs in SWEEP_BS {
+        for (rw, about, extra) in [
+            (
+                "write",
+                "buffered sequential write, fsync at the end",
+                "end_fsync=1\n",
+            ),
+            ("read", "sequential read", ""),
+        ] {
+            let name = format!("{rw}-{bs}");
+            workloads.push(Workload {
+                about: format!("{about}, {bs} blocks"),
+                // Size-bounded, not time-bounded: every block size moves the
+                // same bytes, as `dd bs=X count=N/X` does.
+                job: format!(
+                    "[global]\ndirectory=${{IOLAB_DIR}}\nfilename=bs-sweep-{bs}\n\
+                     size=${{IOLAB_SIZE}}\nruntime=${{IOLAB_RUNTIME}}\nunlink={}\n\
+                     [{name}]\nrw={rw}\nbs={bs}\n{extra}",
+                    u8::from(rw == "read"),
+                ),
+                name,
+                source: None,
+                meta_files: None,
+            });
+        }
+    }
+    Suite {
+        name: "bs-sweep".into(),
+        about: "sequential write (fsync at the end) and read at block sizes 1k to 1m, the same bytes at each".into(),
+        workloads,
+    }
+}
 
 /// A built-in suite by name.
 pub fn builtin(name: &str) -> Option<Suite> {
@@ -161,6 +209,18 @@ pub fn builtin(name: &str) -> Option<Suite> {
             "the published comparisons: buffered and write+fsync writes, reads, a four-job stonewalled file, 16 direct random writers, libaio randrw 20/80",
             STUDIES,
         )),
+        "meta" => Some(Suite {
+            name: "meta".into(),
+            about: "10,000 empty files in one directory: create, open, utime, stat, readdir, rename, unlink".into(),
+            workloads: vec![Workload {
+                name: "meta".into(),
+                about: "the metadata benchmark of `iolab meta`".into(),
+                job: String::new(),
+                source: None,
+                meta_files: Some(META_FILES),
+            }],
+        }),
+        "bs-sweep" => Some(bs_sweep()),
         _ => None,
     }
 }
@@ -194,7 +254,7 @@ mod tests {
         for name in NAMES {
             let s = builtin(name).unwrap();
             assert!(!s.workloads.is_empty());
-            for w in &s.workloads {
+            for w in s.workloads.iter().filter(|w| w.meta_files.is_none()) {
                 let set = parse_text(&w.name, &w.job, &ctx)
                     .unwrap_or_else(|e| panic!("{name}/{}: {e}", w.name));
                 assert!(!set.jobs.is_empty());

@@ -128,6 +128,7 @@ mod tests {
             about: String::new(),
             job: "[global]\ndirectory=${IOLAB_DIR}\nsize=${IOLAB_SIZE}\nunlink=1\n[w]\nrw=write\nbs=64k\n".into(),
             source: None,
+            meta_files: None,
         };
         let p = Params {
             dir: d.path(),

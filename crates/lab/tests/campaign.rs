@@ -19,6 +19,7 @@ fn tiny_suite() -> Suite {
             "[global]\ndirectory=${{IOLAB_DIR}}\nsize=8m\nruntime=${{IOLAB_RUNTIME}}\nunlink=1\n[{name}]\nrw={rw}\nbs={bs}\n"
         ),
         source: None,
+        meta_files: None,
     }
     };
     Suite {

@@ -46,6 +46,23 @@ pub fn json_of(out: &[u8]) -> Value {
     serde_json::from_slice(&out[start..]).expect("the report is JSON")
 }
 
+/// `iolab run --output-format=json ARGS` in `dir`, which must succeed;
+/// the report.
+pub fn run_json(dir: &Path, args: &[&str]) -> Value {
+    let out = iolab()
+        .current_dir(dir)
+        .args(["run", "--output-format=json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)
+}
+
 /// Whether fio is installed; says why a test skips when it is not.
 pub fn fio_available() -> bool {
     let ok = Proc::new("fio")
