@@ -335,3 +335,75 @@ fn openfiles_keeps_at_most_n_files_open_and_moves_on() {
     assert!(most <= 2, "{most} files open at once");
     assert!(seen.len() > 2, "the job moved on: {seen:?}");
 }
+
+/// From a `strace -f -ttt -T` trace: when the first pwrite64 began and
+/// when the last fsync returned (seconds), and how many fsyncs there were.
+fn traced_span(trace: &str) -> (f64, f64, usize) {
+    let (mut first_write, mut last_sync_end, mut syncs) = (f64::MAX, 0f64, 0);
+    for l in trace.lines() {
+        let mut f = l.split_whitespace();
+        let (Some(_pid), Some(t), Some(call)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        let (Ok(t), Some(dur)) = (t.parse::<f64>(), l.rsplit_once('<')) else {
+            continue;
+        };
+        let Ok(dur) = dur.1.trim_end_matches('>').parse::<f64>() else {
+            continue;
+        };
+        if call.starts_with("pwrite64(") {
+            first_write = first_write.min(t);
+        } else if call.starts_with("fsync(") {
+            syncs += 1;
+            last_sync_end = last_sync_end.max(t + dur);
+        }
+    }
+    (first_write, last_sync_end, syncs)
+}
+
+#[test]
+fn end_fsync_and_fsync_on_close_are_inside_the_runtime() {
+    // fio times a job until its end_fsync (and the fsync of
+    // fsync_on_close) returns: a "buffered write with fsync at the end"
+    // measures the device, not the page cache.
+    if Proc::new("strace").arg("-V").output().is_err() {
+        eprintln!("skipped: strace is not installed (Debian package strace)");
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for opt in ["--end_fsync=1", "--fsync_on_close=1"] {
+        let trace = dir.path().join("trace");
+        let out = Proc::new("strace")
+            .args(["-f", "-ttt", "-T", "-e", "trace=pwrite64,fsync", "-o"])
+            .arg(&trace)
+            .arg(assert_cmd::cargo::cargo_bin("iolab"))
+            .current_dir(dir.path())
+            .args([
+                "run",
+                "--no-store",
+                "--output-format=json",
+                "--name=w",
+                "--ioengine=psync",
+                "--filename=f",
+                "--rw=write",
+                "--bs=1m",
+                "--size=64m",
+                opt,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{opt}: {out:?}");
+        let v = json_of(&out.stdout);
+        let (first_write, sync_end, syncs) = traced_span(&fs::read_to_string(&trace).unwrap());
+        assert_eq!(syncs, 1, "{opt}: one fsync at the end");
+        // The JSON runtime is in whole milliseconds, rounded down; the job
+        // began before its first write and ended after its fsync.
+        let runtime_ms = v["jobs"][0]["write"]["runtime"].as_u64().unwrap() + 1;
+        let span_ms = (sync_end - first_write) * 1e3;
+        assert!(
+            runtime_ms as f64 >= span_ms,
+            "{opt}: the job's runtime ({runtime_ms} ms) is shorter than its writes and fsync ({span_ms:.1} ms)"
+        );
+        fs::remove_file(dir.path().join("f")).unwrap();
+    }
+}

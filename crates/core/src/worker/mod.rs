@@ -419,12 +419,14 @@ impl Worker {
                 break;
             }
         }
-        let end = clock.now();
-
+        // The job's runtime includes end_fsync and the fsync of
+        // fsync_on_close, as fio's does: a buffered write job "with fsync
+        // at the end" is timed until the data is on the device.
         if job.end_fsync {
             self.files.fsync_open(self.engine.as_mut());
         }
         let _ = self.files.close_all(self.engine.as_mut());
+        let end = clock.now();
 
         if lat_is_clat {
             for r in out.dirs.iter_mut() {
