@@ -117,14 +117,23 @@ def main():
         if a.only and a.only != name:
             continue
         fio = ["fio", "--output-format=json"] + opts
-        iolab = [IOLAB, "run", "--output-format=json"] + opts
-        res = {"fio": [], "iolab": []}
+        iolab = [IOLAB, "run", "--no-store", "--output-format=json"] + opts
+        res = {"fio": [], "iolab": [], "limit": []}
+        # The limit loop takes its turn with the two tools for the psync
+        # job, so that a drift in the machine's speed affects all three.
+        with_limit = name == "psync-randread-warm"
         for i in range(a.runs):
             order = [("fio", fio), ("iolab", iolab)]
+            if with_limit:
+                order.append(("limit", [limit, warm, "3"]))
             if i % 2:
                 order.reverse()
             for tool, cmd in order:
-                res[tool].append(one(cmd))
+                if tool == "limit":
+                    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+                    res[tool].append(float(out.split()[1]))
+                else:
+                    res[tool].append(one(cmd))
         fi = statistics.median(x[0] for x in res["fio"])
         ii = statistics.median(x[0] for x in res["iolab"])
         fr = statistics.median(x[1] for x in res["fio"])
@@ -137,12 +146,8 @@ def main():
                 il = statistics.median(x[k] for x in res["iolab"])
                 print(f"  clat {label}: fio {fl / 1000:.1f} us, iolab {il / 1000:.1f} us, "
                       f"ratio {il / fl:.3f}")
-        if name == "psync-randread-warm":
-            lims = []
-            for _ in range(a.runs):
-                out = subprocess.run([limit, warm, "3"], capture_output=True, text=True, check=True).stdout
-                lims.append(float(out.split()[1]))
-            lm = statistics.median(lims)
+        if with_limit:
+            lm = statistics.median(res["limit"])
             print(f"  limit loop {lm:,.0f} IOPS; iolab/limit {ii / lm:.2f}")
 
 

@@ -220,3 +220,89 @@ fn fsync_every_n_writes_through_queued_engines() {
         assert_eq!(job["sync"]["lat_ns"]["N"], 63, "{engine}: {}", job["sync"]);
     }
 }
+
+/// Bytes of `path` that hold data on disk (st_blocks), in 512-byte units.
+fn allocated(path: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().blocks()
+}
+
+#[test]
+fn trim_modes_discard_a_block_device_and_count_as_fio_counts() {
+    // A loop device passes BLKDISCARD to its image as hole punching, so
+    // what a trim did shows in the image's allocated blocks.
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("trim.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    let Some(lo) = common::LoopDev::attach(&img) else {
+        return;
+    };
+    let fill = || {
+        common::run_json(
+            dir.path(),
+            &[
+                "--name=fill",
+                "--ioengine=psync",
+                &format!("--filename={}", lo.dev),
+                "--rw=write",
+                "--bs=1m",
+                "--size=32m",
+                "--direct=1",
+            ],
+        );
+        assert!(allocated(&img) >= 32 << 11, "the image is written");
+    };
+    fill();
+    let v = common::run_json(
+        dir.path(),
+        &[
+            "--name=t",
+            &format!("--filename={}", lo.dev),
+            "--rw=trim",
+            "--bs=1m",
+            "--size=32m",
+        ],
+    );
+    let j = &v["jobs"][0];
+    assert_eq!(j["error"], 0);
+    assert_eq!(j["trim"]["io_bytes"], 32u64 << 20);
+    assert_eq!(j["trim"]["total_ios"], 32);
+    assert!(
+        allocated(&img) < 1 << 11,
+        "a trim of the whole device leaves the image empty ({} blocks)",
+        allocated(&img)
+    );
+    // trimwrite trims size bytes and writes size bytes; fio's counts.
+    let fio = common::fio_available();
+    for mode in ["trimwrite", "randtrimwrite", "randtrim"] {
+        fill();
+        let args = [
+            "--name=t".to_string(),
+            format!("--filename={}", lo.dev),
+            format!("--rw={mode}"),
+            "--bs=64k".into(),
+            "--size=16m".into(),
+        ];
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let j = common::run_json(dir.path(), &args)["jobs"][0].clone();
+        let want_write = if mode == "randtrim" { 0 } else { 16u64 << 20 };
+        assert_eq!(j["trim"]["io_bytes"], 16u64 << 20, "{mode}");
+        assert_eq!(j["write"]["io_bytes"], want_write, "{mode}");
+        if fio {
+            let out = std::process::Command::new("fio")
+                .arg("--output-format=json")
+                .args(&args)
+                .output()
+                .unwrap();
+            let f = &common::json_of(&out.stdout)["jobs"][0];
+            for d in ["trim", "write"] {
+                for k in ["io_bytes", "total_ios"] {
+                    assert_eq!(j[d][k], f[d][k], "{mode} {d} {k}: iolab vs fio");
+                }
+            }
+        }
+    }
+}

@@ -407,3 +407,43 @@ fn end_fsync_and_fsync_on_close_are_inside_the_runtime() {
         fs::remove_file(dir.path().join("f")).unwrap();
     }
 }
+
+#[test]
+fn a_mounted_block_device_is_not_written_to() {
+    // fio's allow_mounted_write=0: writing under a mounted filesystem
+    // corrupts it, so iolab refuses before anything runs; reading is fine.
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fs) = LoopFs::new(dir.path(), "ext4", 64, "") else {
+        return;
+    };
+    fs::write(fs.mnt.join("keep"), b"data that must survive").unwrap();
+    let src = Proc::new("findmnt")
+        .args(["-n", "-o", "SOURCE"])
+        .arg(&fs.mnt)
+        .output()
+        .unwrap();
+    let dev = String::from_utf8_lossy(&src.stdout).trim().to_string();
+    assert!(dev.starts_with("/dev/loop"), "{dev}");
+    for rw in ["write", "randwrite", "trim", "rw"] {
+        iolab()
+            .args(["run", "--name=w", "--bs=1m", "--size=4m"])
+            .arg(format!("--filename={dev}"))
+            .arg(format!("--rw={rw}"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "{dev} is mounted at {}",
+                fs.mnt.display()
+            )))
+            .stderr(predicate::str::contains("allow_mounted_write=1"));
+    }
+    iolab()
+        .args(["run", "--name=r", "--rw=read", "--bs=1m", "--size=4m"])
+        .arg(format!("--filename={dev}"))
+        .assert()
+        .success();
+    assert_eq!(
+        fs::read(fs.mnt.join("keep")).unwrap(),
+        b"data that must survive"
+    );
+}

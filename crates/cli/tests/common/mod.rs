@@ -165,3 +165,41 @@ impl Drop for LoopFs {
         let _ = Proc::new("umount").arg(&self.mnt).status();
     }
 }
+
+/// A loop device over an image file for one test, detached when dropped.
+pub struct LoopDev {
+    pub dev: String,
+}
+
+impl LoopDev {
+    /// Attaches `img`; None, with the reason printed, when the machine does
+    /// not allow it (not root, no loop devices).
+    pub fn attach(img: &Path) -> Option<LoopDev> {
+        let out = Proc::new("losetup")
+            .args(["--find", "--show"])
+            .arg(img)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(LoopDev {
+                dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            }),
+            Ok(o) => {
+                eprintln!(
+                    "skipped: cannot attach a loop device (root needed): {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("skipped: losetup: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Proc::new("losetup").args(["-d", &self.dev]).status();
+    }
+}

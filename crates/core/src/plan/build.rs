@@ -431,6 +431,25 @@ fn place_files(
                 ),
             ));
         }
+        // fio's allow_mounted_write: writing under a mounted filesystem
+        // corrupts it, so a device in use is refused before anything runs.
+        if disk.block_device
+            && (pj.rw.mode.writes() || pj.rw.mode.trims())
+            && !diskless
+            && !job.flag(Opt::AllowMountedWrite)
+        {
+            let users = crate::devuse::users(&path);
+            if !users.is_empty() {
+                return Err(cx.err(
+                    Some(Opt::Rw),
+                    format!(
+                        "refusing to write to `{}`: {}; writing under a filesystem or another user corrupts it (allow_mounted_write=1 writes anyway)",
+                        path.display(),
+                        users.join("; ")
+                    ),
+                ));
+            }
+        }
         let existing = disk.size.filter(|s| *s > 0 || disk.block_device);
         // The file's own extent: filesize, else its share of size, else
         // what is on disk.

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use iolab_engine::clock::Clock;
 use iolab_engine::host::thread_cpu_usage;
 use iolab_engine::{Completion, Engine, FileId, IoUnit, Op, Queued};
+use iolab_spec::value::RwMode;
 use iolab_stats::{CpuResult, DepthDist, Dir, JobResult};
 
 use crate::gen::{BsGen, Rng, RwMix};
@@ -166,6 +167,11 @@ impl Worker {
             (job.loops.max(1), job.io_size)
         };
         let limit_ios = job.number_ios.unwrap_or(u64::MAX);
+        // fio counts reads and writes towards the size, and trims only in
+        // a job that does nothing else: trimwrite trims `size` bytes and
+        // writes `size` bytes.
+        let trims_only = matches!(job.rw.mode, RwMode::Trim | RwMode::RandTrim);
+        let counted = [!trims_only, !trims_only, trims_only];
         let mut done: Vec<Completion> = Vec::with_capacity(job.iodepth as usize);
 
         let clock = Clock::get();
@@ -302,7 +308,9 @@ impl Worker {
                         offset,
                         len,
                     };
-                    loop_bytes += len as u64;
+                    if counted[d] {
+                        loop_bytes += len as u64;
+                    }
                     loop_ios += 1;
                     if let Some(rate) = &mut self.rate {
                         rate.issued(dir, len as u64);
@@ -338,7 +346,9 @@ impl Worker {
                         }
                         Ok(Queued::Busy) => {
                             free.push(slot);
-                            loop_bytes -= len as u64;
+                            if counted[d] {
+                                loop_bytes -= len as u64;
+                            }
                             loop_ios -= 1;
                             out.issued[d] -= 1;
                         }

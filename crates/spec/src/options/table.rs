@@ -330,6 +330,10 @@ option_table! {
         .default("1")
         .help("Allow creating files that do not exist yet")
         .example("0");
+    AllowMountedWrite = opt("allow_mounted_write", Kind::Bool, C::Files)
+        .default("0")
+        .help("Allow writing to a block device that is mounted, used as swap or held")
+        .example("1");
     Fallocate = opt("fallocate", Kind::Choice(FALLOCATE_MODES), C::Files)
         .default("native")
         .help("How space is preallocated when files are laid out")
