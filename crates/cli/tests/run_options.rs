@@ -447,3 +447,45 @@ fn a_mounted_block_device_is_not_written_to() {
         b"data that must survive"
     );
 }
+
+#[test]
+fn fadvise_hint_chooses_the_advice_given_at_open() {
+    if Proc::new("strace").arg("-V").output().is_err() {
+        eprintln!("skipped: strace is not installed (Debian package strace)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("f"), vec![7u8; 1 << 20]).unwrap();
+    let advice = |rw: &str, hint: Option<&str>| -> Vec<String> {
+        let trace = dir.path().join("trace");
+        let mut cmd = Proc::new("strace");
+        cmd.args(["-f", "-e", "trace=fadvise64", "-o"])
+            .arg(&trace)
+            .arg(assert_cmd::cargo::cargo_bin("iolab"))
+            .current_dir(dir.path())
+            .args(["run", "--no-store", "--name=a", "--filename=f", "--bs=4k"])
+            .args(["--size=1m", "--invalidate=0", &format!("--rw={rw}")]);
+        if let Some(h) = hint {
+            cmd.arg(format!("--fadvise_hint={h}"));
+        }
+        assert!(cmd.output().unwrap().status.success());
+        fs::read_to_string(&trace)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("fadvise64("))
+            .filter_map(|l| {
+                let a = l.split(", ").nth(3)?;
+                Some(a.split(')').next()?.to_string())
+            })
+            .collect()
+    };
+    // fio's default: the job's pattern.
+    assert_eq!(advice("randread", None), ["POSIX_FADV_RANDOM"]);
+    assert_eq!(advice("read", None), ["POSIX_FADV_SEQUENTIAL"]);
+    assert_eq!(advice("randread", Some("0")), Vec::<String>::new());
+    assert_eq!(
+        advice("randread", Some("sequential")),
+        ["POSIX_FADV_SEQUENTIAL"]
+    );
+    assert_eq!(advice("read", Some("random")), ["POSIX_FADV_RANDOM"]);
+}

@@ -19,8 +19,8 @@ use iolab_engine::SyncMode;
 use crate::gen::Seeds;
 
 use super::{
-    BsSpec, EngineTuning, ExitWhat, FileService, JobFile, Layout, PaceSpec, Plan, PlanError,
-    PlanFile, PlanJob, RandomSpec, StatsSpec,
+    BsSpec, EngineTuning, ExitWhat, Fadvise, FileService, JobFile, Layout, PaceSpec, Plan,
+    PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
 };
 
 /// The logical block size every device takes; direct I/O needs multiples.
@@ -195,6 +195,12 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         Some("dsync") => SyncMode::Dsync,
         _ => SyncMode::None,
     };
+    let fadvise = match job.choice(Opt::FadviseHint) {
+        Some("0") => Fadvise::None,
+        Some("sequential") => Fadvise::Sequential,
+        Some("random") => Fadvise::Random,
+        _ => Fadvise::Pattern,
+    };
     let fallocate = job
         .choice(Opt::Fallocate)
         .and_then(FallocMode::from_fio)
@@ -284,6 +290,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         overwrite: job.flag(Opt::Overwrite),
         file_append: job.flag(Opt::FileAppend),
         unlink: job.flag(Opt::Unlink),
+        fadvise,
         fallocate,
         random: RandomSpec {
             norandommap: job.flag(Opt::Norandommap) || job.get(Opt::Ba).is_some(),

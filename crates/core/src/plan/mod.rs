@@ -247,6 +247,7 @@ pub struct PlanJob {
     /// The I/O region starts at the file's end as it was when planned.
     pub file_append: bool,
     pub unlink: bool,
+    pub fadvise: Fadvise,
     pub fallocate: FallocMode,
     pub random: RandomSpec,
     pub pace: PaceSpec,
@@ -301,4 +302,17 @@ pub struct Plan {
     /// The options the first job took from `[global]`, for fio's "global
     /// options".
     pub global_options: Vec<(String, String)>,
+}
+
+/// The posix_fadvise(2) hint a job's files get when opened (fio's
+/// `fadvise_hint`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fadvise {
+    /// None at all.
+    None,
+    /// Random for a random job, sequential otherwise (fio's default).
+    #[default]
+    Pattern,
+    Sequential,
+    Random,
 }

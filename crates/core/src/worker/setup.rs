@@ -8,7 +8,7 @@ use iolab_stats::Dir;
 
 use crate::data::DataGen;
 use crate::gen::{BsGen, OffsetGen, Pattern, Region, RwMix, Stream};
-use crate::plan::{BsSpec, Layout, PlanFile, PlanJob};
+use crate::plan::{BsSpec, Fadvise, Layout, PlanFile, PlanJob};
 
 use super::fileset::{FileSet, WFile};
 use super::pace::{MinRate, RateLimit, Think};
@@ -72,10 +72,12 @@ impl Worker {
                     && (pf.layout == Layout::OnOpen || job.unlink_each_loop),
                 direct: job.direct,
                 sync: job.sync,
-                access: if mode.is_random() {
-                    Access::Random
-                } else {
-                    Access::Sequential
+                access: match job.fadvise {
+                    Fadvise::None => Access::Normal,
+                    Fadvise::Sequential => Access::Sequential,
+                    Fadvise::Random => Access::Random,
+                    Fadvise::Pattern if mode.is_random() => Access::Random,
+                    Fadvise::Pattern => Access::Sequential,
                 },
                 size: jf.offset.saturating_add(jf.len),
             };

@@ -35,6 +35,25 @@ const MAX: i64 = i64::MAX;
 const THREAD_IGNORED: &str =
     "iolab runs each job clone on its own thread; fio uses it to pick threads over processes";
 
+const FADVISE_HINTS: &[Choice] = &[
+    choice(
+        "0",
+        &["false", "no"],
+        "no hint: the kernel's default readahead",
+    ),
+    choice(
+        "1",
+        &["true", "yes"],
+        "the job's pattern: random for random jobs, sequential otherwise",
+    ),
+    choice(
+        "sequential",
+        &[],
+        "POSIX_FADV_SEQUENTIAL whatever the pattern",
+    ),
+    choice("random", &[], "POSIX_FADV_RANDOM whatever the pattern"),
+];
+
 const FALLOCATE_MODES: &[Choice] = &[
     choice(
         "none",
@@ -334,6 +353,10 @@ option_table! {
         .default("0")
         .help("Allow writing to a block device that is mounted, used as swap or held")
         .example("1");
+    FadviseHint = opt("fadvise_hint", Kind::Choice(FADVISE_HINTS), C::Files)
+        .default("1")
+        .help("Hint given to the kernel with posix_fadvise(2) when a file is opened")
+        .example("0");
     Fallocate = opt("fallocate", Kind::Choice(FALLOCATE_MODES), C::Files)
         .default("native")
         .help("How space is preallocated when files are laid out")
