@@ -30,6 +30,8 @@ mod syncbase;
 mod uring;
 
 #[cfg(test)]
+mod refusal_tests;
+#[cfg(test)]
 mod testutil;
 
 use std::path::PathBuf;
