@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use clap::Args;
 use iolab_lab::campaign::{self, Options, Progress};
-use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list, TargetSpec};
+use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list, TargetKind, TargetSpec};
 use iolab_lab::{cleanup, suite, LabError};
 use iolab_store::{Kind, Metric};
 
@@ -67,7 +67,7 @@ pub struct CompareArgs {
     /// Seconds per workload run.
     #[arg(long, default_value_t = 5, value_name = "SECS")]
     runtime: u64,
-    /// Built-in workload suite (see --list-suites); default `quick`
+    /// Built-in workload suite (see --list-suites); default `studies`
     /// unless --job is given.
     #[arg(long, value_name = "NAME")]
     suite: Option<String>,
@@ -119,33 +119,15 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
             args.size
         )));
     };
-    let suite_name = match (&args.suite, args.jobs.is_empty()) {
-        (Some(n), _) => Some(n.as_str()),
-        (None, true) => Some(suite::NAMES[0]),
-        (None, false) => None,
-    };
-    let mut suite = match suite_name {
-        Some(n) => match suite::builtin(n) {
-            Some(s) => s,
-            None => {
-                return Ok(bad(format!(
-                    "--suite `{n}`: no such suite (built-in: {})",
-                    suite::NAMES.join(", ")
-                )))
-            }
-        },
-        None => suite::Suite {
-            name: "jobs".into(),
-            about: "job files given with --job".into(),
-            workloads: Vec::new(),
-        },
-    };
-    for path in &args.jobs {
-        match suite::Workload::from_file(path) {
-            Ok(w) => suite.workloads.push(w),
-            Err(e) => return Ok(bad(e.to_string())),
-        }
+    if args.repeat == 0 {
+        return Ok(bad(
+            "--repeat 0: each workload must run at least once (give 1 or more)".into(),
+        ));
     }
+    let suite = match choose_suite(args.suite.as_deref(), &args.jobs) {
+        Ok(s) => s,
+        Err(e) => return Ok(bad(e)),
+    };
     let targets = match targets(args) {
         Ok(t) if t.is_empty() => {
             return Ok(bad(
@@ -158,7 +140,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     let opts = Options {
         workdir: args.workdir.clone(),
         size,
-        repeat: args.repeat.max(1),
+        repeat: args.repeat,
         runtime_s: args.runtime.max(1),
         suite,
         device: args.device.clone(),
@@ -205,8 +187,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         eprintln!("iolab: interrupted; the comparison is partial");
         return Ok(Status::Failed);
     }
-    let where_ = args.workdir.clone().unwrap_or_else(std::env::temp_dir);
-    let mut record = keep::record(Kind::Compare, &where_, &args.store);
+    let mut record = compare_record(&targets, args.device.as_deref(), c, &args.store);
     record.result_json = serde_json::to_string(c)?;
     record.job_text = opts
         .suite
@@ -225,6 +206,110 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         return Ok(Status::Failed);
     }
     Ok(Status::Success)
+}
+
+/// The workloads: the `--suite` named, the default suite when neither
+/// `--suite` nor `--job` is given, and each `--job` file (under a name
+/// no other workload has).
+fn choose_suite(name: Option<&str>, jobs: &[PathBuf]) -> Result<suite::Suite, String> {
+    let name = match name {
+        Some(n) => Some(n),
+        None if jobs.is_empty() => Some(suite::DEFAULT),
+        None => None,
+    };
+    let mut chosen = match name {
+        Some(n) => suite::builtin(n).ok_or_else(|| {
+            format!(
+                "--suite `{n}`: no such suite (built-in: {})",
+                suite::NAMES.join(", ")
+            )
+        })?,
+        None => suite::Suite {
+            name: "jobs".into(),
+            about: "job files given with --job".into(),
+            workloads: Vec::new(),
+        },
+    };
+    for path in jobs {
+        chosen.add(suite::Workload::from_file(path).map_err(|e| e.to_string())?);
+    }
+    Ok(chosen)
+}
+
+/// The stored record of a comparison, found by `history --target` and
+/// `--fs` through the targets it compared (skipped ones left out): its
+/// target is `LABEL=WHERE` per target, joined with `, ` (WHERE is the
+/// directory of a `--target`, the `--device`, or `loop image`), and its
+/// filesystem type the filesystems, comma-separated in target order, each
+/// once (a directory target's is that of the mount holding it). The
+/// provenance has the host's facts; its mount and device facts are those
+/// of the one directory target when there is just one, the `--device`'s
+/// name, or none.
+fn compare_record(
+    targets: &[TargetSpec],
+    device: Option<&Path>,
+    c: &iolab_stats::Comparison,
+    store: &StoreArgs,
+) -> iolab_store::Record {
+    let compared: Vec<&TargetSpec> = targets
+        .iter()
+        .filter(|t| {
+            c.targets
+                .iter()
+                .any(|col| col.label == t.label && col.skipped.is_none())
+        })
+        .collect();
+    let mut places = Vec::new();
+    let mut fs_types: Vec<String> = Vec::new();
+    let mut dirs = Vec::new();
+    for t in &compared {
+        let (place, fs) = match &t.kind {
+            TargetKind::Dir { path } => {
+                let p = keep::provenance(path);
+                dirs.push(p.clone());
+                (p.target, p.fs_type)
+            }
+            TargetKind::Format { fs, .. } => (
+                device
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_else(|| "loop image".into()),
+                fs.clone(),
+            ),
+        };
+        places.push(format!("{}={place}", t.label));
+        if !fs.is_empty() && !fs_types.contains(&fs) {
+            fs_types.push(fs);
+        }
+    }
+    let mut prov = match (dirs.len(), compared.len()) {
+        (1, 1) => dirs.remove(0),
+        _ => {
+            let host = keep::provenance(&std::env::temp_dir());
+            iolab_store::Provenance {
+                time: host.time,
+                host: host.host,
+                kernel: host.kernel,
+                cpu_model: host.cpu_model,
+                cpu_count: host.cpu_count,
+                memory_bytes: host.memory_bytes,
+                iolab_version: host.iolab_version,
+                block_device: device
+                    .and_then(|d| d.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                ..Default::default()
+            }
+        }
+    };
+    prov.target = places.join(", ");
+    prov.fs_type = fs_types.join(",");
+    iolab_store::Record {
+        target: prov.target.clone(),
+        provenance: prov,
+        tags: store.tags.clone(),
+        command_line: keep::command_line(),
+        ..iolab_store::Record::new(Kind::Compare)
+    }
 }
 
 /// Each target's median of each metric, with the repeats as samples, for
@@ -264,7 +349,7 @@ fn targets(args: &CompareArgs) -> Result<Vec<TargetSpec>, LabError> {
     for t in &args.targets {
         v.push(parse_dir_target(t)?);
     }
-    assign_labels(&mut v);
+    assign_labels(&mut v)?;
     Ok(v)
 }
 
@@ -434,6 +519,33 @@ impl Out {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_suite_is_the_studies() {
+        let s = choose_suite(None, &[]).unwrap();
+        assert_eq!(s.name, "studies");
+        assert!(s.workloads.iter().any(|w| w.name == "stonewall-4"));
+        assert_eq!(choose_suite(Some("quick"), &[]).unwrap().name, "quick");
+        let e = choose_suite(Some("nope"), &[]).unwrap_err();
+        assert!(
+            e.contains("built-in: studies, quick, meta, bs-sweep"),
+            "{e}"
+        );
+        // Job files alone: only them, under names of their own.
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("j1"), d.path().join("j2"));
+        for dir in [&a, &b] {
+            std::fs::create_dir(dir).unwrap();
+            std::fs::write(dir.join("x.fio"), "[x]\nrw=write\nsize=64k\n").unwrap();
+        }
+        let s = choose_suite(None, &[a.join("x.fio"), b.join("x.fio")]).unwrap();
+        let names: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["x", "x#2"]);
+        assert_eq!(
+            s.workloads[1].source.as_deref(),
+            Some(b.join("x.fio").as_path())
+        );
+    }
 
     #[test]
     fn sizes() {

@@ -50,10 +50,12 @@ pub struct FilterArgs {
     /// Only results carrying this tag
     #[arg(long, value_name = "TEXT")]
     pub tag: Option<String>,
-    /// Only results measured on this filesystem type (ext4, xfs, ...)
+    /// Only results measured on this filesystem type (ext4, xfs, ...);
+    /// a comparison matches each filesystem it compared
     #[arg(long = "fs", value_name = "TYPE")]
     pub fs: Option<String>,
-    /// Only results whose target path contains this text
+    /// Only results whose target path contains this text (a
+    /// comparison's target lists every target it compared)
     #[arg(long, value_name = "TEXT")]
     pub target: Option<String>,
     /// Only results since a date or time (2026-11-01, 2026-11-01T12:00:00Z)

@@ -52,13 +52,17 @@ fn three_filesystems_side_by_side_with_skipped_targets() {
     }
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
+    let db = dir.path().join("results.db");
     let out = iolab()
+        .env("IOLAB_DB", &db)
         .args([
             "compare",
             "--fs",
             "ext4,xfs,btrfs,nosuchfs,f2fs",
             "--size",
-            "320M",
+            "1G",
+            "--suite",
+            "quick",
         ])
         .args([
             "--repeat",
@@ -70,7 +74,7 @@ fn three_filesystems_side_by_side_with_skipped_targets() {
             "--workdir",
         ])
         .arg(&work)
-        .timeout(Duration::from_secs(100))
+        .timeout(Duration::from_secs(150))
         .output()
         .unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
@@ -119,17 +123,47 @@ fn three_filesystems_side_by_side_with_skipped_targets() {
         assert_eq!(values[4].trim(), "-", "{line}");
     }
     assert!(
-        stdout.contains("nosuchfs: skipped: unknown filesystem `nosuchfs`"),
+        stdout.contains("\n  nosuchfs: skipped: unknown filesystem `nosuchfs`: neither the kernel nor a mkfs.nosuchfs on PATH knows it\n"),
         "{stdout}"
     );
+    let f2fs = f2fs_reason();
     assert!(
-        stdout.contains("f2fs: skipped:") && stdout.contains("f2fs"),
-        "{stdout}"
+        stdout.contains(&format!("\n  f2fs: skipped: {f2fs}\n")),
+        "expected `{f2fs}` in\n{stdout}"
     );
     assert!(stdout.contains("xN = ratio to ext4"));
     // Everything the lab made is gone, the workdir it created included.
     assert!(!work.exists());
     assert!(!mounts_mention(dir.path()) && !loops_mention(dir.path()));
+    // The stored comparison is found by each filesystem it measured, not
+    // by the one it skipped.
+    for (fs, found) in [("xfs", true), ("btrfs", true), ("f2fs", false)] {
+        let h = iolab()
+            .env("IOLAB_DB", &db)
+            .args(["history", "--kind", "compare", "--fs", fs])
+            .output()
+            .unwrap();
+        let h = text(&h.stdout);
+        let line = h.lines().find(|l| l.contains(" compare "));
+        assert_eq!(line.is_some(), found, "{fs}:\n{h}");
+        if let Some(l) = line {
+            assert!(
+                l.contains("ext4,xfs,btrfs") && l.contains("ext4=loop image"),
+                "{l}"
+            );
+        }
+    }
+}
+
+/// Why f2fs is skipped on this host, as the lab words it: the kernel
+/// lacks it, and mkfs.f2fs may be missing as well.
+fn f2fs_reason() -> String {
+    let kernel = "the kernel does not support f2fs (not in /proc/filesystems, no loadable module)";
+    if iolab_lab::exec::find_program("mkfs.f2fs").is_some() {
+        kernel.to_string()
+    } else {
+        format!("{kernel} and mkfs.f2fs is not installed (not on PATH)")
+    }
 }
 
 #[test]
@@ -180,6 +214,7 @@ impl Mounted {
             .unwrap();
         assert!(ok.success());
         iolab_lab::mount::mount("ext4", &m.dev, &m.mnt, None).unwrap();
+        std::fs::write(m.mnt.join("mine"), b"still here").unwrap();
         m
     }
 }
@@ -212,9 +247,19 @@ fn mounted_device_is_refused_with_its_mount_point() {
         err.contains(&format!("mounted at {}", m.mnt.display())),
         "{err}"
     );
-    // Nothing was formatted: the filesystem is still mounted and readable.
-    assert!(mounts_mention(&m.mnt) || std::fs::read_dir(&m.mnt).is_ok());
-    assert!(m.mnt.join("lost+found").is_dir());
+    // Nothing was formatted or unmounted: the filesystem is still mounted
+    // there, with the file written on it before.
+    assert!(mount_point_of(&m.dev).as_deref() == Some(m.mnt.as_path()));
+    assert_eq!(std::fs::read(m.mnt.join("mine")).unwrap(), b"still here");
+}
+
+/// Where `dev` is mounted, from /proc/mounts (octal escapes decoded).
+fn mount_point_of(dev: &Path) -> Option<PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    mounts.lines().find_map(|l| {
+        let mut f = l.split(' ');
+        (f.next()? == dev.to_str()?).then(|| PathBuf::from(f.next().unwrap().replace("\\040", " ")))
+    })
 }
 
 #[test]
@@ -232,6 +277,8 @@ fn kill_9_mid_workload_then_cleanup_leaves_nothing() {
             "ext4",
             "--size",
             "320M",
+            "--suite",
+            "quick",
             "--repeat",
             "1",
             "--runtime",
@@ -264,8 +311,18 @@ fn kill_9_mid_workload_then_cleanup_leaves_nothing() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    // While the workload runs, the loop device reads its image with
+    // direct I/O (the image is not cached a second time).
+    let img = work.join("1-ext4.img");
+    let devs = iolab_lab::loopdev::devices_backed_by(&img);
+    let dio: Vec<Option<bool>> = devs
+        .iter()
+        .map(|d| iolab_lab::loopdev::direct_io(d))
+        .collect();
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    assert_eq!(devs.len(), 1, "{devs:?}");
+    assert_eq!(dio, [Some(true)], "{} loop/dio", devs[0].display());
     assert!(
         mounts_mention(&work) && loops_mention(&work),
         "the kill left the state to clean"
@@ -295,13 +352,18 @@ fn kill_9_mid_workload_then_cleanup_leaves_nothing() {
         "workdir left: {:?}",
         std::fs::read_dir(&work).map(|d| d.count())
     );
-    // A second cleanup finds nothing.
+    // A second cleanup finds nothing, and says so.
     let again = iolab()
         .args(["compare", "--cleanup", "--workdir"])
         .arg(&work)
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(0));
+    assert_eq!(
+        text(&again.stdout),
+        format!("nothing to clean in {} (no state file)\n", work.display())
+    );
+    assert_eq!(text(&again.stderr), "");
 }
 
 /// Runs iolab as `nobody` when this test runs as root, so that the
@@ -347,6 +409,8 @@ fn directory_targets_without_root() {
         &tb,
         "--size",
         "64M",
+        "--suite",
+        "quick",
         "--repeat",
         "1",
         "--runtime",
@@ -426,6 +490,8 @@ fn bad_input_exits_2() {
         vec!["compare", "--fs", "ext4", "--suite", "nope"],
         vec!["compare", "--fs", "ext4", "--output-format", "xml"],
         vec!["compare", "--target", "a=/nonexistent-iolab-dir"],
+        vec!["compare", "--target", "a=/tmp", "--repeat", "0"],
+        vec!["compare", "--target", "a=/tmp", "--target", "a=/"],
     ] {
         let out = iolab().args(&args).output().unwrap();
         assert_eq!(
@@ -439,11 +505,47 @@ fn bad_input_exits_2() {
 }
 
 #[test]
+fn bad_input_names_the_problem() {
+    let out = iolab()
+        .args(["compare", "--target", "a=/tmp", "--repeat", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&out.stderr),
+        "iolab: --repeat 0: each workload must run at least once (give 1 or more)\n"
+    );
+    let out = iolab()
+        .args(["compare", "--target", "a=/tmp", "--target", "a=/"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&out.stderr),
+        "iolab: target `a=/`: the label `a` is given twice (also to `a=/tmp`); give each target its own\n"
+    );
+}
+
+#[test]
 fn list_suites_shows_the_jobs() {
     let out = iolab().args(["compare", "--list-suites"]).output().unwrap();
     assert!(out.status.success());
     let s = text(&out.stdout);
-    assert!(s.contains("quick:") && s.contains("studies:"), "{s}");
+    // The studies come first, as the default; the quick suite stays.
+    assert!(
+        s.starts_with("studies: the default: the published comparisons"),
+        "{s}"
+    );
+    assert!(s.contains("\nquick: "), "{s}");
+    // The stonewalled item runs the jobs in job text (a)'s order.
+    let order: Vec<usize> = [
+        "[Read-Seq]",
+        "[Read-Random]",
+        "[Write-Seq]",
+        "[Write-Random]",
+    ]
+    .iter()
+    .map(|j| s.find(j).unwrap_or_else(|| panic!("{j} in\n{s}")))
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     assert!(
         s.contains("[randrw-20-80]") && s.contains("rwmixread=20"),
         "{s}"
@@ -465,6 +567,8 @@ fn ctrl_c_mid_workload_cleans_up() {
             "ext4",
             "--size",
             "320M",
+            "--suite",
+            "quick",
             "--repeat",
             "1",
             "--runtime",
@@ -519,6 +623,8 @@ fn a_named_device_is_formatted_for_each_filesystem_and_left_attached() {
             "--fs",
             "ext4,xfs",
             "--destroy-data",
+            "--suite",
+            "quick",
             "--repeat",
             "1",
             "--runtime",
@@ -596,7 +702,9 @@ fn user_job_files_run_in_each_target() {
     for t in ["A", "B"] {
         for row in ["mixed/fill.write.mb_s", "mixed/check.read.iops"] {
             assert!(
-                stdout.contains(&format!("{row},")) && stdout.contains(&format!(",{t},ok,")),
+                stdout
+                    .lines()
+                    .any(|l| l.starts_with(&format!("{row},")) && l.contains(&format!(",{t},ok,"))),
                 "{row} {t}\n{stdout}"
             );
         }
@@ -616,10 +724,17 @@ fn user_job_files_run_in_each_target() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
+    // The message names the real target and where its files go, not a
+    // placeholder.
+    let inside = a.path().join("iolab-compare-");
     assert!(
-        err.contains("filename `/etc/hostname` is outside the target"),
+        err.contains(&format!(
+            "filename `/etc/hostname` is outside target `A` (its files go in {}",
+            inside.display()
+        )),
         "{err}"
     );
+    assert!(!err.contains("/iolab-target"), "{err}");
 }
 
 #[test]
@@ -694,6 +809,7 @@ fn second_ctrl_c_removes_everything_and_exits() {
     let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
         .env("IOLAB_DB", common::test_db())
         .args(["compare", "--fs", "ext4", "--size", "320M", "--repeat", "1"])
+        .args(["--suite", "quick"])
         .args(["--runtime", "30", "--workdir"])
         .arg(&work)
         .stdout(Stdio::null())
@@ -749,6 +865,7 @@ fn the_next_compare_cleans_what_a_killed_run_left() {
     let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
         .env("IOLAB_DB", common::test_db())
         .args(["compare", "--fs", "ext4", "--size", "320M", "--repeat", "1"])
+        .args(["--suite", "quick"])
         .args(["--runtime", "30"])
         .env("TMPDIR", tmp.path())
         .stdout(Stdio::null())
@@ -824,4 +941,366 @@ fn the_meta_suite_puts_metadata_rows_side_by_side() {
     }
     // The files are gone from both targets.
     assert!(common::entries(&a).is_empty() && common::entries(&b).is_empty());
+}
+
+/// A loop device the test attached itself, detached when dropped.
+struct UserLoop(PathBuf);
+
+impl Drop for UserLoop {
+    fn drop(&mut self) {
+        let _ = iolab_lab::loopdev::detach(&self.0);
+    }
+}
+
+#[test]
+fn what_iolab_did_not_create_is_never_removed() {
+    if !need_root(&["ext4"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The user's image, attached to the user's loop device, where the
+    // lab would put its own.
+    let work = dir.path().join("wu2");
+    std::fs::create_dir(&work).unwrap();
+    let img = work.join("1-ext4.img");
+    iolab_lab::image::create_sparse(&img, 64 << 20).unwrap();
+    let user = UserLoop(iolab_lab::loopdev::attach(&img).unwrap());
+    let run = |work: &Path| {
+        iolab()
+            .args(["compare", "--fs", "ext4", "--size", "256M", "--repeat", "1"])
+            .args(["--suite", "quick", "--runtime", "1", "--workdir"])
+            .arg(work)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap()
+    };
+    let out = run(&work);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains(&format!(
+            "ext4: failed: `{}` exists already and iolab did not create it: not using it as an image file",
+            img.display()
+        )),
+        "{stdout}"
+    );
+    assert_eq!(
+        iolab_lab::loopdev::backing_file(&user.0).as_deref(),
+        Some(img.as_path()),
+        "the user's loop device was detached"
+    );
+    assert_eq!(std::fs::metadata(&img).unwrap().len(), 64 << 20);
+    assert_eq!(common::entries(&work), ["1-ext4.img"]);
+
+    // An empty directory where the lab would mount: the lab's own image
+    // and loop device go, the directory stays.
+    let work = dir.path().join("wu3");
+    let mnt = work.join("mnt-1-ext4");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let out = run(&work);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains(&format!(
+            "ext4: failed: `{}` exists already and iolab did not create it: not using it as a mount point",
+            mnt.display()
+        )),
+        "{stdout}"
+    );
+    assert!(mnt.is_dir(), "the user's directory was removed");
+    assert_eq!(common::entries(&work), ["mnt-1-ext4"]);
+    assert!(!loops_mention(&work) && !mounts_mention(&work));
+}
+
+#[test]
+fn job_files_cannot_put_files_outside_the_target() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("A");
+    std::fs::create_dir(&a).unwrap();
+    let job = d.path().join("esc.fio");
+    let format = format!("{}/x/ESCAPED.$jobnum", d.path().display());
+    for (option, named) in [
+        ("directory=../escaped", "directory `../escaped`"),
+        ("filename=../escaped-file", "filename `../escaped-file`"),
+        (
+            &*format!("filename_format={format}"),
+            &*format!("filename_format `{format}`"),
+        ),
+    ] {
+        std::fs::write(&job, format!("[w]\nrw=write\nbs=4k\nsize=64k\n{option}\n")).unwrap();
+        let out = iolab()
+            .args(["compare", "--repeat", "1", "--job"])
+            .arg(&job)
+            .arg("--target")
+            .arg(format!("A={}", a.display()))
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{option}: {err}");
+        assert!(
+            err.contains(&format!(
+                "job file `{}`, job `w`: {named} is outside target `A`",
+                job.display()
+            )),
+            "{option}: {err}"
+        );
+        // Nothing was created, in the target or beside it.
+        assert!(common::entries(&a).is_empty(), "{option}");
+        assert_eq!(common::entries(d.path()), ["A", "esc.fio"], "{option}");
+    }
+    if !need_root(&["ext4"]) {
+        return;
+    }
+    std::fs::write(
+        &job,
+        "[w]\nrw=write\nbs=4k\nsize=64k\nfilename=../escaped-file\n",
+    )
+    .unwrap();
+    let work = d.path().join("work");
+    let out = iolab()
+        .args(["compare", "--fs", "ext4", "--job"])
+        .arg(&job)
+        .arg("--workdir")
+        .arg(&work)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "filename `../escaped-file` is outside the filesystem of target `ext4` (it lands at "
+        ),
+        "{err}"
+    );
+    assert!(!work.exists() && !loops_mention(d.path()));
+}
+
+/// A temporary directory with target directories `A` and `B` in it.
+fn two_dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("A"), d.path().join("B"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    (d, a, b)
+}
+
+/// `iolab compare --repeat 1 --output-format FORMAT` of job files on
+/// directory targets (NAME, DIR), which must succeed; its output.
+fn compare_jobs(db: &Path, format: &str, jobs: &[&Path], targets: &[(&str, &Path)]) -> String {
+    let mut cmd = iolab();
+    cmd.env("IOLAB_DB", db)
+        .args(["compare", "--repeat", "1", "--output-format", format]);
+    for j in jobs {
+        cmd.arg("--job").arg(j);
+    }
+    for (name, dir) in targets {
+        cmd.arg("--target").arg(format!("{name}={}", dir.display()));
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn job_files_with_one_name_get_rows_of_their_own() {
+    let (d, a, _) = two_dirs();
+    let db = d.path().join("results.db");
+    let mut jobs = Vec::new();
+    for (sub, bs) in [("j1", "64k"), ("j2", "4k")] {
+        std::fs::create_dir(d.path().join(sub)).unwrap();
+        let job = d.path().join(sub).join("x.fio");
+        std::fs::write(&job, format!("[x]\nrw=write\nbs={bs}\nsize=256k\n")).unwrap();
+        jobs.push(job);
+    }
+    let jobs: Vec<&Path> = jobs.iter().map(PathBuf::as_path).collect();
+    let run = |format: &str| compare_jobs(&db, format, &jobs, &[("A", &a)]);
+    let csv = run("csv");
+    // One run each, not two runs mixed in one row.
+    for key in ["x.write.iops", "x#2.write.iops"] {
+        let line = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("{key},")))
+            .unwrap_or_else(|| panic!("no {key} in\n{csv}"));
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f[8], "1", "{line}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    // 64 KiB blocks for x, 4 KiB for x#2: 4 and 64 I/Os of 256 KiB.
+    let runs: Vec<(String, u64)> = v["iolab compare"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["workload"].as_str().unwrap().to_string(),
+                r["fio"]["jobs"][0]["write"]["total_ios"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(runs, [("x".to_string(), 4), ("x#2".to_string(), 64)]);
+    let table = run("table");
+    assert!(
+        table.contains(&format!(
+            "note: workload `x#2` is the job file {} (another workload has its name)",
+            jobs[1].display()
+        )),
+        "{table}"
+    );
+}
+
+#[test]
+fn warnings_are_flagged_in_the_comparison() {
+    let (d, a, b) = two_dirs();
+    let db = d.path().join("results.db");
+    let job = d.path().join("qd.fio");
+    std::fs::write(
+        &job,
+        "[qd]\nrw=randwrite\nbs=4k\nsize=1m\nioengine=psync\niodepth=8\n",
+    )
+    .unwrap();
+    let compare = |format: &str| compare_jobs(&db, format, &[&job], &[("A", &a), ("B", &b)]);
+    let table = compare("table");
+    let legend = table
+        .lines()
+        .find(|l| l.contains(" queue-depth-not-reached: "))
+        .unwrap_or_else(|| panic!("no legend line in\n{table}"));
+    let (marker, rest) = legend.trim().split_once(' ').unwrap();
+    assert!(marker.starts_with('w'), "{legend}");
+    assert_eq!(rest, "queue-depth-not-reached: A qd; B qd", "{legend}");
+    // Every qd cell of both targets carries the marker.
+    for row in ["qd write  ", "qd write clat p99"] {
+        for l in table.lines().filter(|l| l.starts_with(row)) {
+            let cells: Vec<&str> = l
+                .split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect();
+            for cell in &cells[cells.len() - 2..] {
+                assert!(
+                    cell.rsplit(' ')
+                        .next()
+                        .unwrap()
+                        .split(',')
+                        .any(|m| m == marker),
+                    "{marker} missing in `{cell}` of\n{l}"
+                );
+            }
+        }
+    }
+    let csv = compare("csv");
+    for t in ["A", "B"] {
+        assert!(
+            csv.lines().any(|l| l.starts_with("qd.write.iops,")
+                && l.contains(&format!(",{t},ok,"))
+                && l.rsplit(',')
+                    .next()
+                    .unwrap()
+                    .split(';')
+                    .any(|c| c == "queue-depth-not-reached")),
+            "{t}:\n{csv}"
+        );
+    }
+    let v: serde_json::Value = serde_json::from_str(&compare("json")).unwrap();
+    let c = &v["iolab compare"];
+    let iops = c["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["key"] == "qd.write.iops")
+        .unwrap();
+    for t in ["A", "B"] {
+        let codes = iops["values"][t]["warnings"].as_array().unwrap();
+        assert!(
+            codes.iter().any(|c| c == "queue-depth-not-reached"),
+            "{t}: {codes:?}"
+        );
+    }
+    let texts: Vec<&str> = c["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "queue-depth-not-reached")
+        .map(|w| w["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(
+        texts[0].contains("iodepth=8 will not be reached with ioengine=psync"),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn comparisons_are_found_by_their_targets() {
+    let (d, a, b) = two_dirs();
+    let db = d.path().join("results.db");
+    let job = d.path().join("tiny.fio");
+    std::fs::write(&job, "[t]\nrw=write\nbs=64k\nsize=256k\n").unwrap();
+    compare_jobs(&db, "table", &[&job], &[("A", &a), ("B", &b)]);
+    let fs = iolab_core::probe::Environment::probe(&a).fs_type;
+    assert!(!fs.is_empty());
+    let history = |args: &[&str]| {
+        let out = iolab()
+            .env("IOLAB_DB", &db)
+            .args(["history", "--output-format", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v.as_array().unwrap().clone()
+    };
+    let b_dir = b.display().to_string();
+    for args in [
+        vec!["--target", b_dir.as_str()],
+        vec!["--fs", fs.as_str(), "--kind", "compare"],
+    ] {
+        let found = history(&args);
+        assert_eq!(found.len(), 1, "{args:?}: {found:?}");
+        assert_eq!(
+            found[0]["target"],
+            format!("A={}, B={}", a.display(), b.display()),
+            "{args:?}"
+        );
+        assert_eq!(found[0]["fs_type"], fs.as_str());
+    }
+    assert!(history(&["--target", "/nonexistent-iolab"]).is_empty());
+}
+
+#[test]
+fn a_failed_mkfs_keeps_its_message_short() {
+    if !need_root(&["xfs"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = iolab()
+        .args([
+            "compare",
+            "--fs",
+            "xfs:-bogus",
+            "--suite",
+            "quick",
+            "--repeat",
+            "1",
+        ])
+        .args(["--size", "320M", "--workdir"])
+        .arg(dir.path().join("w"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("  xfs: failed: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains(" -f -q -bogus /dev/loop"), "{line}");
+    assert!(
+        line.contains("failed (exit status: 1): unknown option -b ogus (and "),
+        "{line}"
+    );
+    // The usage text that follows is left out of the table.
+    assert!(
+        !stdout.contains("Usage") && !stdout.contains("blocksize"),
+        "{stdout}"
+    );
+    assert!(!loops_mention(dir.path()) && !mounts_mention(dir.path()));
 }

@@ -2,10 +2,12 @@
 //! loop device, mkfs, mount, or the user's device or directory), measure
 //! how it was made (mkfs time, first and cold mount, capacity, read
 //! speeds), run the workload suite `repeat` times, and take everything
-//! down again. Every creation is recorded in the workdir's state file
-//! first, and what a target made is removed before the next target starts,
-//! whether it succeeded, failed or was interrupted. The result is a
-//! `Comparison` with one column per target, skipped ones included.
+//! down again. Every path is created new (an existing one is refused, not
+//! reused) and recorded in the workdir's state file right after, so that
+//! cleanup removes only what the lab made. What a target made is removed
+//! before the next target starts, whether it succeeded, failed or was
+//! interrupted. The result is a `Comparison` with one column per target,
+//! skipped ones included.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,7 +104,7 @@ pub fn preflight(targets: &[TargetSpec], opts: &Options) -> Result<Option<PathBu
         });
     }
     if let Some(b) = &opts.baseline {
-        if !targets.iter().any(|t| &t.label == b) {
+        let Some(base) = targets.iter().find(|t| &t.label == b) else {
             let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
             return Err(LabError::BadTarget {
                 spec: b.clone(),
@@ -111,25 +113,39 @@ pub fn preflight(targets: &[TargetSpec], opts: &Options) -> Result<Option<PathBu
                     labels.join(", ")
                 ),
             });
+        };
+        // A baseline that would be skipped gives no ratios at all.
+        if let Some(Support::Missing(why)) = base.fs().map(support::check) {
+            return Err(LabError::BadTarget {
+                spec: b.clone(),
+                reason: format!(
+                    "--baseline names a target that cannot run here ({why}); choose another"
+                ),
+            });
         }
     }
-    // Every workload parses and plans before anything is made.
-    let probe = workload::Params {
-        dir: Path::new("/iolab-target"),
-        file_size: suite::file_size(opts.size),
-        runtime_s: opts.runtime_s,
-        host: opts.host,
-    };
-    for w in opts
-        .suite
-        .workloads
-        .iter()
-        .filter(|w| w.meta_files.is_none())
-    {
-        workload::plan_of(w, &probe).map_err(|reason| LabError::Workload {
-            name: w.name.clone(),
-            reason,
-        })?;
+    // Every workload parses and plans before anything is made; a user's
+    // job file for each target, since where its files land depends on it.
+    for (i, t) in targets.iter().enumerate() {
+        let (dir, place) = target_place(t, i, opts.workdir.as_deref());
+        let params = workload::Params {
+            dir: &dir,
+            place: &place,
+            file_size: suite::file_size(opts.size),
+            runtime_s: opts.runtime_s,
+            host: opts.host,
+        };
+        for w in opts
+            .suite
+            .workloads
+            .iter()
+            .filter(|w| w.meta_files.is_none() && (i == 0 || w.source.is_some()))
+        {
+            workload::plan_of(w, &params).map_err(|reason| LabError::Workload {
+                name: w.name.clone(),
+                reason,
+            })?;
+        }
     }
     match &opts.device {
         Some(d) => {
@@ -180,6 +196,16 @@ pub fn run(
         repeat: opts.repeat.max(1),
         ..Default::default()
     };
+    for w in &opts.suite.workloads {
+        let Some(path) = &w.source else { continue };
+        if path.file_stem().is_some_and(|s| *s != *w.name) {
+            cmp.note(&format!(
+                "workload `{}` is the job file {} (another workload has its name)",
+                w.name,
+                path.display()
+            ));
+        }
+    }
     let mut cleanup_report = stale;
     let ready: Vec<Result<Option<PathBuf>, String>> = targets
         .iter()
@@ -286,7 +312,26 @@ pub fn run(
     })
 }
 
-/// A fresh or given workdir; says whether the lab made it.
+/// Records a path this run has just created. Should the state file not
+/// take it, the path is removed again at once, so nothing unrecorded stays.
+fn record_made(state: &mut State, e: Entry) -> Result<(), LabError> {
+    let Err(err) = state.add(e.clone()) else {
+        return Ok(());
+    };
+    match &e {
+        Entry::Image(p) => {
+            let _ = std::fs::remove_file(p);
+        }
+        Entry::MountDir(p) | Entry::WorkFiles(p) => {
+            let _ = std::fs::remove_dir(p);
+        }
+        _ => {}
+    }
+    Err(err)
+}
+
+/// A fresh or given workdir; says whether the lab made it (only then is
+/// it removed at the end, and only when empty).
 fn make_workdir(given: Option<&Path>) -> Result<(PathBuf, bool), LabError> {
     let dir = match given {
         Some(d) if d.is_dir() => return Ok((absolute(d), false)),
@@ -299,8 +344,16 @@ fn make_workdir(given: Option<&Path>) -> Result<(PathBuf, bool), LabError> {
             std::env::temp_dir().join(format!("iolab-lab-{}-{nanos:x}", std::process::id()))
         }
     };
-    std::fs::create_dir_all(&dir).map_err(|e| LabError::io("cannot create workdir", &dir, e))?;
-    Ok((dir, true))
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| LabError::io("cannot create workdir", parent, e))?;
+    }
+    match std::fs::create_dir(&dir) {
+        Ok(()) => Ok((dir, true)),
+        // Made meanwhile by someone else: used, but not the lab's.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok((dir, false)),
+        Err(e) => Err(LabError::io("cannot create workdir", &dir, e)),
+    }
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -311,6 +364,63 @@ fn absolute(p: &Path) -> PathBuf {
             .map(|c| c.join(p))
             .unwrap_or_else(|_| p.to_path_buf())
     }
+}
+
+/// Where target `index`'s workload files go, and how messages name it:
+/// the mount point of a formatted target (not known before the run when
+/// the workdir is a fresh one), the work directory the lab makes inside
+/// a directory target.
+fn target_place(t: &TargetSpec, index: usize, workdir: Option<&Path>) -> (PathBuf, String) {
+    match &t.kind {
+        TargetKind::Format { .. } => (
+            match workdir {
+                Some(w) => mount_point(&absolute(w), index, &t.label),
+                None => PathBuf::from("/nonexistent/iolab-mount-point"),
+            },
+            mounted_place(&t.label, None),
+        ),
+        TargetKind::Dir { path } => {
+            let dir = work_dir_in(path, index);
+            let place = dir_place(&t.label, &dir);
+            (dir, place)
+        }
+    }
+}
+
+/// How messages name the filesystem of a formatted target (with where
+/// it is mounted, once it is).
+fn mounted_place(label: &str, mnt: Option<&Path>) -> String {
+    match mnt {
+        Some(m) => format!(
+            "the filesystem of target `{label}` (mounted at {})",
+            m.display()
+        ),
+        None => format!("the filesystem of target `{label}`"),
+    }
+}
+
+/// How messages name the work directory in a directory target.
+fn dir_place(label: &str, work: &Path) -> String {
+    format!("target `{label}` (its files go in {})", work.display())
+}
+
+/// The name of target `index`'s image and mount point.
+fn item_name(index: usize, label: &str) -> String {
+    format!("{}-{}", index + 1, file_part(label))
+}
+
+/// The mount point of format target `index` in `workdir`.
+fn mount_point(workdir: &Path, index: usize, label: &str) -> PathBuf {
+    workdir.join(format!("mnt-{}", item_name(index, label)))
+}
+
+/// The directory the lab makes inside directory target `index`.
+fn work_dir_in(target: &Path, index: usize) -> PathBuf {
+    absolute(target).join(format!(
+        "iolab-compare-{}-{}",
+        std::process::id(),
+        index + 1
+    ))
 }
 
 /// A label made safe for a file name.
@@ -333,6 +443,15 @@ struct Format<'a> {
     tool: &'a Path,
     mkfs_opts: &'a [String],
     mount_opts: Option<&'a str>,
+}
+
+/// Where a target's workloads run: its label, the directory, how
+/// messages name it, and the bytes its files may take.
+struct Site<'a> {
+    label: &'a str,
+    dir: &'a Path,
+    place: &'a str,
+    budget: u64,
 }
 
 struct Ctx<'a> {
@@ -361,7 +480,7 @@ impl Ctx<'_> {
         cmp: &mut Comparison,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), LabError> {
-        let name = format!("{}-{}", f.index + 1, file_part(&col.label));
+        let name = item_name(f.index, &col.label);
         let dev = match self.device {
             Some(d) => d.to_path_buf(),
             None => {
@@ -376,13 +495,22 @@ impl Ctx<'_> {
                         ));
                     }
                 }
-                state.add(Entry::Image(img.clone()))?;
+                // Made new (a file that exists is refused), then recorded:
+                // cleanup removes only what this run made.
                 image::create_sparse(&img, self.opts.size)?;
+                record_made(state, Entry::Image(img.clone()))?;
                 let dev = loopdev::attach(&img)?;
                 state.add(Entry::Loop {
                     device: dev.clone(),
                     image: img,
                 })?;
+                if loopdev::direct_io(&dev) != Some(true) {
+                    cmp.note(&format!(
+                        "direct I/O is off on {} (the filesystem of {} does not take it): each image is cached twice, in the loop device's page cache and the image file's",
+                        dev.display(),
+                        self.workdir.display()
+                    ));
+                }
                 dev
             }
         };
@@ -390,10 +518,9 @@ impl Ctx<'_> {
         let label = col.label.clone();
         self.check_stop()?;
 
-        let mnt = self.workdir.join(format!("mnt-{name}"));
-        state.add(Entry::MountDir(mnt.clone()))?;
-        std::fs::create_dir(&mnt)
-            .map_err(|e| LabError::io("cannot create mount point", &mnt, e))?;
+        let mnt = mount_point(self.workdir, f.index, &col.label);
+        image::create_dir_new(&mnt, "a mount point")?;
+        record_made(state, Entry::MountDir(mnt.clone()))?;
         // mkfs and the first mount after it, `repeat` times: the last
         // filesystem made is the one measured further.
         for run in 1..=cmp.repeat {
@@ -446,7 +573,14 @@ impl Ctx<'_> {
         }
 
         let budget = self.opts.size.min(cap.avail_bytes);
-        self.suite(&label, &mnt, budget, col, cmp, progress)
+        let place = mounted_place(&label, Some(&mnt));
+        let site = Site {
+            label: &label,
+            dir: &mnt,
+            place: &place,
+            budget,
+        };
+        self.suite(site, col, cmp, progress)
     }
 
     fn dir_target(
@@ -458,31 +592,39 @@ impl Ctx<'_> {
         cmp: &mut Comparison,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), LabError> {
-        let work = absolute(path).join(format!(
-            "iolab-compare-{}-{}",
-            std::process::id(),
-            index + 1
-        ));
-        state.add(Entry::WorkFiles(work.clone()))?;
-        std::fs::create_dir(&work).map_err(|e| LabError::io("cannot create", &work, e))?;
+        let work = work_dir_in(path, index);
+        image::create_dir_new(&work, "a work directory")?;
+        record_made(state, Entry::WorkFiles(work.clone()))?;
         let avail = capacity::of(&work)
             .map(|c| c.avail_bytes)
             .unwrap_or(self.opts.size);
         let label = col.label.clone();
-        self.suite(&label, &work, self.opts.size.min(avail), col, cmp, progress)
+        let place = dir_place(&label, &work);
+        let site = Site {
+            label: &label,
+            dir: &work,
+            place: &place,
+            budget: self.opts.size.min(avail),
+        };
+        self.suite(site, col, cmp, progress)
     }
 
     fn suite(
         &mut self,
-        label: &str,
-        dir: &Path,
-        budget: u64,
+        site: Site,
         col: &mut TargetColumn,
         cmp: &mut Comparison,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), LabError> {
+        let Site {
+            label,
+            dir,
+            place,
+            budget,
+        } = site;
         let params = workload::Params {
             dir,
+            place,
             file_size: suite::file_size(budget),
             runtime_s: self.opts.runtime_s,
             host: self.opts.host,
@@ -519,7 +661,7 @@ impl Ctx<'_> {
                 }
                 let result = workload::run(w, &params, self.stop)?;
                 self.runs_done += 1;
-                metrics::record_run(cmp, col, &w.name, &result);
+                metrics::record_run(cmp, col, w, run, &result);
                 cmp.runs.push(WorkloadRun {
                     target: label.to_string(),
                     workload: w.name.clone(),

@@ -32,6 +32,10 @@ pub enum LabError {
         #[source]
         source: std::io::Error,
     },
+    /// A path the lab was about to create exists already: it is not the
+    /// lab's, so the lab neither uses nor (later) removes it.
+    #[error("`{}` exists already and iolab did not create it: not using it as {what} (iolab removes only what it made; give another --workdir or remove it)", path.display())]
+    Exists { what: &'static str, path: PathBuf },
     /// A block device the lab refuses to touch, and why.
     #[error("refusing to use {device}: {reason}")]
     Refused { device: String, reason: String },

@@ -37,13 +37,38 @@ pub fn run<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Result<Ran, LabError> 
         return Err(LabError::Command {
             command: shown,
             status: out.status.to_string(),
-            stderr: if stderr.is_empty() { stdout } else { stderr },
+            stderr: brief(if stderr.is_empty() { &stdout } else { &stderr }),
         });
     }
     Ok(Ran {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         elapsed,
     })
+}
+
+/// Most lines a failure message keeps of what a program printed.
+const BRIEF_LINES: usize = 3;
+
+/// The meaningful start of a failed program's message, on one line: the
+/// lines before a usage text (which mkfs tools print after a bad option),
+/// at most [`BRIEF_LINES`], joined with `; `, with a count of the rest.
+pub fn brief(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let usage = lines
+        .iter()
+        .position(|l| l.to_ascii_lowercase().starts_with("usage:"))
+        .unwrap_or(lines.len());
+    // A program that printed nothing but its usage: keep that line.
+    let keep = usage.clamp(1, BRIEF_LINES).min(lines.len());
+    let mut s = lines[..keep].join("; ");
+    if lines.len() > keep {
+        s.push_str(&format!(" (and {} more lines)", lines.len() - keep));
+    }
+    s
 }
 
 /// The command as a user would type it, for messages.
@@ -91,6 +116,44 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("cannot run `iolab-no-such-program`"), "{e}");
+    }
+
+    #[test]
+    fn failures_keep_the_meaningful_lines() {
+        let xfs = "unknown option -b ogus\nUsage: mkfs.xfs\n/* blocksize */\t\t[-b size=num]\n\t\tdevicename\n";
+        assert_eq!(brief(xfs), "unknown option -b ogus (and 3 more lines)");
+        let ext4 =
+            "mkfs.ext4: invalid option -- 'Z'\nUsage: mkfs.ext4 [-c|-l filename]\n\t[-i bytes]\n";
+        assert_eq!(
+            brief(ext4),
+            "mkfs.ext4: invalid option -- 'Z' (and 2 more lines)"
+        );
+        let btrfs = "mkfs.btrfs: unrecognized option '--bogus'\nusage: mkfs.btrfs [options] <dev>\n\n    Create a BTRFS\n";
+        assert_eq!(
+            brief(btrfs),
+            "mkfs.btrfs: unrecognized option '--bogus' (and 2 more lines)"
+        );
+        assert_eq!(
+            brief("mount: /x: wrong fs type.\n"),
+            "mount: /x: wrong fs type."
+        );
+        assert_eq!(brief("a\nb\nc\nd\ne\n"), "a; b; c (and 2 more lines)");
+        assert_eq!(
+            brief("Usage: tool\n  -x\n"),
+            "Usage: tool (and 1 more lines)"
+        );
+        assert_eq!(brief(""), "");
+        // Through `run`: a failing program's usage text stays out.
+        let e = run(
+            "sh",
+            &[
+                "-c",
+                "echo 'bad option -Q' >&2; echo 'Usage: x' >&2; echo '  -a' >&2; exit 1",
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.ends_with("): bad option -Q (and 2 more lines)"), "{e}");
     }
 
     #[test]

@@ -1,7 +1,11 @@
-//! Image files: a sparse file of the asked size, created new (never
-//! overwriting a file that exists) to be attached to a loop device.
+//! Paths the lab makes new: sparse image files to attach to loop devices,
+//! and directories (mount points, work directories). Each is created
+//! exclusively (`O_EXCL`, `mkdir` that fails on an existing path), so that
+//! what the state file records afterwards, and cleanup later removes, is
+//! only ever something the lab made itself.
 
 use std::fs::OpenOptions;
+use std::io::ErrorKind;
 use std::path::Path;
 
 use crate::error::LabError;
@@ -12,9 +16,30 @@ pub fn create_sparse(path: &Path, bytes: u64) -> Result<(), LabError> {
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| LabError::io("cannot create image", path, e))?;
-    f.set_len(bytes)
-        .map_err(|e| LabError::io("cannot size image", path, e))
+        .map_err(|e| exists_or("an image file", "cannot create image", path, e))?;
+    if let Err(e) = f.set_len(bytes) {
+        drop(f);
+        let _ = std::fs::remove_file(path);
+        return Err(LabError::io("cannot size image", path, e));
+    }
+    Ok(())
+}
+
+/// Creates the directory `path` (its parent must exist); fails if
+/// anything is there already. `what` says what it is for, for the message.
+pub fn create_dir_new(path: &Path, what: &'static str) -> Result<(), LabError> {
+    std::fs::create_dir(path).map_err(|e| exists_or(what, "cannot create", path, e))
+}
+
+fn exists_or(what: &'static str, action: &'static str, path: &Path, e: std::io::Error) -> LabError {
+    if e.kind() == ErrorKind::AlreadyExists {
+        LabError::Exists {
+            what,
+            path: path.to_path_buf(),
+        }
+    } else {
+        LabError::io(action, path, e)
+    }
 }
 
 #[cfg(test)]
@@ -33,8 +58,28 @@ mod tests {
         assert!(m.blocks() * 512 < 1 << 20, "{} blocks", m.blocks());
         let e = create_sparse(&p, 1 << 20).unwrap_err().to_string();
         assert!(
-            e.contains("cannot create image") && e.contains("a.img"),
+            e.contains("a.img` exists already and iolab did not create it")
+                && e.contains("as an image file"),
             "{e}"
         );
+        // The file that was there is untouched.
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 1 << 30);
+    }
+
+    #[test]
+    fn directories_are_made_new() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("mnt");
+        create_dir_new(&p, "a mount point").unwrap();
+        assert!(p.is_dir());
+        let e = create_dir_new(&p, "a mount point").unwrap_err().to_string();
+        assert!(
+            e.contains("mnt` exists already") && e.contains("as a mount point"),
+            "{e}"
+        );
+        let e = create_dir_new(&d.path().join("no/such"), "a mount point")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("cannot create"), "{e}");
     }
 }

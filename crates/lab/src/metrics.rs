@@ -1,10 +1,13 @@
 //! The rows of a comparison: the fixed ones about preparing a filesystem
 //! (mkfs time, mount times, capacity, read speeds) and the ones read from
-//! a workload's `RunResult` (per reported job and direction: MB/s, IOPS,
-//! completion latency p50 and p99). MB is 10^6 bytes.
+//! a workload's `RunResult` (per reported job and direction: MB/s or KB/s,
+//! IOPS, completion latency p50 and p99), flagged with the job's warnings.
+//! MB is 10^6 bytes, KB 10^3.
 
 use iolab_stats::meta::MetaResult;
-use iolab_stats::{Better, Comparison, Dir, Metric, RunResult, TargetColumn};
+use iolab_stats::{Better, Comparison, Dir, Metric, RunResult, RunWarning, TargetColumn};
+
+use crate::suite::Workload;
 
 /// A fixed row: key, label, unit, direction.
 pub struct Fixed(
@@ -91,15 +94,25 @@ pub fn record_meta(c: &mut Comparison, col: &mut TargetColumn, r: &MetaResult) {
 
 /// Records a workload run's numbers: for each reported job (named after
 /// the workload when it is the only one) and each direction that moved
-/// data, MB/s, IOPS and clat p50/p99 in microseconds.
-pub fn record_run(c: &mut Comparison, col: &mut TargetColumn, workload: &str, r: &RunResult) {
+/// data, the bandwidth (MB/s, or KB/s for a workload that says so), IOPS
+/// and clat p50/p99 in microseconds; each of those cells is flagged with
+/// the codes of the job's warnings, which the comparison keeps with their
+/// texts.
+pub fn record_run(
+    c: &mut Comparison,
+    col: &mut TargetColumn,
+    w: &Workload,
+    run: u32,
+    r: &RunResult,
+) {
     let single = r.jobs.len() == 1;
     for job in &r.jobs {
         let who = if single {
-            workload.to_string()
+            w.name.clone()
         } else {
-            format!("{workload}/{}", job.name)
+            format!("{}/{}", w.name, job.name)
         };
+        let mut keys = Vec::new();
         for d in [Dir::Read, Dir::Write] {
             let dr = job.dir(d);
             if dr.total_ios == 0 {
@@ -116,13 +129,14 @@ pub fn record_run(c: &mut Comparison, col: &mut TargetColumn, workload: &str, r:
                     better,
                 });
                 col.push(&key, v);
+                keys.push(key);
             };
             row(
-                "mb_s",
+                w.bw.key(),
                 "",
-                "MB/s",
+                w.bw.unit(),
                 Better::Higher,
-                dr.bw_bytes() as f64 / 1e6,
+                dr.bw_bytes() as f64 / w.bw.bytes(),
             );
             row("iops", "", "IOPS", Better::Higher, dr.iops());
             let p = dr.clat.hist.percentiles(&[50.0, 99.0]);
@@ -143,13 +157,33 @@ pub fn record_run(c: &mut Comparison, col: &mut TargetColumn, workload: &str, r:
                 );
             }
         }
+        for jw in &job.warnings {
+            for key in &keys {
+                col.flag(key, &jw.code);
+            }
+            c.warnings.push(RunWarning {
+                target: col.label.clone(),
+                rows: who.clone(),
+                run,
+                code: jw.code.clone(),
+                text: jw.text.clone(),
+            });
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_stats::JobResult;
+    use crate::suite::BwUnit;
+    use iolab_stats::{JobResult, JobWarning};
+
+    fn workload(name: &str) -> Workload {
+        Workload {
+            name: name.into(),
+            ..Default::default()
+        }
+    }
 
     fn job(name: &str, write_bytes: u64, ios: u64, ms: u64) -> JobResult {
         let mut j = JobResult {
@@ -174,7 +208,7 @@ mod tests {
             jobs: vec![job("seqwrite-1m", 100_000_000, 100, 1000)],
             ..Default::default()
         };
-        record_run(&mut c, &mut col, "seqwrite-1m", &r);
+        record_run(&mut c, &mut col, &workload("seqwrite-1m"), 1, &r);
         let keys: Vec<&str> = c.metrics.iter().map(|m| m.key.as_str()).collect();
         assert_eq!(
             keys,
@@ -209,12 +243,72 @@ mod tests {
             jobs: vec![job("sw", 1_000_000, 10, 100), job("rw", 0, 0, 100)],
             ..Default::default()
         };
-        record_run(&mut c, &mut col, "stonewall-4", &r);
+        record_run(&mut c, &mut col, &workload("stonewall-4"), 1, &r);
         assert!(c.metric("stonewall-4/sw.write.mb_s").is_some());
         // A direction that moved nothing has no row.
         assert!(c
             .metrics
             .iter()
             .all(|m| !m.key.starts_with("stonewall-4/rw")));
+    }
+
+    #[test]
+    fn a_workload_may_report_kb_per_second() {
+        let mut c = Comparison::default();
+        let mut col = TargetColumn::default();
+        let r = RunResult {
+            jobs: vec![job("seqwrite-fsync", 3_000_000, 732, 1000)],
+            ..Default::default()
+        };
+        let w = Workload {
+            bw: BwUnit::KBs,
+            ..workload("seqwrite-fsync")
+        };
+        record_run(&mut c, &mut col, &w, 1, &r);
+        let m = c.metric("seqwrite-fsync.write.kb_s").unwrap();
+        assert_eq!(
+            (m.unit.as_str(), m.label.as_str()),
+            ("KB/s", "seqwrite-fsync write")
+        );
+        assert_eq!(
+            col.value("seqwrite-fsync.write.kb_s").unwrap().median(),
+            Some(3000.0)
+        );
+        assert!(c.metric("seqwrite-fsync.write.mb_s").is_none());
+    }
+
+    #[test]
+    fn warnings_flag_the_cells_of_their_job() {
+        let mut c = Comparison::default();
+        let mut col = TargetColumn {
+            label: "A".into(),
+            ..Default::default()
+        };
+        let mut sw = job("sw", 1_000_000, 10, 100);
+        sw.warnings.push(JobWarning {
+            code: "page-cache".into(),
+            text: "job `sw`: the device saw 1% of the writes".into(),
+        });
+        let r = RunResult {
+            jobs: vec![sw, job("rw", 2_000_000, 20, 100)],
+            ..Default::default()
+        };
+        record_run(&mut c, &mut col, &workload("four"), 2, &r);
+        for k in ["mb_s", "iops", "clat_p50_us", "clat_p99_us"] {
+            let sw = col.value(&format!("four/sw.write.{k}")).unwrap();
+            assert_eq!(sw.warnings, ["page-cache"], "{k}");
+            let rw = col.value(&format!("four/rw.write.{k}")).unwrap();
+            assert!(rw.warnings.is_empty(), "{k}");
+        }
+        assert_eq!(
+            c.warnings,
+            [RunWarning {
+                target: "A".into(),
+                rows: "four/sw".into(),
+                run: 2,
+                code: "page-cache".into(),
+                text: "job `sw`: the device saw 1% of the writes".into(),
+            }]
+        );
     }
 }

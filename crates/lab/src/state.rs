@@ -1,6 +1,7 @@
 //! The state file of a workdir (`iolab-lab.state`): what this run created
 //! (images, loop devices, mount points, mounts, work directories on
-//! directory targets), written before or right after each creation and
+//! directory targets), each written right after the lab created it (a
+//! mount just before `mount` runs, on a mount point the lab made) and
 //! replaced atomically, so that a later `iolab compare --cleanup` can
 //! remove exactly what a killed run left behind.
 //!
@@ -37,7 +38,8 @@ pub enum Entry {
     Loop { device: PathBuf, image: PathBuf },
     /// A directory made to mount on.
     MountDir(PathBuf),
-    /// A filesystem mounted there (recorded before `mount` runs).
+    /// A filesystem mounted on a mount point the lab made (recorded
+    /// before `mount` runs).
     Mount(PathBuf),
     /// A directory of job files inside a `--target` directory.
     WorkFiles(PathBuf),

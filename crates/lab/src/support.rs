@@ -32,17 +32,26 @@ pub fn check(fs: &str) -> Support {
 /// `check` with the host facts given, for tests.
 pub fn check_with(fs: &str, mkfs: Option<PathBuf>, filesystems: &str, modules: &Path) -> Support {
     let in_kernel = kernel_knows(fs, filesystems) || module_exists(fs, modules);
+    let kernel =
+        format!("the kernel does not support {fs} (not in /proc/filesystems, no loadable module)");
+    let tool = format!("mkfs.{fs} is not installed (not on PATH)");
     match (mkfs, in_kernel) {
         (Some(mkfs), true) => Support::Ready { mkfs },
-        (Some(_), false) => Support::Missing(format!(
-            "the kernel lacks {fs} (not in /proc/filesystems, no loadable module)"
-        )),
-        (None, true) => Support::Missing(format!("mkfs.{fs} is not installed (not on PATH)")),
+        (Some(_), false) => Support::Missing(kernel),
+        (None, true) => Support::Missing(tool),
+        (None, false) if KNOWN.contains(&fs) => Support::Missing(format!("{kernel} and {tool}")),
         (None, false) => Support::Missing(format!(
-            "unknown filesystem `{fs}`: no mkfs.{fs} on PATH and the kernel does not know it"
+            "unknown filesystem `{fs}`: neither the kernel nor a mkfs.{fs} on PATH knows it"
         )),
     }
 }
+
+/// Linux filesystems a mkfs tool makes: a name from this list that the
+/// host lacks is a real filesystem this host cannot make, not a typo.
+const KNOWN: &[&str] = &[
+    "bcachefs", "btrfs", "exfat", "ext2", "ext3", "ext4", "f2fs", "fat", "hfsplus", "jfs", "minix",
+    "msdos", "nilfs2", "ntfs", "ntfs3", "reiserfs", "udf", "vfat", "xfs",
+];
 
 /// NAME appears as a filesystem type in /proc/filesystems (the second
 /// column; the first is `nodev` or empty).
@@ -81,7 +90,18 @@ mod tests {
         let Support::Missing(r) = check_with("f2fs", tool, PROC, none) else {
             panic!()
         };
-        assert!(r.contains("kernel lacks f2fs"), "{r}");
+        assert_eq!(
+            r,
+            "the kernel does not support f2fs (not in /proc/filesystems, no loadable module)"
+        );
+        let Support::Missing(r) = check_with("f2fs", None, PROC, none) else {
+            panic!()
+        };
+        assert_eq!(
+            r,
+            "the kernel does not support f2fs (not in /proc/filesystems, no loadable module) \
+             and mkfs.f2fs is not installed (not on PATH)"
+        );
         let Support::Missing(r) = check_with("xfs", None, PROC, none) else {
             panic!()
         };
@@ -89,7 +109,10 @@ mod tests {
         let Support::Missing(r) = check_with("nosuchfs", None, PROC, none) else {
             panic!()
         };
-        assert!(r.contains("unknown filesystem `nosuchfs`"), "{r}");
+        assert_eq!(
+            r,
+            "unknown filesystem `nosuchfs`: neither the kernel nor a mkfs.nosuchfs on PATH knows it"
+        );
         // `sysfs` is a type name, `nodev` is not.
         assert!(kernel_knows("tmpfs", PROC));
         assert!(!kernel_knows("nodev", PROC));

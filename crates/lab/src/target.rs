@@ -189,10 +189,26 @@ pub fn parse_dir_target(text: &str) -> Result<TargetSpec, LabError> {
     })
 }
 
-/// Gives every target a unique label: an explicit label stays; otherwise
-/// the filesystem name when it is the only target of that filesystem, or
-/// the whole description when it is not; remaining clashes get `#2`, `#3`.
-pub fn assign_labels(targets: &mut [TargetSpec]) {
+/// Gives every target a unique label: an explicit label stays, and two
+/// targets given the same explicit label are an error; otherwise the
+/// filesystem name when it is the only target of that filesystem, or the
+/// whole description when it is not; remaining clashes (with each other or
+/// with an explicit label) get `#2`, `#3`.
+pub fn assign_labels(targets: &mut [TargetSpec]) -> Result<(), LabError> {
+    for (i, t) in targets.iter().enumerate() {
+        if let Some(first) = targets[..i]
+            .iter()
+            .find(|o| o.explicit_label && t.explicit_label && o.label == t.label)
+        {
+            return Err(bad(
+                &t.text,
+                format!(
+                    "the label `{}` is given twice (also to `{}`); give each target its own",
+                    t.label, first.text
+                ),
+            ));
+        }
+    }
     let fs_names: Vec<Option<String>> = targets.iter().map(|t| t.fs().map(String::from)).collect();
     for (i, t) in targets.iter_mut().enumerate() {
         if t.explicit_label {
@@ -205,14 +221,24 @@ pub fn assign_labels(targets: &mut [TargetSpec]) {
             .any(|(j, n)| j != i && n.as_deref() == Some(fs.as_str()));
         t.label = if shared { t.text.clone() } else { fs };
     }
-    for i in 1..targets.len() {
+    for i in 0..targets.len() {
+        if targets[i].explicit_label {
+            continue;
+        }
         let mut n = 1;
         let base = targets[i].label.clone();
-        while targets[..i].iter().any(|t| t.label == targets[i].label) {
+        let taken = |targets: &[TargetSpec], label: &str| {
+            targets
+                .iter()
+                .enumerate()
+                .any(|(j, t)| j != i && t.label == label && (j < i || t.explicit_label))
+        };
+        while taken(targets, &targets[i].label) {
             n += 1;
             targets[i].label = format!("{base}#{n}");
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -254,9 +280,29 @@ mod tests {
         let mut ts = parse_fs_list("btrfs,ext4").unwrap();
         ts.push(parse_fs("btrfs@compress=zstd").unwrap());
         ts.push(parse_fs("ext4").unwrap());
-        assign_labels(&mut ts);
+        assign_labels(&mut ts).unwrap();
         let labels: Vec<&str> = ts.iter().map(|t| t.label.as_str()).collect();
         assert_eq!(labels, ["btrfs", "ext4", "btrfs@compress=zstd", "ext4#2"]);
+    }
+
+    #[test]
+    fn explicit_labels_are_never_renamed() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = |l: &str| parse_dir_target(&format!("{l}={}", d.path().display())).unwrap();
+        // Given twice: an error naming the label.
+        let mut ts = vec![dir("a"), dir("a")];
+        let e = assign_labels(&mut ts).unwrap_err().to_string();
+        assert!(e.contains("the label `a` is given twice"), "{e}");
+        // An automatic label that clashes with an explicit one yields,
+        // whichever comes first.
+        let mut ts = vec![parse_fs("ext4").unwrap(), dir("ext4")];
+        assign_labels(&mut ts).unwrap();
+        let labels: Vec<&str> = ts.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, ["ext4#2", "ext4"]);
+        let mut ts = vec![dir("ext4"), parse_fs("ext4").unwrap()];
+        assign_labels(&mut ts).unwrap();
+        let labels: Vec<&str> = ts.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, ["ext4", "ext4#2"]);
     }
 
     #[test]

@@ -30,7 +30,15 @@ fn f2fs_is_missing_on_this_kernel() {
     let Support::Missing(reason) = support::check("f2fs") else {
         panic!("f2fs reported ready on a kernel without it");
     };
-    assert!(reason.contains("f2fs"), "{reason}");
+    let kernel = "the kernel does not support f2fs (not in /proc/filesystems, no loadable module)";
+    if iolab_lab::exec::find_program("mkfs.f2fs").is_some() {
+        assert_eq!(reason, kernel);
+    } else {
+        assert_eq!(
+            reason,
+            format!("{kernel} and mkfs.f2fs is not installed (not on PATH)")
+        );
+    }
 }
 
 #[test]

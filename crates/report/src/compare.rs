@@ -3,11 +3,15 @@
 //!
 //! Text and Markdown show each cell's median, `±N%` for the spread when
 //! runs were repeated (with `!` when the spread exceeds 10% of the
-//! median), `*` (bold in Markdown) on the best value of a row, and with a
-//! baseline the ratio against it (`x1.25`). Skipped and failed targets
-//! appear as columns with their reason in the notes under the table. CSV
-//! is long form, one line per metric and target, for spreadsheets. JSON
-//! is the comparison itself plus every workload run in fio's JSON.
+//! median), `*` (bold in Markdown) on the best values of a row (every one
+//! of a tie; skipped and failed targets do not compete), with a baseline
+//! the ratio against it (`x1.25`), and `wN` when a run raised warning N
+//! about the number (page cache, compression, ...), named with its targets
+//! and workloads in the legend. Skipped and failed targets appear as
+//! columns with their reason in the notes under the table. CSV is long
+//! form, one line per metric and target, for spreadsheets, with the
+//! warning codes of each cell. JSON is the comparison itself plus every
+//! workload run in fio's JSON and every warning's text.
 
 use std::fmt::Write as _;
 use std::str::FromStr;
@@ -76,8 +80,39 @@ fn status(t: &TargetColumn) -> &'static str {
     }
 }
 
+/// The warning codes of a comparison, numbered from 1 in the order the
+/// runs raised them: cells show `wN`.
+fn warning_codes(c: &Comparison) -> Vec<&str> {
+    let mut codes: Vec<&str> = Vec::new();
+    let cells = c.targets.iter().flat_map(|t| &t.values);
+    let raised = c.warnings.iter().map(|w| w.code.as_str());
+    for code in raised.chain(cells.flat_map(|(_, cell)| cell.warnings.iter().map(|w| w.as_str()))) {
+        if !codes.contains(&code) {
+            codes.push(code);
+        }
+    }
+    codes
+}
+
+/// The `wN` markers of a cell's warnings, comma-separated.
+fn markers(codes: &[&str], cell: &Cell) -> String {
+    cell.warnings
+        .iter()
+        .filter_map(|w| codes.iter().position(|c| c == w))
+        .map(|n| format!("w{}", n + 1))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// One cell's text.
-fn cell_text(c: &Comparison, m: &Metric, i: usize, cell: Option<&Cell>, md: bool) -> String {
+fn cell_text(
+    c: &Comparison,
+    codes: &[&str],
+    m: &Metric,
+    i: usize,
+    cell: Option<&Cell>,
+    md: bool,
+) -> String {
     let Some(cell) = cell else {
         return "-".into();
     };
@@ -96,12 +131,17 @@ fn cell_text(c: &Comparison, m: &Metric, i: usize, cell: Option<&Cell>, md: bool
             let _ = write!(s, " x{r:.2}");
         }
     }
-    if c.best(&m.key) == Some(i) {
+    if c.is_best(&m.key, i) {
         s = if md {
             format!("**{s}**")
         } else {
             format!("*{s}")
         };
+    }
+    let w = markers(codes, cell);
+    if !w.is_empty() {
+        s.push(' ');
+        s.push_str(&w);
     }
     s
 }
@@ -120,10 +160,11 @@ fn rows(c: &Comparison, md: bool) -> Vec<Vec<String>> {
     let mut st = vec!["status".to_string(), String::new()];
     st.extend(c.targets.iter().map(|t| status(t).to_string()));
     out.push(st);
+    let codes = warning_codes(c);
     for m in &c.metrics {
         let mut r = vec![m.label.clone(), m.unit.clone()];
         for (i, t) in c.targets.iter().enumerate() {
-            r.push(cell_text(c, m, i, t.value(&m.key), md));
+            r.push(cell_text(c, &codes, m, i, t.value(&m.key), md));
         }
         out.push(r);
     }
@@ -159,9 +200,33 @@ fn notes(c: &Comparison, md: bool) -> String {
         legend.push_str(", ±half the min-max spread, ! when the spread exceeds 10% of the median");
     }
     if let Some(b) = &c.baseline {
-        let _ = write!(legend, "; xN = ratio to {b}");
+        let base = c.baseline_index().map(|i| &c.targets[i]);
+        match base {
+            Some(t) if t.skipped.is_some() => {
+                let _ = write!(legend, "; no ratios: the baseline {b} was skipped");
+            }
+            Some(t) if t.failed.is_some() && t.values.is_empty() => {
+                let _ = write!(legend, "; no ratios: the baseline {b} failed");
+            }
+            Some(t) if t.failed.is_some() => {
+                let _ = write!(
+                    legend,
+                    "; xN = ratio to {b}, which failed: only the rows it has"
+                );
+            }
+            _ => {
+                let _ = write!(legend, "; xN = ratio to {b}");
+            }
+        }
     }
     line(legend);
+    let codes = warning_codes(c);
+    for (n, code) in codes.iter().enumerate() {
+        line(format!("w{} {code}: {}", n + 1, warned_where(c, code)));
+    }
+    if !codes.is_empty() {
+        line("wN: iolab warns that the number may not measure what it seems to; the full texts are in --output-format json".into());
+    }
     for n in &c.notes {
         line(format!("note: {n}"));
     }
@@ -169,6 +234,28 @@ fn notes(c: &Comparison, md: bool) -> String {
         line("interrupted: the numbers are partial".into());
     }
     s
+}
+
+/// Where a warning code was raised: "ext4 seqread-1m, randread-4k; xfs
+/// seqread-1m", targets in column order, workloads in the order raised.
+fn warned_where(c: &Comparison, code: &str) -> String {
+    let mut parts = Vec::new();
+    for t in &c.targets {
+        let mut rows: Vec<&str> = Vec::new();
+        for w in c
+            .warnings
+            .iter()
+            .filter(|w| w.code == code && w.target == t.label)
+        {
+            if !rows.contains(&w.rows.as_str()) {
+                rows.push(&w.rows);
+            }
+        }
+        if !rows.is_empty() {
+            parts.push(format!("{} {}", t.label, rows.join(", ")));
+        }
+    }
+    parts.join("; ")
 }
 
 fn table(c: &Comparison, md: bool) -> String {
@@ -282,7 +369,9 @@ fn csv_field(s: &str) -> String {
 }
 
 fn csv(c: &Comparison) -> String {
-    let mut s = String::from("key,metric,unit,target,status,median,min,max,runs,best,ratio,note\n");
+    let mut s = String::from(
+        "key,metric,unit,target,status,median,min,max,runs,best,ratio,note,warnings\n",
+    );
     let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     for t in c
         .targets
@@ -292,7 +381,7 @@ fn csv(c: &Comparison) -> String {
         let note = t.skipped.as_deref().or(t.failed.as_deref()).unwrap_or("");
         let _ = writeln!(
             s,
-            "status,status,,{},{},,,,0,,,{}",
+            "status,status,,{},{},,,,0,,,{},",
             csv_field(&t.label),
             status(t),
             csv_field(note)
@@ -305,7 +394,7 @@ fn csv(c: &Comparison) -> String {
             };
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},",
+                "{},{},{},{},{},{},{},{},{},{},{},,{}",
                 csv_field(&m.key),
                 csv_field(&m.label),
                 csv_field(&m.unit),
@@ -315,8 +404,9 @@ fn csv(c: &Comparison) -> String {
                 opt(cell.min()),
                 opt(cell.max()),
                 cell.runs.len(),
-                u8::from(c.best(&m.key) == Some(i)),
+                u8::from(c.is_best(&m.key, i)),
                 opt(c.ratio(&m.key, i)),
+                csv_field(&cell.warnings.join(";")),
             );
         }
     }
@@ -343,8 +433,9 @@ fn json(c: &Comparison) -> String {
                             "max": cell.max(),
                             "runs": cell.runs,
                             "noisy": cell.noisy(),
-                            "best": c.best(&m.key) == Some(i),
+                            "best": c.is_best(&m.key, i),
                             "ratio": c.ratio(&m.key, i),
+                            "warnings": cell.warnings,
                         }),
                     ))
                 })
@@ -395,6 +486,7 @@ fn json(c: &Comparison) -> String {
             "notes": c.notes,
             "targets": targets,
             "metrics": metrics,
+            "warnings": c.warnings,
             "runs": runs,
         }
     });
@@ -500,14 +592,14 @@ mod tests {
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(
             lines[0],
-            "key,metric,unit,target,status,median,min,max,runs,best,ratio,note"
+            "key,metric,unit,target,status,median,min,max,runs,best,ratio,note,warnings"
         );
         assert!(
-            lines.contains(&"status,status,,f2fs,skipped,,,,0,,,the kernel lacks f2fs"),
+            lines.contains(&"status,status,,f2fs,skipped,,,,0,,,the kernel lacks f2fs,"),
             "{t}"
         );
         assert!(
-            lines.contains(&"mkfs_s,mkfs time,s,xfs,ok,0.25,0.25,0.25,3,1,0.5,"),
+            lines.contains(&"mkfs_s,mkfs time,s,xfs,ok,0.25,0.25,0.25,3,1,0.5,,"),
             "{t}"
         );
         assert_eq!(lines.len(), 1 + 1 + 4);
@@ -555,5 +647,155 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("table, markdown, csv or json"));
+    }
+
+    /// Two targets with the same write speed, a third that failed with a
+    /// faster one, and warnings on some cells.
+    fn warned() -> Comparison {
+        use iolab_stats::RunWarning;
+        let mut c = Comparison {
+            repeat: 1,
+            ..Default::default()
+        };
+        c.add_metric(Metric {
+            key: "w.write.mb_s".into(),
+            label: "w write".into(),
+            unit: "MB/s".into(),
+            better: Better::Higher,
+        });
+        c.add_metric(Metric {
+            key: "w.write.clat_p99_us".into(),
+            label: "w write clat p99".into(),
+            unit: "us".into(),
+            better: Better::Lower,
+        });
+        for (label, mbs, p99, failed) in [
+            ("A", 100.0, 80.0, false),
+            ("B", 100.0, 80.0, false),
+            ("C", 900.0, 1.0, true),
+        ] {
+            let mut t = TargetColumn {
+                label: label.into(),
+                failed: failed.then(|| "I/O error".to_string()),
+                ..Default::default()
+            };
+            t.push("w.write.mb_s", mbs);
+            t.push("w.write.clat_p99_us", p99);
+            c.targets.push(t);
+        }
+        for (target, code) in [
+            ("B", "queue-depth-not-reached"),
+            ("B", "page-cache"),
+            ("A", "page-cache"),
+        ] {
+            c.targets
+                .iter_mut()
+                .find(|t| t.label == target)
+                .unwrap()
+                .flag("w.write.mb_s", code);
+            c.warnings.push(RunWarning {
+                target: target.into(),
+                rows: "w".into(),
+                run: 1,
+                code: code.into(),
+                text: format!("job `w`: {code} text"),
+            });
+        }
+        c
+    }
+
+    #[test]
+    fn ties_are_all_marked_and_failed_targets_do_not_compete() {
+        let t = render_comparison(&warned(), CompareFormat::Table);
+        let w: Vec<&str> = t
+            .lines()
+            .find(|l| l.starts_with("w write  "))
+            .unwrap()
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(w[2], "*100 w2", "{t}");
+        assert_eq!(w[3], "*100 w1,w2", "{t}");
+        assert_eq!(w[4], "900", "{t}");
+        let p99 = t
+            .lines()
+            .find(|l| l.starts_with("w write clat p99"))
+            .unwrap();
+        assert_eq!(p99.matches('*').count(), 2, "{p99}");
+        assert!(p99.trim_end().ends_with(" 1.00"), "{p99}");
+        let csv = render_comparison(&warned(), CompareFormat::Csv);
+        assert!(
+            csv.lines().any(|l| l.starts_with("w.write.mb_s,")
+                && l.contains(",A,ok,100,100,100,1,1,,,page-cache")),
+            "{csv}"
+        );
+        assert!(
+            csv.lines()
+                .any(|l| l.starts_with("w.write.mb_s,")
+                    && l.contains(",C,failed,900,900,900,1,0,,,")),
+            "{csv}"
+        );
+    }
+
+    #[test]
+    fn warnings_are_flagged_with_a_legend() {
+        let t = render_comparison(&warned(), CompareFormat::Table);
+        assert!(t.contains("\n  w1 queue-depth-not-reached: B w\n"), "{t}");
+        assert!(t.contains("\n  w2 page-cache: A w; B w\n"), "{t}");
+        assert!(
+            t.contains("the full texts are in --output-format json"),
+            "{t}"
+        );
+        let md = render_comparison(&warned(), CompareFormat::Markdown);
+        assert!(md.contains("| **100** w1,w2 |"), "{md}");
+        assert!(md.contains("\n- w2 page-cache: A w; B w\n"), "{md}");
+        let csv = render_comparison(&warned(), CompareFormat::Csv);
+        assert!(
+            csv.lines().any(|l| l.starts_with("w.write.mb_s,")
+                && l.ends_with(",B,ok,100,100,100,1,1,,,queue-depth-not-reached;page-cache")),
+            "{csv}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&render_comparison(&warned(), CompareFormat::Json)).unwrap();
+        let c = &v["iolab compare"];
+        assert_eq!(
+            c["metrics"][0]["values"]["B"]["warnings"],
+            serde_json::json!(["queue-depth-not-reached", "page-cache"])
+        );
+        assert_eq!(
+            c["metrics"][1]["values"]["B"]["warnings"],
+            serde_json::json!([])
+        );
+        assert_eq!(c["warnings"][1]["text"], "job `w`: page-cache text");
+        assert_eq!(c["warnings"][2]["target"], "A");
+        // Without warnings, no markers and no legend for them.
+        let plain = render_comparison(&sample(), CompareFormat::Table);
+        assert!(!plain.contains(" w1") && !plain.contains("wN"), "{plain}");
+    }
+
+    #[test]
+    fn a_baseline_without_numbers_says_so() {
+        let mut c = sample();
+        c.baseline = Some("f2fs".into());
+        let t = render_comparison(&c, CompareFormat::Table);
+        assert!(
+            t.contains("no ratios: the baseline f2fs was skipped"),
+            "{t}"
+        );
+        assert!(
+            !t.contains("xN = ratio") && !t.contains(" x0.") && !t.contains(" x1."),
+            "{t}"
+        );
+        let mut c = warned();
+        c.baseline = Some("C".into());
+        let t = render_comparison(&c, CompareFormat::Table);
+        assert!(
+            t.contains("xN = ratio to C, which failed: only the rows it has"),
+            "{t}"
+        );
+        c.targets[2].values.clear();
+        let t = render_comparison(&c, CompareFormat::Table);
+        assert!(t.contains("no ratios: the baseline C failed"), "{t}");
     }
 }

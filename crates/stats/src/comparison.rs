@@ -35,15 +35,23 @@ pub struct Metric {
     pub better: Better,
 }
 
-/// The values of one metric on one target, one per run.
+/// The values of one metric on one target, one per run, and the codes
+/// of the warnings the runs raised about them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     pub runs: Vec<f64>,
+    /// Warning codes ("page-cache", "short-run", ...), each once, in the
+    /// order first raised; the texts are in [`Comparison::warnings`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Cell {
     pub fn one(v: f64) -> Self {
-        Cell { runs: vec![v] }
+        Cell {
+            runs: vec![v],
+            warnings: Vec::new(),
+        }
     }
 
     fn sorted(&self) -> Vec<f64> {
@@ -122,6 +130,34 @@ impl TargetColumn {
             None => self.values.push((key.to_string(), Cell::one(v))),
         }
     }
+
+    /// Flags the cell of `key` (once it has a value) with a warning code.
+    pub fn flag(&mut self, key: &str, code: &str) {
+        if let Some((_, c)) = self.values.iter_mut().find(|(k, _)| k == key) {
+            if !c.warnings.iter().any(|w| w == code) {
+                c.warnings.push(code.to_string());
+            }
+        }
+    }
+
+    /// Whether the target has numbers that may compete: not skipped, not
+    /// failed.
+    pub fn measured(&self) -> bool {
+        self.skipped.is_none() && self.failed.is_none()
+    }
+}
+
+/// A warning one workload run raised about its numbers: the target, the
+/// rows it concerns (a workload, or `workload/job` when a workload reports
+/// several jobs), the run, and the warning's code and text.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunWarning {
+    pub target: String,
+    pub rows: String,
+    /// 1-based repeat number.
+    pub run: u32,
+    pub code: String,
+    pub text: String,
 }
 
 /// The full result of one workload run on one target.
@@ -150,6 +186,10 @@ pub struct Comparison {
     #[serde(default)]
     pub notes: Vec<String>,
     pub runs: Vec<WorkloadRun>,
+    /// Every warning the workload runs raised, in the order raised; the
+    /// cells they concern carry their codes.
+    #[serde(default)]
+    pub warnings: Vec<RunWarning>,
 }
 
 impl Comparison {
@@ -171,25 +211,38 @@ impl Comparison {
         self.metrics.iter().find(|m| m.key == key)
     }
 
-    /// The column of the target with the best median for `key`, when at
-    /// least two targets have a value and the metric has a direction.
-    pub fn best(&self, key: &str) -> Option<usize> {
-        let better = self.metric(key)?.better;
+    /// The columns with the best median for `key` (all of them on a tie),
+    /// among the targets that were measured (skipped and failed ones do
+    /// not compete), when at least two have a value and the metric has a
+    /// direction.
+    pub fn best(&self, key: &str) -> Vec<usize> {
+        let Some(better) = self.metric(key).map(|m| m.better) else {
+            return Vec::new();
+        };
         let vals: Vec<(usize, f64)> = self
             .targets
             .iter()
             .enumerate()
+            .filter(|(_, t)| t.measured())
             .filter_map(|(i, t)| Some((i, t.value(key)?.median()?)))
             .collect();
         if vals.len() < 2 {
-            return None;
+            return Vec::new();
         }
-        let pick = |a: &(usize, f64), b: &(usize, f64)| a.1.total_cmp(&b.1);
-        match better {
-            Better::Higher => vals.iter().max_by(|a, b| pick(a, b)).map(|x| x.0),
-            Better::Lower => vals.iter().min_by(|a, b| pick(a, b)).map(|x| x.0),
+        let top = match better {
+            Better::Higher => vals.iter().map(|v| v.1).reduce(f64::max),
+            Better::Lower => vals.iter().map(|v| v.1).reduce(f64::min),
             Better::Neither => None,
-        }
+        };
+        let Some(top) = top else {
+            return Vec::new();
+        };
+        vals.iter().filter(|v| v.1 == top).map(|v| v.0).collect()
+    }
+
+    /// Whether column `i` holds a best value of `key`.
+    pub fn is_best(&self, key: &str, i: usize) -> bool {
+        self.best(key).contains(&i)
     }
 
     /// The baseline's column.
@@ -257,6 +310,7 @@ mod tests {
     fn cells() {
         let c = Cell {
             runs: vec![3.0, 1.0, 2.0, 10.0],
+            ..Default::default()
         };
         assert_eq!(c.median(), Some(2.5));
         assert_eq!(c.min(), Some(1.0));
@@ -269,12 +323,74 @@ mod tests {
     #[test]
     fn best_and_ratio() {
         let c = comparison();
-        assert_eq!(c.best("mkfs_s"), Some(1));
-        assert_eq!(c.best("w"), Some(1));
+        assert_eq!(c.best("mkfs_s"), [1]);
+        assert_eq!(c.best("w"), [1]);
+        assert!(c.is_best("w", 1) && !c.is_best("w", 0));
         assert_eq!(c.ratio("w", 1), Some(2.0));
         assert_eq!(c.ratio("w", 2), None);
         assert!(c.targets[0].value("w").unwrap().noisy());
         assert!(!c.targets[1].value("w").unwrap().noisy());
+    }
+
+    #[test]
+    fn ties_are_all_best() {
+        for (better, best) in [(Better::Higher, [0, 2]), (Better::Lower, [1, 3])] {
+            let mut c = Comparison::default();
+            c.add_metric(Metric {
+                key: "k".into(),
+                label: "k".into(),
+                unit: "s".into(),
+                better,
+            });
+            for (i, v) in [5.0, 1.0, 5.0, 1.0].into_iter().enumerate() {
+                let mut t = TargetColumn {
+                    label: format!("t{i}"),
+                    ..Default::default()
+                };
+                t.push("k", v);
+                c.targets.push(t);
+            }
+            assert_eq!(c.best("k"), best, "{better:?}");
+        }
+    }
+
+    #[test]
+    fn failed_targets_do_not_compete() {
+        let mut c = comparison();
+        // xfs is best until it fails; its values stay but do not compete,
+        // and ext4 is left alone with a value: no best.
+        c.targets[1].failed = Some("mount: wrong fs type".into());
+        assert!(c.best("w").is_empty());
+        assert!(c.best("mkfs_s").is_empty());
+        c.targets[1].failed = None;
+        c.targets[0].failed = Some("I/O error".into());
+        assert!(c.best("w").is_empty());
+        let mut third = TargetColumn {
+            label: "btrfs".into(),
+            ..Default::default()
+        };
+        third.push("w", 150.0);
+        c.targets.push(third);
+        c.targets[0].failed = None;
+        c.targets[1].failed = Some("I/O error".into());
+        // ext4 (median 100) against btrfs (150): btrfs, not the failed xfs.
+        assert_eq!(c.best("w"), [3]);
+    }
+
+    #[test]
+    fn flags_stay_with_their_cells() {
+        let mut t = TargetColumn::default();
+        t.flag("k", "page-cache");
+        assert!(t.value("k").is_none(), "no cell, no flag");
+        t.push("k", 1.0);
+        t.flag("k", "page-cache");
+        t.flag("k", "short-run");
+        t.flag("k", "page-cache");
+        t.push("k", 2.0);
+        assert_eq!(t.value("k").unwrap().warnings, ["page-cache", "short-run"]);
+        // Old stored comparisons without warnings still read.
+        let old: Cell = serde_json::from_str(r#"{"runs":[1.0]}"#).unwrap();
+        assert!(old.warnings.is_empty());
     }
 
     #[test]

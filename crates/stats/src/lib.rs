@@ -22,7 +22,9 @@ mod lat;
 mod result;
 mod setup;
 
-pub use comparison::{Better, Cell, Comparison, Metric, TargetColumn, WorkloadRun, NOISY_SPREAD};
+pub use comparison::{
+    Better, Cell, Comparison, Metric, RunWarning, TargetColumn, WorkloadRun, NOISY_SPREAD,
+};
 pub use lat::{LatBuckets, LatStat, LAT_BUCKET_BOUNDS};
 pub use result::{
     CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult, JobWarning,

@@ -224,7 +224,9 @@ impl Store {
             args.push(tag.clone().into());
         }
         if let Some(fs) = &filter.fs_type {
-            clauses.push("fs_type = ?");
+            // One of a comparison's comma-separated filesystems, or the
+            // whole value.
+            clauses.push("instr(',' || fs_type || ',', ',' || ? || ',') > 0");
             args.push(fs.clone().into());
         }
         if let Some(target) = &filter.target {

@@ -224,7 +224,8 @@ pub struct Filter {
     pub kind: Option<Kind>,
     /// A tag the record carries (exactly).
     pub tag: Option<String>,
-    /// The filesystem type (exactly, as in provenance).
+    /// The filesystem type (exactly, as in provenance), or one of the
+    /// comma-separated types of a comparison ("ext4,xfs").
     pub fs_type: Option<String>,
     /// A substring of the target path.
     pub target: Option<String>,

@@ -130,9 +130,36 @@ fn history_filters_newest_first() {
     .is_empty());
     let entry = &store.history(&Filter::default()).unwrap()[0];
     assert_eq!(entry.fs_type, "xfs");
+
     assert_eq!(entry.host, "bench1");
     assert_eq!(entry.metrics[0].name, "read MB/s");
     assert_eq!(entry.tags, vec!["t2".to_string()]);
+}
+
+#[test]
+fn a_comparison_is_found_by_each_of_its_filesystems() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("r.db")).unwrap();
+    let mut cmp = record(Kind::Compare, 9);
+    cmp.provenance.fs_type = "ext4,xfs,btrfs".into();
+    cmp.target = "ext4=loop image, xfs=loop image, btrfs=loop image".into();
+    let id = store.insert(&cmp).unwrap();
+    let mut one = record(Kind::Run, 10);
+    one.provenance.fs_type = "ext4".into();
+    let run = store.insert(&one).unwrap();
+    let list = |fs: &str| -> Vec<i64> {
+        let f = Filter {
+            fs_type: Some(fs.into()),
+            ..Filter::default()
+        };
+        store.history(&f).unwrap().iter().map(|e| e.id).collect()
+    };
+    assert_eq!(list("ext4"), [run, id]);
+    assert_eq!(list("xfs"), [id]);
+    assert_eq!(list("btrfs"), [id]);
+    // A part of a name, or of the list, finds nothing.
+    assert!(list("ext").is_empty());
+    assert!(list("4,xfs").is_empty());
 }
 
 #[test]
