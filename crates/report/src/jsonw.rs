@@ -16,6 +16,8 @@ pub enum Json {
     /// Printed as `%f`.
     Float(f64),
     Bool(bool),
+    /// A value that is not known.
+    Null,
     Str(String),
     Arr(Vec<Json>),
     Obj(Obj),
@@ -101,6 +103,7 @@ fn write_value(out: &mut String, v: &Json, level: usize) {
         }
         Json::Float(x) => out.push_str(&f6(*x)),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Null => out.push_str("null"),
         Json::Str(s) => write_str(out, s),
         Json::Obj(o) => write_obj(out, o, level),
         Json::Arr(a) => {

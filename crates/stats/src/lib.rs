@@ -26,7 +26,7 @@ pub use comparison::{Better, Cell, Comparison, Metric, TargetColumn, WorkloadRun
 pub use lat::{LatBuckets, LatStat, LAT_BUCKET_BOUNDS};
 pub use result::{
     CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult, JobWarning,
-    RunResult,
+    RunResult, VerifyFailure,
 };
 pub use setup::{JobSetup, DEFAULT_PERCENTILES};
 

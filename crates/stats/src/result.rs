@@ -160,6 +160,30 @@ pub struct JobWarning {
     pub text: String,
 }
 
+/// The first block a verify check rejected, for machines: the same facts
+/// as the error text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VerifyFailure {
+    pub file: String,
+    /// The block's offset in the file and its length.
+    pub block_offset: u64,
+    pub block_len: u64,
+    /// The file offset of the first byte that differs, when it is known.
+    pub first_bad_byte: Option<u64>,
+    /// The range of header bytes (end excluded) the differing byte is in,
+    /// when only that is known.
+    pub bad_byte_range: Option<(u64, u64)>,
+    /// What was wrong ("bad crc32c checksum of the data").
+    pub what: String,
+    /// The checksums (or fields) expected and found, hex; empty when none
+    /// was compared.
+    pub expected: String,
+    pub found: String,
+    /// Blocks that failed in all.
+    pub failed_blocks: u64,
+}
+
 /// One job clone's results (or, with group_reporting, a group's merged
 /// jobs under the first job's name).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -204,6 +228,8 @@ pub struct JobResult {
     pub lat_buckets: LatBuckets,
     /// What makes this job's numbers misleading, found after the run.
     pub warnings: Vec<JobWarning>,
+    /// The first block verify rejected, if any.
+    pub verify_failure: Option<VerifyFailure>,
     /// How many clones this result merges (1 unless group_reporting).
     pub clones: u32,
 }
@@ -242,6 +268,11 @@ impl JobResult {
         if self.error == 0 {
             self.error = o.error;
             self.error_detail = o.error_detail.clone();
+        }
+        match (&mut self.verify_failure, &o.verify_failure) {
+            (Some(mine), Some(theirs)) => mine.failed_blocks += theirs.failed_blocks,
+            (None, Some(theirs)) => self.verify_failure = Some(theirs.clone()),
+            _ => {}
         }
     }
 }

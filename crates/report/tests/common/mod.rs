@@ -393,6 +393,7 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
             lat_buckets,
             clones,
             warnings: Vec::new(),
+            verify_failure: None,
         });
     }
 
