@@ -17,6 +17,31 @@ pub fn iolab() -> Command {
     c
 }
 
+/// `iolab run --output-format=json ARGS` in `dir`, started in the
+/// background with its output piped, for a test to act while it runs.
+pub fn spawn_run_json(dir: &Path, args: &[&str]) -> std::process::Child {
+    Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .env("IOLAB_DB", test_db())
+        .current_dir(dir)
+        .args(["run", "--output-format=json"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start iolab")
+}
+
+/// The report of a run started by `spawn_run_json`, which must succeed.
+pub fn wait_json(child: std::process::Child) -> Value {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)
+}
+
 /// The results database the tests' runs share: `$IOLAB_DB` as the test
 /// script sets it, else one in the temporary directory.
 pub fn test_db() -> PathBuf {
