@@ -7,7 +7,6 @@
 mod common;
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Stdio};
 use std::time::{Duration, Instant};
@@ -36,14 +35,6 @@ fn text<'a>(v: &'a Value, code: &str) -> &'a str {
 
 fn has(v: &Value, code: &str) -> bool {
     codes(v).iter().any(|c| c == code)
-}
-
-/// The block device (major:minor) a directory's filesystem is on.
-fn dev_of(dir: &Path) -> String {
-    let dev = fs::metadata(dir).unwrap().dev();
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    format!("{major}:{minor}")
 }
 
 #[test]
@@ -398,65 +389,13 @@ fn the_null_engine_is_cpu_bound_and_has_no_device_warnings() {
     }
 }
 
-/// A blkio cgroup (v1) made for one test, removed when dropped.
-struct Throttle(PathBuf);
-
-impl Throttle {
-    fn new() -> Option<Throttle> {
-        let root = Path::new("/sys/fs/cgroup/blkio");
-        if !root.join("blkio.throttle.read_bps_device").exists() {
-            eprintln!("skipped: no cgroup v1 blkio controller to slow a device down with");
-            return None;
-        }
-        let dir = root.join(format!("iolab-test-{}", std::process::id()));
-        if fs::create_dir(&dir).is_err() {
-            eprintln!("skipped: cannot make a blkio cgroup (root needed)");
-            return None;
-        }
-        Some(Throttle(dir))
-    }
-
-    /// Limits reads of device `dev` (major:minor) to `bps` for the
-    /// process `pid`, from now on.
-    fn limit_reads(&self, pid: u32, dev: &str, bps: u64) {
-        fs::write(
-            self.0.join("blkio.throttle.read_bps_device"),
-            format!("{dev} {bps}"),
-        )
-        .unwrap();
-        fs::write(self.0.join("cgroup.procs"), pid.to_string()).unwrap();
-    }
-}
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        // Empty once the process has exited.
-        for _ in 0..50 {
-            if fs::remove_dir(&self.0).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-/// Bytes the process has had read from storage (/proc/PID/io).
-fn read_bytes(pid: u32) -> u64 {
-    fs::read_to_string(format!("/proc/{pid}/io"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("read_bytes: "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 #[test]
 fn a_start_much_faster_than_the_rest_is_flagged_with_a_ramp_time() {
     let dir = tempfile::tempdir().unwrap();
     let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 128, "") else {
         return;
     };
-    let Some(throttle) = Throttle::new() else {
+    let Some(throttle) = common::Throttle::new() else {
         return;
     };
     // Lay the file out first, so the job starts reading at once.
@@ -477,11 +416,11 @@ fn a_start_much_faster_than_the_rest_is_flagged_with_a_ramp_time() {
     let child = common::spawn_run_json(&fs.mnt, &args);
     let pid = child.id();
     let start = Instant::now();
-    while read_bytes(pid) == 0 && start.elapsed() < Duration::from_secs(10) {
+    while common::read_bytes(pid) == 0 && start.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(10));
     }
     std::thread::sleep(Duration::from_millis(1200));
-    throttle.limit_reads(pid, &dev_of(&fs.mnt), 2 << 20);
+    throttle.limit_reads(pid, &common::dev_of(&fs.mnt), 2 << 20);
     let v = common::wait_json(child);
     let t = text(&v, "unstable");
     assert!(t.contains("faster than the rest"), "{t}");

@@ -19,6 +19,12 @@ use crate::RenderOpts;
 const ETA_DONE: u64 = 0;
 
 pub fn render(run: &RunResult, opts: &RenderOpts, plus: bool) -> String {
+    document(run, opts, plus).to_document()
+}
+
+/// The document of one run, for a caller to add to (its `"iolab"` object
+/// is last).
+pub(crate) fn document(run: &RunResult, opts: &RenderOpts, plus: bool) -> Obj {
     let mut root = Obj::new();
     root.str("fio version", &opts.fio_version)
         .str("iolab version", &opts.version)
@@ -57,7 +63,7 @@ pub fn render(run: &RunResult, opts: &RenderOpts, plus: bool) -> String {
     let mut iolab = Obj::new();
     iolab.add("interrupted", Json::Bool(run.interrupted));
     root.obj("iolab", iolab);
-    root.to_document()
+    root
 }
 
 fn options(opts: &[(String, String)]) -> Obj {

@@ -62,6 +62,11 @@ impl Obj {
         self.add(key, Json::Obj(v))
     }
 
+    /// The value of `key`, to add to.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+        self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
     /// Writes the object as a document, with fio's trailing newline.
     pub fn to_document(&self) -> String {
         let mut out = String::new();

@@ -42,4 +42,4 @@ pub use compare::{
     compare, fmt_p, mann_whitney, welch, welch_from_stats, Difference, Method, Significance,
     TestOutcome, DEFAULT_ALPHA,
 };
-pub use repeats::Summary;
+pub use repeats::{median_interval, Interval, Summary, CONFIDENCE};
