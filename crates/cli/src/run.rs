@@ -39,7 +39,7 @@ Run flags:
   --minimal             same as --output-format=terse
   --repeat=N            run the whole job set N times (caches dropped between
                         runs as root) and report each figure's median,
-                        range, 95% interval and spread
+                        range, 95% interval of the median and spread
   --db=PATH             keep the result in this database (default $IOLAB_DB,
                         else ~/.local/share/iolab/results.db)
   --no-store            do not keep the result
@@ -242,8 +242,9 @@ fn run_once(
 
 /// `--repeat N`: the job set N times, caches dropped between runs (root)
 /// or the job files' caches invalidated; each run's report, then the
-/// figures' medians, ranges, intervals and spreads. JSON is one document
-/// with the summary and every run's fio JSON.
+/// figures' medians, ranges, intervals and spreads. JSON is one document:
+/// the median run's fio JSON, with the summary and every run's fio JSON
+/// under its top-level "iolab".
 #[allow(clippy::too_many_arguments)]
 fn run_repeated(
     plan: &plan::Plan,
@@ -257,7 +258,6 @@ fn run_repeated(
     keep_args: &StoreArgs,
 ) -> Result<Status> {
     let mut results: Vec<RunResult> = Vec::new();
-    let mut docs: Vec<String> = Vec::new();
     let mut caches = String::new();
     let mut failure = None;
     let mut quiet = |_: Notice| {};
@@ -276,7 +276,8 @@ fn run_repeated(
         };
         for f in formats {
             match f {
-                Format::Json | Format::JsonPlus => docs.push(render(&outcome.result, opts, *f)),
+                // One document for all the runs, after them.
+                Format::Json | Format::JsonPlus => {}
                 Format::Normal => {
                     out.write(&format!("\niolab: run {} of {repeat}\n", i + 1))?;
                     out.write(&render(&outcome.result, opts, *f))?;
@@ -295,8 +296,11 @@ fn run_repeated(
     if formats.contains(&Format::Normal) {
         out.write(&repeats_text(&figs, results.len(), &caches))?;
     }
-    if !docs.is_empty() {
-        out.write(&repeats_json(&figs, &caches, &docs))?;
+    for f in formats {
+        if matches!(f, Format::Json | Format::JsonPlus) {
+            let plus = *f == Format::JsonPlus;
+            out.write(&repeats_json(&figs, &caches, &results, opts, plus))?;
+        }
     }
     out.finish()?;
     if let Some(f) = failure {
@@ -323,21 +327,31 @@ fn run_repeated(
     Ok(Status::Success)
 }
 
-/// Between repeats: drops every cache (root), or else the job files'
-/// cached pages; says which.
+/// Between repeats: drops every cache, or, when the kernel refuses (not
+/// root, a read-only /proc/sys in a container), the job files' cached
+/// pages after writing back what is dirty; says which, and why.
 fn forget_caches(plan: &plan::Plan) -> String {
-    if iolab_engine::host::drop_caches().is_ok() {
-        return "caches dropped before each run (sync; echo 3 > /proc/sys/vm/drop_caches)"
-            .to_string();
-    }
+    let why = match iolab_engine::host::drop_caches() {
+        Ok(()) => {
+            return "caches dropped before each run (sync; echo 3 > /proc/sys/vm/drop_caches)"
+                .to_string()
+        }
+        Err(_) if iolab_engine::host::euid() != 0 => "not root".to_string(),
+        Err(e) => {
+            let e = e.to_string();
+            let reason = e.split(" (os error").next().unwrap_or(&e);
+            format!("cannot write /proc/sys/vm/drop_caches ({reason})")
+        }
+    };
     for f in &plan.files {
         if let Ok(file) = std::fs::File::open(&f.path) {
             let _ = iolab_engine::file::drop_cache(&file, 0, 0);
         }
     }
-    "not root: only the job files' cached pages were dropped before each run (the filesystem's \
-     metadata caches stay warm)"
-        .to_string()
+    format!(
+        "{why}: only the job files' cached pages were dropped before each run (the filesystem's \
+         metadata caches stay warm)"
+    )
 }
 
 /// The directory a run measured, for its provenance.

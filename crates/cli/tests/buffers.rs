@@ -58,16 +58,31 @@ fn scramble_off_reuses_one_buffer() {
 
 #[test]
 fn compress_percentage_gives_that_compressed_size() {
-    for pct in [0u32, 25, 50, 75] {
+    for pct in [0u32, 25, 50, 75, 90, 100] {
         let dir = tempfile::tempdir().unwrap();
         let opt = format!("--buffer_compress_percentage={pct}");
-        let r = ratio(&written(dir.path(), &[&opt]));
+        let data = written(dir.path(), &[&opt]);
+        let r = ratio(&data);
         let expected = (100 - pct) as f64 / 100.0;
         assert!(
             (r - expected).abs() < 0.03,
             "buffer_compress_percentage={pct}: compressed to {r:.3}"
         );
+        if pct == 100 {
+            // fio writes zeros: nothing is left to vary.
+            assert!(data.iter().all(|b| *b == 0), "100%: not all zeros");
+        }
     }
+}
+
+#[test]
+fn compress_percentage_100_repeats_the_pattern_as_fio_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = written(
+        dir.path(),
+        &["--buffer_compress_percentage=100", "--buffer_pattern=0xab"],
+    );
+    assert!(data.iter().all(|b| *b == 0xab));
 }
 
 #[test]

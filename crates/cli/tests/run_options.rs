@@ -2,7 +2,8 @@
 //! message of allow_file_create=0 and rate_min, the error count
 //! continue_on_error prints (and, where the machine can make a device that
 //! fails reads, the counts against the real fio's), and the files open at
-//! once with openfiles, watched from outside the process.
+//! once with openfiles, watched from outside the process; and the seeds
+//! randrepeat and randseed give, read from the files two runs write.
 
 mod common;
 use common::*;
@@ -488,4 +489,58 @@ fn fadvise_hint_chooses_the_advice_given_at_open() {
         ["POSIX_FADV_SEQUENTIAL"]
     );
     assert_eq!(advice("read", Some("random")), ["POSIX_FADV_RANDOM"]);
+}
+
+/// The write order of a file written with the default (scrambled) data:
+/// each 4 KiB block starts with its offset and the sequence number of the
+/// write that put it there.
+fn write_order(path: &Path) -> Vec<u64> {
+    let data = fs::read(path).unwrap();
+    data.chunks(4096)
+        .enumerate()
+        .map(|(i, b)| {
+            let offset = u64::from_le_bytes(b[..8].try_into().unwrap());
+            assert_eq!(offset, i as u64 * 4096, "the stamp of block {i}");
+            u64::from_le_bytes(b[8..16].try_into().unwrap())
+        })
+        .collect()
+}
+
+/// Two random-write runs with `opts`, to files `a` and `b`; their bytes.
+fn two_runs(dir: &Path, opts: &[&str]) -> [Vec<u8>; 2] {
+    ["a", "b"].map(|f| {
+        let name = format!("--filename={f}");
+        let mut args = vec!["--name=x", "--rw=randwrite", "--bs=4k", "--size=1m", &name];
+        args.extend_from_slice(opts);
+        run_json(dir, &args);
+        fs::read(dir.join(f)).unwrap()
+    })
+}
+
+#[test]
+fn randrepeat_0_draws_new_offsets_each_run_and_randseed_repeats_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The default (randrepeat=1): the same offsets in the same order;
+    // the data differs, as fio's does.
+    let [a, b] = two_runs(d, &[]);
+    assert_eq!(write_order(&d.join("a")), write_order(&d.join("b")));
+    assert_ne!(a, b, "the data of two runs should differ");
+
+    // randrepeat=0: another order each run, other data.
+    let [a, b] = two_runs(d, &["--randrepeat=0"]);
+    let (oa, ob) = (write_order(&d.join("a")), write_order(&d.join("b")));
+    assert_ne!(
+        oa, ob,
+        "randrepeat=0 wrote the blocks in the same order twice"
+    );
+    assert_ne!(a, b);
+    // Each still writes every block once.
+    let mut sorted = oa.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (1..=256).collect::<Vec<u64>>());
+
+    // A randseed the job gives wins over randrepeat=0: identical files.
+    let [a, b] = two_runs(d, &["--randrepeat=0", "--randseed=5"]);
+    assert!(a == b, "randseed=5 should repeat offsets and data");
 }

@@ -1,9 +1,14 @@
 //! `iolab run` keeps each result with its provenance: the full result,
 //! the job text, the command line, the tags and the headline metrics; a
 //! database that cannot be used is refused before the run and left as it
-//! was; --no-store keeps nothing.
+//! was; --no-store keeps nothing. `--repeat` reports every run, the
+//! medians with their intervals and spreads, says what it did to the
+//! caches, and prints one JSON document in fio's layout.
 
 mod common;
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command as Proc, Stdio};
 
 use iolab_store::{Kind, Store};
 
@@ -102,6 +107,12 @@ fn a_bad_database_is_refused_before_the_run_and_no_store_keeps_nothing() {
     assert!(!fresh.exists());
 }
 
+/// The JSON document after the normal output of a repeated run.
+fn repeat_json(text: &str) -> serde_json::Value {
+    let at = text.find("{\n  \"fio version\"").expect("a JSON document");
+    common::json_of(&text.as_bytes()[at..])
+}
+
 #[test]
 fn repeats_report_every_run_and_the_spread_and_keep_the_values() {
     let dir = tempfile::tempdir().unwrap();
@@ -123,25 +134,45 @@ fn repeats_report_every_run_and_the_spread_and_keep_the_values() {
     for i in 1..=3 {
         assert!(text.contains(&format!("iolab: run {i} of 3")), "{text}");
     }
-    assert!(text.contains("Repeats: 3 runs; "), "{text}");
+    // What was done to the caches, as it happened.
+    let root = iolab_engine::host::euid() == 0;
+    let caches = if root {
+        "Repeats: 3 runs; caches dropped before each run (sync; echo 3 > /proc/sys/vm/drop_caches)"
+    } else {
+        "Repeats: 3 runs; not root: only the job files' cached pages were dropped"
+    };
+    assert!(text.contains(caches), "{text}");
     let summary = text
         .lines()
         .find(|l| l.contains("write  iops IOPS"))
         .unwrap();
     assert!(summary.contains('%'), "{summary}");
-    // The JSON document: the summary and each run's fio JSON.
-    let v = common::json_of(text[text.find("{\n  \"iolab\"").unwrap()..].as_bytes());
-    assert_eq!(v["runs"].as_array().unwrap().len(), 3);
-    for r in v["runs"].as_array().unwrap() {
+    // Three runs: the interval of the median is min - max, at 75%.
+    assert!(summary.contains("(75%)"), "{summary}");
+    // The JSON document: fio's layout at the top level (the median run),
+    // the summary and each run's fio JSON under "iolab".
+    let v = repeat_json(&text);
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20);
+    let runs = v["iolab"]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    for r in runs {
         assert_eq!(r["jobs"][0]["write"]["io_bytes"], 1 << 20);
     }
-    let iops = v["iolab"]["figures"]
+    let top = v["iolab"]["repeat"]["top_level_run"].as_u64().unwrap() as usize;
+    assert_eq!(
+        v["jobs"],
+        runs[top - 1]["jobs"],
+        "the top level is that run"
+    );
+    let iops = v["iolab"]["repeat"]["figures"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["metric"] == "iops")
         .unwrap();
     assert_eq!(iops["values"].as_array().unwrap().len(), 3);
+    let (lo, hi) = (&iops["median_ci"]["low"], &iops["median_ci"]["high"]);
+    assert_eq!((lo, hi), (&iops["min"], &iops["max"]));
     // One stored record, its metrics carrying the three values.
     let all = Store::open(&db).unwrap().all().unwrap();
     assert_eq!(all.len(), 1);
@@ -224,4 +255,112 @@ fn meta_and_sweep_results_are_kept_too() {
         names.contains(&"bs=4k rw=write MB/s") && names.contains(&"bs=8k rw=write IOPS"),
         "{names:?}"
     );
+}
+
+#[test]
+fn repeats_say_why_the_caches_could_not_be_dropped() {
+    // As root, in a mount namespace of its own where /proc/sys is
+    // read-only, as in a container.
+    if iolab_engine::host::euid() != 0 {
+        return eprintln!("skipped: needs root to make /proc/sys read-only in a namespace");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = "mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys \
+                  && exec \"$0\" \"$@\"";
+    let out = Proc::new("unshare")
+        .args(["--mount", "sh", "-c", script])
+        .arg(assert_cmd::cargo::cargo_bin("iolab"))
+        .args(["run", "--repeat=2", "--no-store"])
+        .args(JOB)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    if !out.status.success() && String::from_utf8_lossy(&out.stdout).is_empty() {
+        return eprintln!(
+            "skipped: cannot make /proc/sys read-only in a mount namespace: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Repeats: 2 runs; "))
+        .unwrap();
+    assert!(
+        line.contains("cannot write /proc/sys/vm/drop_caches (Read-only file system"),
+        "{line}"
+    );
+    assert!(line.contains("only the job files' cached pages"), "{line}");
+    assert!(!line.contains("not root"), "{line}");
+}
+
+#[test]
+fn runs_that_differ_are_flagged_and_their_interval_is_their_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 64, "") else {
+        return;
+    };
+    let Some(throttle) = common::Throttle::new() else {
+        return;
+    };
+    // Direct reads for a second, three times; the device slowed down to
+    // 1 MB/s once the first run has been reported.
+    let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .current_dir(&fs.mnt)
+        .args([
+            "run",
+            "--repeat=3",
+            "--no-store",
+            "--output-format=normal,json",
+            "--name=r",
+            "--filename=f",
+            "--size=16m",
+            "--rw=read",
+            "--bs=64k",
+            "--direct=1",
+            "--time_based",
+            "--runtime=1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut text = String::new();
+    loop {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            panic!("no first run:\n{text}");
+        }
+        text.push_str(&line);
+        if line.starts_with("iolab: run 1 of 3") {
+            break;
+        }
+    }
+    throttle.limit_reads(child.id(), &common::dev_of(&fs.mnt), 1 << 20);
+    stdout.read_to_string(&mut text).unwrap();
+    assert!(child.wait().unwrap().success(), "{text}");
+    let bw = text
+        .lines()
+        .find(|l| l.starts_with("  r    read  bw MB/s"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let v = repeat_json(&text);
+    let fig = &v["iolab"]["repeat"]["figures"][0];
+    assert_eq!(fig["metric"], "bw");
+    assert_eq!(fig["noisy"], true, "{fig}");
+    // The interval of the median of three runs: from the slowest to the
+    // fastest, at 75%; and the spread flagged.
+    let range = |k: &str| fig[k].as_f64().unwrap();
+    assert_eq!(range("min"), fig["median_ci"]["low"].as_f64().unwrap());
+    assert_eq!(range("max"), fig["median_ci"]["high"].as_f64().unwrap());
+    assert!(range("max") > 3.0 * range("min"), "{fig}");
+    assert!(bw.contains("(75%)"), "{bw}");
+    assert!(bw.ends_with(" !"), "{bw}");
+    assert!(
+        text.contains("! the runs differ by more than 10%"),
+        "{text}"
+    );
+    // fio's layout at the top: the median run is a slowed one.
+    let top = v["iolab"]["repeat"]["top_level_run"].as_u64().unwrap();
+    assert!(top >= 2, "{top}");
 }

@@ -2,7 +2,9 @@
 //! reads its data back clean; one byte flipped through the filesystem is
 //! found by a read-only verify job at its exact offset, through every
 //! engine, with the file, the block, the checksums, `error` and
-//! `total_err` in the report and exit status 1.
+//! `total_err` in the report (and the same facts under "iolab" in the
+//! JSON) and exit status 1; a verify job whose buffer options differ from
+//! the writer's names no byte it cannot locate.
 
 mod common;
 use common::*;
@@ -115,13 +117,67 @@ fn a_flipped_byte_is_found_at_its_offset_through_every_engine() {
             msg.contains(&format!("first differing byte at offset {at}")),
             "{engine}: {msg}"
         );
-        assert!(msg.contains("block at offset 20480"), "{engine}: {msg}");
-        assert!(msg.contains("data"), "{engine}: {msg}");
+        // The file, then the block.
+        assert!(
+            msg.contains("`data`: verify failed in the block at offset 20480"),
+            "{engine}: {msg}"
+        );
         assert!(msg.contains("bad crc32c checksum"), "{engine}: {msg}");
         assert!(msg.contains("expected "), "{engine}: {msg}");
         assert!(!msg.contains("more blocks failed"), "{engine}: {msg}");
-        assert_eq!(bad.json.unwrap()["jobs"][0]["error"], 84, "{engine}");
+        let j = &bad.json.unwrap()["jobs"][0];
+        assert_eq!(j["error"], 84, "{engine}");
+        // The same facts for machines, under "iolab".
+        let f = &j["iolab"]["verify_failure"];
+        assert_eq!(f["file"], "data", "{engine}: {f}");
+        assert_eq!(f["block_offset"], 20480, "{engine}: {f}");
+        assert_eq!(f["block_length"], 4096, "{engine}: {f}");
+        assert_eq!(f["first_bad_byte"], at, "{engine}: {f}");
+        assert_eq!(f["failed_blocks"], 1, "{engine}: {f}");
+        let (e, g) = (
+            f["expected"].as_str().unwrap(),
+            f["found"].as_str().unwrap(),
+        );
+        assert!(e.len() == 8 && g.len() == 8 && e != g, "{engine}: {f}");
+        assert!(
+            msg.contains(&format!("expected {e}, found {g}")),
+            "{engine}: {msg}"
+        );
     }
+}
+
+#[test]
+fn a_verify_job_with_other_buffer_options_does_not_guess_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = ["--verify=crc32c", "--buffer_compress_percentage=50"];
+    assert_eq!(job(dir.path(), "w", "write", "psync", &writer).code, 0);
+    let at = 2 * 4096 + 2999;
+    flip(&dir.path().join("data"), at);
+
+    // Without the writer's compress option the data regenerated from the
+    // seed is other data: no byte is named, the checksums are.
+    let bad = job(dir.path(), "v", "read", "psync", &["--verify=crc32c"]);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    let msg = &bad.stderr;
+    assert!(!msg.contains("first differing byte"), "{msg}");
+    assert!(msg.contains("cannot be located"), "{msg}");
+    assert!(msg.contains("block at offset 8192"), "{msg}");
+    let f = &bad.json.unwrap()["jobs"][0]["iolab"]["verify_failure"];
+    assert!(f["first_bad_byte"].is_null(), "{f}");
+    assert_eq!(f["block_offset"], 8192, "{f}");
+    assert_ne!(f["expected"], f["found"], "{f}");
+
+    // With them, the byte is found.
+    let same = job(dir.path(), "v", "read", "psync", &writer);
+    assert_eq!(same.code, 1);
+    assert!(
+        same.stderr
+            .contains(&format!("first differing byte at offset {at}")),
+        "{}",
+        same.stderr
+    );
+    let f = &same.json.unwrap()["jobs"][0]["iolab"]["verify_failure"];
+    assert_eq!(f["first_bad_byte"], at, "{f}");
 }
 
 #[test]

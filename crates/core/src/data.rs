@@ -82,7 +82,10 @@ pub struct DataGen {
 
 impl DataGen {
     pub fn new(spec: &BufferSpec, rng: Rng) -> DataGen {
-        let fixed = spec.zero || spec.pattern.is_some();
+        // buffer_compress_percentage=100 is all fixed data: zeros, or the
+        // pattern; fio turns it into zero_buffers, which scramble leaves
+        // alone.
+        let fixed = spec.zero || spec.pattern.is_some() || spec.compress_percentage == Some(100);
         let per_write = if spec.refill {
             PerWrite::Refill
         } else if spec.scramble && !fixed {

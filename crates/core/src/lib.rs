@@ -8,6 +8,7 @@ pub mod data;
 pub use iolab_engine as engine;
 pub use iolab_spec as spec;
 
+pub mod compressing;
 pub mod devuse;
 pub mod diskstats;
 pub mod gen;

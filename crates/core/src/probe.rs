@@ -314,7 +314,7 @@ fn read_disk(dir: &Path) -> Disk {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let scheduler = read_trimmed(dir.join("queue/scheduler"))
-        .map(|s| active_scheduler(&s))
+        .map(|s| active_choice(&s))
         .unwrap_or_default();
     Disk {
         name,
@@ -331,9 +331,9 @@ fn read_disk(dir: &Path) -> Disk {
     }
 }
 
-/// The bracketed entry of a scheduler list ("mq-deadline [none]" gives
+/// The bracketed entry of a sysfs choice list ("mq-deadline [none]" gives
 /// "none"), or the whole text when there is a single unbracketed one.
-fn active_scheduler(list: &str) -> String {
+pub(crate) fn active_choice(list: &str) -> String {
     list.split_whitespace()
         .find_map(|s| s.strip_prefix('[').and_then(|s| s.strip_suffix(']')))
         .unwrap_or(list)
@@ -429,9 +429,9 @@ bad line
 
     #[test]
     fn scheduler_is_the_bracketed_one() {
-        assert_eq!(active_scheduler("mq-deadline kyber [bfq] none"), "bfq");
-        assert_eq!(active_scheduler("[none] mq-deadline"), "none");
-        assert_eq!(active_scheduler("none"), "none");
+        assert_eq!(active_choice("mq-deadline kyber [bfq] none"), "bfq");
+        assert_eq!(active_choice("[none] mq-deadline"), "none");
+        assert_eq!(active_choice("none"), "none");
     }
 
     #[test]

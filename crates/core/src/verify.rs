@@ -3,8 +3,12 @@
 //! the write's sequence number, the time, a checksum of the data and a
 //! CRC32C of the header itself), the data under it, and the check of a
 //! chunk read back, which names the first byte that differs and the
-//! checksums expected and found. `verify=pattern` writes no header: the
-//! whole chunk is `verify_pattern`.
+//! checksums expected and found. The first differing byte of the data is
+//! found by regenerating what was written from the header's seed, and is
+//! named only when the regenerated data has the stored checksum: a job
+//! whose buffer options differ from the writer's regenerates other bytes,
+//! and then the byte cannot be located. `verify=pattern` writes no header:
+//! the whole chunk is `verify_pattern`.
 //!
 //! Header layout (little-endian):
 //! ```text
@@ -197,15 +201,29 @@ pub struct Header {
     pub time_ns: u64,
 }
 
+/// Where in the file the first differing byte of a failed chunk is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadByte {
+    /// Exactly there.
+    At(u64),
+    /// Somewhere in this range of header bytes (end excluded), which
+    /// nothing else vouches for.
+    Among(u64, u64),
+    /// Not known: the data regenerated to compare with does not have the
+    /// stored checksum either, so comparing with it would name a wrong
+    /// byte.
+    Unlocated,
+}
+
 /// Why a chunk failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mismatch {
     /// The chunk's offset in the file.
     pub block: u64,
     pub len: usize,
-    /// The offset in the file of the first byte that differs, when it can
-    /// be told; otherwise the range of header bytes it lies in.
-    pub first_bad: Result<u64, (u64, u64)>,
+    /// The offset in the file of the first byte that differs, as far as
+    /// it can be told.
+    pub first_bad: BadByte,
     pub what: String,
     /// Checksums (hex) expected and found, where one was compared.
     pub expected: String,
@@ -220,8 +238,14 @@ impl std::fmt::Display for Mismatch {
             self.block, self.len, self.what
         )?;
         match self.first_bad {
-            Ok(at) => write!(f, "first differing byte at offset {at}")?,
-            Err((a, b)) => write!(f, "the differing byte is among offsets {a}..{b}")?,
+            BadByte::At(at) => write!(f, "first differing byte at offset {at}")?,
+            BadByte::Among(a, b) => write!(f, "the differing byte is among offsets {a}..{b}")?,
+            BadByte::Unlocated => write!(
+                f,
+                "the differing byte cannot be located: the data regenerated from the block's \
+                 seed does not have the stored checksum either (was it written with other \
+                 buffer options?)"
+            )?,
         }
         if !self.expected.is_empty() || !self.found.is_empty() {
             write!(f, "; expected {}, found {}", self.expected, self.found)?;
@@ -282,7 +306,7 @@ pub fn check_chunk(
         return match first_diff(scratch, c) {
             None => Ok(None),
             Some(i) => Err(fail(
-                Ok(at + i as u64),
+                BadByte::At(at + i as u64),
                 "data differs from verify_pattern".into(),
                 format!("byte {:#04x}", scratch[i]),
                 format!("byte {:#04x}", c[i]),
@@ -312,7 +336,12 @@ pub fn check_chunk(
             } else {
                 format!("bad header {name} field")
             };
-            return Err(fail(Ok(at + (pos + i) as u64), what, hex(want), hex(got)));
+            return Err(fail(
+                BadByte::At(at + (pos + i) as u64),
+                what,
+                hex(want),
+                hex(got),
+            ));
         }
     }
     let stored_crc = get32(c, h - 4);
@@ -322,35 +351,39 @@ pub fn check_chunk(
     let seed = get64(c, 24);
     if crc != stored_crc {
         // The header is damaged past its known fields: the checksum field
-        // is judged against the data, the seed against the data it makes.
+        // is judged against the data.
         if let Some(i) = first_diff(&sum, stored_sum) {
             return Err(fail(
-                Ok(at + (FIXED + i) as u64),
+                BadByte::At(at + (FIXED + i) as u64),
                 format!("bad header: the stored {} checksum is damaged", m.name()),
                 hex(&sum),
                 hex(stored_sum),
             ));
         }
-        scratch.resize(c.len() - h, 0);
-        expected_data(spec, data, scratch, h, seed);
-        let range = if spec.pattern.is_none() && m != Method::Meta && scratch[..] != c[h..] {
-            (at + 24, at + 32)
-        } else {
-            (at + 12, at + h as u64)
-        };
+        // The data is intact (it has the stored checksum), so a field
+        // nothing else vouches for is damaged: clone, seed, sequence,
+        // time, padding or the CRC itself. Data regenerated from the seed
+        // could clear or blame the seed only if this job's buffer options
+        // were the writer's, which nothing here can tell.
         return Err(fail(
-            Err(range),
+            BadByte::Among(at + 12, at + h as u64),
             "bad header checksum".into(),
             format!("crc32c {stored_crc:08x}"),
             format!("crc32c {crc:08x}"),
         ));
     }
     if m != Method::Meta && sum != stored_sum {
+        // The regenerated data locates the byte only when it is what was
+        // written: when it has the checksum the header stored.
         scratch.resize(c.len() - h, 0);
         expected_data(spec, data, scratch, h, seed);
-        let first_bad = match first_diff(scratch, &c[h..]) {
-            Some(i) => Ok(at + (h + i) as u64),
-            None => Err((at + h as u64, at + c.len() as u64)),
+        let first_bad = if m.sum(scratch) != stored_sum {
+            BadByte::Unlocated
+        } else {
+            match first_diff(scratch, &c[h..]) {
+                Some(i) => BadByte::At(at + (h + i) as u64),
+                None => BadByte::Among(at + h as u64, at + c.len() as u64),
+            }
         };
         return Err(fail(
             first_bad,

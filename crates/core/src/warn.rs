@@ -1,20 +1,25 @@
 //! Warnings: when a number will not measure what it looks like. One enum,
 //! each variant saying what was seen, why it matters and what to do. Some
 //! are known from the plan (a queue depth the engine cannot reach); the
-//! rest from what the run saw: the device's own counters against the
-//! job's bytes (page cache, others on the device), the mount's options
-//! against the data (compression), holes in what was read (sparse
-//! reads), and the job's own samples and CPU time (short, unstable,
-//! CPU-bound). Each lands in the job's result with a stable code, so the
-//! normal output prints it after the job and the JSON carries it under
-//! "iolab" -> "warnings".
+//! rest from what the run saw: what a buffered write job left dirty in
+//! the page cache when it ended, and the device's own counters against
+//! the job's bytes (page cache, others on the device), the mount's options
+//! and the devices under it against the data (compression), holes in what
+//! was read (sparse reads), and the job's own samples and CPU time (short,
+//! unstable or faster at first, CPU-bound). Jobs whose engine moves no
+//! data to their files (null, the file-operation engines) get none of the
+//! device-based ones. Each lands in the job's result with a stable code,
+//! so the normal output prints it after the job and the JSON carries it
+//! under "iolab" -> "warnings".
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
+use iolab_engine::SyncMode;
 use iolab_stats::{Dir, JobResult, JobWarning, RunResult};
 
+use crate::compressing::compressing_under;
 use crate::diskstats::disks_of;
 use crate::plan::{Layout, Plan, PlanJob};
 use crate::probe::{mount_of, parse_mountinfo, resolve_existing};
@@ -39,10 +44,27 @@ pub enum Warning {
         /// Share of the job's bytes the device moved, percent.
         seen_pct: f64,
     },
-    /// Buffered I/O with no device to watch (tmpfs, say) on a working set
-    /// that fits in memory.
+    /// Buffered writes still in memory, not on the device, when the job
+    /// ended.
+    UnflushedWrites {
+        job: String,
+        /// Of the job's writes, percent.
+        pct: f64,
+        mib: u64,
+    },
+    /// Buffered writes during which the job's thread never waited for the
+    /// device: memory took them, whatever wrote them back meanwhile.
+    UnwaitedWrites {
+        job: String,
+        /// On a CPU or ready for one, percent of the run.
+        busy_pct: f64,
+    },
+    /// Buffered I/O with no device to watch on a working set that fits in
+    /// memory, or on a filesystem that lives in memory (tmpfs).
     InMemory {
         job: String,
+        /// The filesystem ("overlayfs", "tmpfs").
+        fs: String,
         bytes: u64,
         memory: u64,
     },
@@ -51,6 +73,13 @@ pub enum Warning {
         job: String,
         fs: String,
         option: String,
+        data: &'static str,
+    },
+    /// Compressible data written to a device that compresses.
+    CompressingDevice {
+        job: String,
+        device: String,
+        what: String,
         data: &'static str,
     },
     /// Reads of ranges never written: holes return zeros without I/O.
@@ -63,6 +92,15 @@ pub enum Warning {
     ShortRun { job: String, samples: u64 },
     /// Bandwidth samples that vary a lot within the run.
     Unstable { job: String, cv_pct: f64 },
+    /// The first part of the run much faster than the rest: a cache
+    /// filling (or emptying) before the storage's own speed shows.
+    FastStart {
+        job: String,
+        /// The first samples' mean over the rest's median.
+        ratio: f64,
+        /// How long the fast part lasted, and so the ramp_time to skip it.
+        secs: f64,
+    },
     /// The device did much more I/O than the run asked of it.
     OthersOnDevice {
         job: String,
@@ -70,8 +108,15 @@ pub enum Warning {
         device_mib: u64,
         job_mib: u64,
     },
-    /// The job's thread was busy nearly all the time.
-    CpuBound { job: String, cpu_pct: f64 },
+    /// The job's thread was on a CPU, or ready and waiting for one, nearly
+    /// all the time: it never waited for the storage.
+    CpuBound {
+        job: String,
+        /// On a CPU or waiting for one, percent of the run.
+        busy_pct: f64,
+        /// On a CPU, percent of the run.
+        cpu_pct: f64,
+    },
 }
 
 impl Warning {
@@ -79,11 +124,14 @@ impl Warning {
     pub fn code(&self) -> &'static str {
         match self {
             Warning::QueueDepthNotReached { .. } => "queue-depth-not-reached",
-            Warning::PageCache { .. } | Warning::InMemory { .. } => "page-cache",
-            Warning::Compression { .. } => "compression",
+            Warning::PageCache { .. }
+            | Warning::UnflushedWrites { .. }
+            | Warning::UnwaitedWrites { .. }
+            | Warning::InMemory { .. } => "page-cache",
+            Warning::Compression { .. } | Warning::CompressingDevice { .. } => "compression",
             Warning::SparseReads { .. } => "sparse-reads",
             Warning::ShortRun { .. } => "short-run",
-            Warning::Unstable { .. } => "unstable",
+            Warning::Unstable { .. } | Warning::FastStart { .. } => "unstable",
             Warning::OthersOnDevice { .. } => "others-on-device",
             Warning::CpuBound { .. } => "cpu-bound",
         }
@@ -94,11 +142,15 @@ impl Warning {
         match self {
             Warning::QueueDepthNotReached { job, .. }
             | Warning::PageCache { job, .. }
+            | Warning::UnflushedWrites { job, .. }
+            | Warning::UnwaitedWrites { job, .. }
             | Warning::InMemory { job, .. }
             | Warning::Compression { job, .. }
+            | Warning::CompressingDevice { job, .. }
             | Warning::SparseReads { job, .. }
             | Warning::ShortRun { job, .. }
             | Warning::Unstable { job, .. }
+            | Warning::FastStart { job, .. }
             | Warning::OthersOnDevice { job, .. }
             | Warning::CpuBound { job, .. } => job,
         }
@@ -132,10 +184,29 @@ impl fmt::Display for Warning {
                  memory (the page cache), not the device: use direct=1{}, or a size above twice the memory",
                 if *what == "writes" { ", end_fsync=1" } else { "" }
             ),
-            Warning::InMemory { job, bytes, memory } => write!(
+            Warning::UnflushedWrites { job, pct, mib } => write!(
                 f,
-                "job `{job}`: buffered I/O on {} MiB, which fits in memory ({} MiB), with no device \
-                 to check: the numbers are likely the page cache's; use direct=1 or a larger size",
+                "job `{job}`: {pct:.0}% of its writes ({mib} MiB) were still in the page cache, \
+                 not on the device, when it ended; this measured memory, not the device: use \
+                 direct=1, end_fsync=1, or a size above twice the memory"
+            ),
+            Warning::UnwaitedWrites { job, busy_pct } => write!(
+                f,
+                "job `{job}`: its thread hardly ever waited for the device (on a CPU or ready for \
+                 one {busy_pct:.0}% of the run): its buffered writes went to memory, the page \
+                 cache, and reached the device later or alongside; this measured memory, not the \
+                 device: use direct=1, end_fsync=1, or a size above twice the memory"
+            ),
+            Warning::InMemory { job, fs, .. } if is_memory_fs(fs) => write!(
+                f,
+                "job `{job}`: its files are on {fs}, which keeps them in memory: the numbers are \
+                 memory's, not a storage device's; run it on the filesystem you mean to measure"
+            ),
+            Warning::InMemory { job, fs, bytes, memory } => write!(
+                f,
+                "job `{job}`: buffered I/O on {} MiB, which fits in memory ({} MiB), on {fs} with \
+                 no device to check: the numbers are likely the page cache's; use direct=1 or a \
+                 size above twice the memory",
                 bytes >> 20,
                 memory >> 20
             ),
@@ -144,6 +215,12 @@ impl fmt::Display for Warning {
                 "job `{job}`: {fs} is mounted with {option} and the job writes {data}: the filesystem \
                  stores less than it is given, so the bandwidth is inflated; leave the buffer options \
                  at their defaults (incompressible data) to measure the storage"
+            ),
+            Warning::CompressingDevice { job, device, what, data } => write!(
+                f,
+                "job `{job}`: the device {device} is {what}, which compresses, and the job writes \
+                 {data}: it stores less than it is given, so the bandwidth is inflated; leave the \
+                 buffer options at their defaults (incompressible data) to measure the storage"
             ),
             Warning::SparseReads { job, file, hole_pct } => write!(
                 f,
@@ -162,16 +239,26 @@ impl fmt::Display for Warning {
                  samples) during the run: a cache filling, background work or throttling; use \
                  ramp_time=, a longer run, and --repeat to see the spread"
             ),
+            Warning::FastStart { job, ratio, secs } => write!(
+                f,
+                "job `{job}`: the first {secs:.1} s of the run were {ratio:.1}x faster than the \
+                 rest: a cache filling (the page cache, the device's write cache) before the \
+                 storage's own speed showed, and the average mixes both; use ramp_time={} to \
+                 measure after it, and a run long enough for the rest to dominate",
+                ramp_suggestion(*secs)
+            ),
             Warning::OthersOnDevice { job, device, device_mib, job_mib } => write!(
                 f,
                 "job `{job}`: the device {device} moved {device_mib} MiB while the run moved {job_mib} \
                  MiB: something else used it at the same time, and shared the figures; run on an \
                  idle device"
             ),
-            Warning::CpuBound { job, cpu_pct } => write!(
+            Warning::CpuBound { job, busy_pct, cpu_pct } => write!(
                 f,
-                "job `{job}`: its thread was busy {cpu_pct:.0}% of the run: the benchmark itself may \
-                 be the bottleneck; use numjobs= for more threads, or a larger bs"
+                "job `{job}`: its thread was on a CPU or waiting for one {busy_pct:.0}% of the run \
+                 ({cpu_pct:.0}% on a CPU), hardly ever waiting for the storage: the benchmark \
+                 itself, or the CPUs it shares, may be the bottleneck; use numjobs= for more \
+                 threads, or a larger bs"
             ),
         }
     }
@@ -261,156 +348,378 @@ pub fn attach_run_warnings(plan: &Plan, before: Vec<Warning>, result: &mut RunRe
     }
 }
 
+/// A buffered write job that ends with at least this share of its writes
+/// still in memory measured memory: with a quarter of the data not on the
+/// device, the bandwidth is a third above what the device did, or more.
+const UNFLUSHED_SHARE: f64 = 0.25;
+
+/// The first samples' mean over the rest's median above which the start
+/// of a run counts as much faster than the rest.
+const FAST_START_RATIO: f64 = 2.0;
+
+/// What the run asked of each device, which every job's checks share.
+struct Devices {
+    /// Bytes read and written by the jobs whose files are on the device.
+    asked: HashMap<String, [u64; 2]>,
+    /// Bytes the layout wrote there before the jobs began.
+    laid: HashMap<String, u64>,
+}
+
+impl Devices {
+    fn of(plan: &Plan, result: &RunResult) -> Devices {
+        let mut asked: HashMap<String, [u64; 2]> = HashMap::new();
+        let mut laid: HashMap<String, u64> = HashMap::new();
+        for (pf, disk) in plan.files.iter().map(|f| (f, disk_of(&f.path))) {
+            if let (Layout::Write, Some(d)) = (pf.layout, &disk) {
+                *laid.entry(d.clone()).or_default() +=
+                    pf.size.saturating_sub(pf.existing.unwrap_or(0));
+            }
+        }
+        for job in &result.jobs {
+            let Some(pj) = plan_job(plan, job) else {
+                continue;
+            };
+            if !iolab_engine::moves_file_data(&pj.engine) {
+                continue;
+            }
+            for d in job_disks(plan, pj) {
+                let a = asked.entry(d).or_default();
+                a[0] += job.dirs[Dir::Read as usize].io_bytes;
+                a[1] += job.dirs[Dir::Write as usize].io_bytes;
+            }
+        }
+        Devices { asked, laid }
+    }
+
+    fn asked(&self, disk: &str) -> [u64; 2] {
+        self.asked.get(disk).copied().unwrap_or_default()
+    }
+
+    fn laid(&self, disk: &str) -> u64 {
+        self.laid.get(disk).copied().unwrap_or(0)
+    }
+}
+
 /// The warnings of a finished run, from what it saw.
 pub fn run_warnings(plan: &Plan, result: &RunResult) -> Vec<Warning> {
     let mut out = Vec::new();
-    let memory = iolab_engine::host::physical_memory();
     let mounts =
         parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
-
-    // What the run asked of each device, per direction, and the bytes
-    // the layout wrote there before the jobs began.
-    let mut asked: HashMap<String, [u64; 2]> = HashMap::new();
-    let mut laid: HashMap<String, u64> = HashMap::new();
-    for (pf, disk) in plan.files.iter().map(|f| (f, disk_of(&f.path))) {
-        if let (Layout::Write, Some(d)) = (pf.layout, &disk) {
-            *laid.entry(d.clone()).or_default() += pf.size.saturating_sub(pf.existing.unwrap_or(0));
-        }
-    }
+    let devices = Devices::of(plan, result);
     for job in &result.jobs {
         let Some(pj) = plan_job(plan, job) else {
             continue;
         };
-        for d in job_disks(plan, pj) {
-            let a = asked.entry(d).or_default();
-            a[0] += job.dirs[Dir::Read as usize].io_bytes;
-            a[1] += job.dirs[Dir::Write as usize].io_bytes;
+        // The device-based checks mean nothing for engines that move no
+        // data to the files (null, the file-operation engines).
+        if iolab_engine::moves_file_data(&pj.engine) {
+            let disks: Vec<&iolab_stats::DiskResult> = {
+                let names = job_disks(plan, pj);
+                result
+                    .disks
+                    .iter()
+                    .filter(|d| names.contains(&d.name))
+                    .collect()
+            };
+            page_cache(plan, job, pj, &disks, &devices, &mut out);
+            others_on_device(job, &disks, &devices, &mut out);
+            compression(plan, job, pj, &mounts, &mut out);
         }
-    }
-
-    for job in &result.jobs {
-        let Some(pj) = plan_job(plan, job) else {
-            continue;
-        };
-        let name = &job.name;
-        let disks = job_disks(plan, pj);
-
-        // Page cache: buffered bytes the device did not see.
-        if !pj.direct {
-            let mut judged = false;
-            for disk in result.disks.iter().filter(|d| disks.contains(&d.name)) {
-                let a = asked.get(&disk.name).copied().unwrap_or_default();
-                judged = true;
-                let reads = job.dirs[Dir::Read as usize].io_bytes;
-                if reads >= JUDGE_BYTES && (disk.read_bytes as f64) < 0.5 * a[0] as f64 {
-                    out.push(Warning::PageCache {
-                        job: name.clone(),
-                        what: "reads",
-                        device: disk.name.clone(),
-                        seen_pct: 100.0 * disk.read_bytes as f64 / a[0].max(1) as f64,
-                    });
-                }
-                let writes = job.dirs[Dir::Write as usize].io_bytes;
-                let synced = pj.end_fsync || pj.fsync > 0 || pj.fdatasync > 0;
-                let seen = disk
-                    .write_bytes
-                    .saturating_sub(laid.get(&disk.name).copied().unwrap_or(0));
-                if writes >= JUDGE_BYTES && !synced && (seen as f64) < 0.5 * a[1] as f64 {
-                    out.push(Warning::PageCache {
-                        job: name.clone(),
-                        what: "writes",
-                        device: disk.name.clone(),
-                        seen_pct: 100.0 * seen as f64 / a[1].max(1) as f64,
-                    });
-                }
-            }
-            let working_set: u64 = pj.files.iter().map(|f| f.len).sum();
-            let moved: u64 = job.dirs.iter().map(|d| d.io_bytes).sum();
-            if !judged && moved >= JUDGE_BYTES && working_set < memory / 2 {
-                out.push(Warning::InMemory {
-                    job: name.clone(),
-                    bytes: working_set,
-                    memory,
-                });
-            }
-        }
-
-        // Others on the device: far more than the run and its layout.
-        for disk in result.disks.iter().filter(|d| disks.contains(&d.name)) {
-            let a = asked.get(&disk.name).copied().unwrap_or_default();
-            let expected = a[0] + a[1] + laid.get(&disk.name).copied().unwrap_or(0);
-            let seen = disk.read_bytes + disk.write_bytes;
-            if seen > 2 * expected + (64 << 20) {
-                out.push(Warning::OthersOnDevice {
-                    job: name.clone(),
-                    device: disk.name.clone(),
-                    device_mib: seen >> 20,
-                    job_mib: expected >> 20,
-                });
-            }
-        }
-
-        // Compression: compressible data onto a compressing mount.
-        if job.dirs[Dir::Write as usize].io_bytes > 0 {
-            if let Some(data) = compressible(pj) {
-                for jf in &pj.files {
-                    let path = resolve_existing(&plan.files[jf.file].path);
-                    if let Some(m) = mount_of(&mounts, &path) {
-                        let opts = m.options();
-                        if let Some(o) = opts.split(',').find(|o| {
-                            o.starts_with("compress")
-                                && !o.ends_with("=no")
-                                && *o != "compress=none"
-                        }) {
-                            out.push(Warning::Compression {
-                                job: name.clone(),
-                                fs: m.fs_type.clone(),
-                                option: o.to_string(),
-                                data,
-                            });
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-
-        // The job's own samples and CPU time.
-        let busiest = job
-            .dirs
-            .iter()
-            .filter(|d| d.total_ios > 0)
-            .max_by_key(|d| d.bw_samples.count());
-        if let Some(d) = busiest {
-            let n = d.bw_samples.count();
-            if n < 5 {
-                out.push(Warning::ShortRun {
-                    job: name.clone(),
-                    samples: n,
-                });
-            } else if d.bw_samples.mean() > 0.0 {
-                let cv = 100.0 * d.bw_samples.stdev() / d.bw_samples.mean();
-                if cv > 25.0 {
-                    out.push(Warning::Unstable {
-                        job: name.clone(),
-                        cv_pct: cv,
-                    });
-                }
-            }
-        }
-        let busy = job.cpu.user_ns + job.cpu.system_ns;
-        let clones = u64::from(job.clones.max(1));
-        if job.runtime_ns >= 1_000_000_000 {
-            let pct = 100.0 * busy as f64 / (job.runtime_ns * clones) as f64;
-            if pct > 90.0 {
-                out.push(Warning::CpuBound {
-                    job: name.clone(),
-                    cpu_pct: pct.min(100.0),
-                });
-            }
-        }
+        samples(job, pj, &mut out);
+        cpu_bound(job, &mut out);
     }
     out
+}
+
+/// Page cache: a buffered job whose bytes the device did not see, or that
+/// ended with its writes still in memory, or with no device to check and
+/// a working set that fits in memory.
+fn page_cache(
+    plan: &Plan,
+    job: &JobResult,
+    pj: &PlanJob,
+    disks: &[&iolab_stats::DiskResult],
+    devices: &Devices,
+    out: &mut Vec<Warning>,
+) {
+    if pj.direct {
+        return;
+    }
+    let name = &job.name;
+    let reads = job.dirs[Dir::Read as usize].io_bytes;
+    let writes = job.dirs[Dir::Write as usize].io_bytes;
+    let synced = pj.end_fsync || pj.fsync > 0 || pj.fdatasync > 0 || pj.sync != SyncMode::None;
+    let fs = pj
+        .files
+        .first()
+        .and_then(|f| {
+            let path = resolve_existing(&plan.files[f.file].path);
+            iolab_engine::file::fs_type(&nearest_existing(&path)).ok()
+        })
+        .map(|t| t.name().to_string())
+        .unwrap_or_default();
+    let in_memory_fs = is_memory_fs(&fs);
+
+    // What the writes left in memory when the job ended, and whether the
+    // job ever waited for the device: not what the device counted over
+    // the run, which background writeback of earlier runs inflates and a
+    // sync by someone else deflates.
+    let mut unflushed_known = false;
+    let mut warned = false;
+    if writes >= JUDGE_BYTES && !in_memory_fs {
+        if let Some(u) = job.unflushed_bytes {
+            unflushed_known = true;
+            let u = u.min(writes);
+            if u as f64 >= UNFLUSHED_SHARE * writes as f64 {
+                out.push(Warning::UnflushedWrites {
+                    job: name.clone(),
+                    pct: 100.0 * u as f64 / writes as f64,
+                    mib: u >> 20,
+                });
+                warned = true;
+            }
+        }
+        let busy = busy_pct(job);
+        if !warned && !synced && busy.is_some_and(|b| b >= BUSY_PCT) {
+            out.push(Warning::UnwaitedWrites {
+                job: name.clone(),
+                busy_pct: busy.unwrap_or(0.0).min(100.0),
+            });
+            warned = true;
+        }
+    }
+
+    for disk in disks {
+        let a = devices.asked(&disk.name);
+        if reads >= JUDGE_BYTES && (disk.read_bytes as f64) < 0.5 * a[0] as f64 {
+            out.push(Warning::PageCache {
+                job: name.clone(),
+                what: "reads",
+                device: disk.name.clone(),
+                seen_pct: 100.0 * disk.read_bytes as f64 / a[0].max(1) as f64,
+            });
+        }
+        let seen = disk.write_bytes.saturating_sub(devices.laid(&disk.name));
+        if writes >= JUDGE_BYTES && !synced && !warned && (seen as f64) < 0.5 * a[1] as f64 {
+            out.push(Warning::PageCache {
+                job: name.clone(),
+                what: "writes",
+                device: disk.name.clone(),
+                seen_pct: 100.0 * seen as f64 / a[1].max(1) as f64,
+            });
+        }
+    }
+
+    // No device to check: a working set that fits in memory was likely
+    // served by it, unless the job only wrote and its writes are known to
+    // have left memory (synced, or found flushed).
+    let working_set: u64 = pj.files.iter().map(|f| f.len).sum();
+    let moved = reads + writes;
+    let memory = iolab_engine::host::physical_memory();
+    let writes_left = reads == 0 && (synced || unflushed_known);
+    let fits = working_set < memory / 2 && !writes_left;
+    if disks.is_empty() && !warned && moved >= JUDGE_BYTES && (in_memory_fs || fits) {
+        out.push(Warning::InMemory {
+            job: name.clone(),
+            fs,
+            bytes: working_set,
+            memory,
+        });
+    }
+}
+
+/// Others on the device: far more I/O than the run and its layout asked.
+fn others_on_device(
+    job: &JobResult,
+    disks: &[&iolab_stats::DiskResult],
+    devices: &Devices,
+    out: &mut Vec<Warning>,
+) {
+    for disk in disks {
+        let a = devices.asked(&disk.name);
+        let expected = a[0] + a[1] + devices.laid(&disk.name);
+        let seen = disk.read_bytes + disk.write_bytes;
+        if seen > 2 * expected + (64 << 20) {
+            out.push(Warning::OthersOnDevice {
+                job: job.name.clone(),
+                device: disk.name.clone(),
+                device_mib: seen >> 20,
+                job_mib: expected >> 20,
+            });
+        }
+    }
+}
+
+/// Compression: compressible data onto a compressing mount, or onto a
+/// device known to compress.
+fn compression(
+    plan: &Plan,
+    job: &JobResult,
+    pj: &PlanJob,
+    mounts: &[crate::probe::MountEntry],
+    out: &mut Vec<Warning>,
+) {
+    if job.dirs[Dir::Write as usize].io_bytes == 0 {
+        return;
+    }
+    let Some(data) = compressible(pj) else {
+        return;
+    };
+    for jf in &pj.files {
+        let path = resolve_existing(&plan.files[jf.file].path);
+        if let Some(m) = mount_of(mounts, &path) {
+            let opts = m.options();
+            if let Some(o) = opts
+                .split(',')
+                .find(|o| o.starts_with("compress") && !o.ends_with("=no") && *o != "compress=none")
+            {
+                out.push(Warning::Compression {
+                    job: job.name.clone(),
+                    fs: m.fs_type.clone(),
+                    option: o.to_string(),
+                    data,
+                });
+                return;
+            }
+        }
+    }
+    for disk in job_disks(plan, pj) {
+        if let Some(c) = compressing_under(Path::new("/sys"), &disk) {
+            out.push(Warning::CompressingDevice {
+                job: job.name.clone(),
+                device: c.device,
+                what: c.what,
+                data,
+            });
+            return;
+        }
+    }
+}
+
+/// The job's own bandwidth samples: too few, too scattered, or a start
+/// much faster than the rest.
+fn samples(job: &JobResult, pj: &PlanJob, out: &mut Vec<Warning>) {
+    let busiest = job
+        .dirs
+        .iter()
+        .filter(|d| d.total_ios > 0)
+        .max_by_key(|d| d.bw_samples.count());
+    let Some(d) = busiest else {
+        return;
+    };
+    let n = d.bw_samples.count();
+    if n < 5 {
+        out.push(Warning::ShortRun {
+            job: job.name.clone(),
+            samples: n,
+        });
+        return;
+    }
+    if let Some((ratio, windows)) = fast_start(&d.bw_series) {
+        out.push(Warning::FastStart {
+            job: job.name.clone(),
+            ratio,
+            secs: windows as f64 * pj.stats.bw_avg.as_secs_f64(),
+        });
+    } else if d.bw_samples.mean() > 0.0 {
+        let cv = 100.0 * d.bw_samples.stdev() / d.bw_samples.mean();
+        if cv > 25.0 {
+            out.push(Warning::Unstable {
+                job: job.name.clone(),
+                cv_pct: cv,
+            });
+        }
+    }
+}
+
+/// Whether a run's bandwidth samples start much faster than they go on:
+/// the mean of the first fifth of the samples (one at least) against the
+/// median of the rest. Some((ratio, windows)) when it is above
+/// `FAST_START_RATIO`, with the number of leading windows still well above
+/// the rest (1.5 times its median), which a ramp_time should cover.
+pub fn fast_start(series: &[u64]) -> Option<(f64, usize)> {
+    let n = series.len();
+    if n < 5 {
+        return None;
+    }
+    let head = (n / 5).max(1);
+    let head_mean = series[..head].iter().sum::<u64>() as f64 / head as f64;
+    let mut rest: Vec<u64> = series[head..].to_vec();
+    rest.sort_unstable();
+    let m = rest.len();
+    let median = if m % 2 == 1 {
+        rest[m / 2] as f64
+    } else {
+        (rest[m / 2 - 1] + rest[m / 2]) as f64 / 2.0
+    };
+    let ratio = head_mean / median.max(1.0);
+    if ratio < FAST_START_RATIO {
+        return None;
+    }
+    let windows = series
+        .iter()
+        .take_while(|&&v| v as f64 > 1.5 * median)
+        .count()
+        .max(head);
+    Some((ratio, windows))
+}
+
+/// The ramp_time to suggest for a fast part `secs` long: whole seconds,
+/// rounded up.
+fn ramp_suggestion(secs: f64) -> String {
+    format!("{}s", secs.ceil().max(1.0) as u64)
+}
+
+/// A thread on a CPU or ready for one this share of the run (percent)
+/// hardly ever waited for anything else.
+const BUSY_PCT: f64 = 90.0;
+
+/// Percent of the job's runtime its threads were on a CPU or ready to
+/// run and waiting for one (a thread that waits for a CPU on a busy
+/// machine is as much held back by the CPU as one that runs); None for a
+/// job that did not run.
+fn busy_pct(job: &JobResult) -> Option<f64> {
+    // job_runtime of merged clones is already the sum of theirs.
+    let runtime = job.runtime_ns as f64;
+    let busy = (job.cpu.user_ns + job.cpu.system_ns + job.cpu.run_delay_ns) as f64;
+    (job.runtime_ns > 0).then(|| 100.0 * busy / runtime)
+}
+
+/// CPU-bound: the job's threads busy nearly all of a run of a second or
+/// more, unless that is already explained as writes to the page cache.
+fn cpu_bound(job: &JobResult, out: &mut Vec<Warning>) {
+    if job.runtime_ns < 1_000_000_000
+        || out
+            .iter()
+            .any(|w| w.job() == job.name && matches!(w, Warning::UnwaitedWrites { .. }))
+    {
+        return;
+    }
+    let Some(pct) = busy_pct(job).filter(|p| *p > BUSY_PCT) else {
+        return;
+    };
+    let on_cpu = (job.cpu.user_ns + job.cpu.system_ns) as f64;
+    out.push(Warning::CpuBound {
+        job: job.name.clone(),
+        busy_pct: pct.min(100.0),
+        cpu_pct: (100.0 * on_cpu / job.runtime_ns as f64).min(100.0),
+    });
+}
+
+/// Filesystems whose files live in memory.
+fn is_memory_fs(fs: &str) -> bool {
+    matches!(fs, "tmpfs" | "ramfs")
+}
+
+/// The nearest part of `path` that exists.
+fn nearest_existing(path: &Path) -> std::path::PathBuf {
+    let mut p = path.to_path_buf();
+    while !p.exists() {
+        if !p.pop() {
+            break;
+        }
+    }
+    p
 }
 
 /// The first clone of the plan job a reported job stands for.
@@ -479,6 +788,7 @@ mod tests {
             m.record(s);
         }
         j.dirs[Dir::Read as usize].bw_samples = m;
+        j.dirs[Dir::Read as usize].bw_series = samples.to_vec();
         RunResult {
             jobs: vec![j],
             ..Default::default()
@@ -503,10 +813,35 @@ mod tests {
         let p = plan(JOB);
         let r = result(&p, 64 << 20, &[100, 100], 1);
         assert_eq!(codes(&run_warnings(&p, &r)), ["short-run"]);
-        let r = result(&p, 64 << 20, &[300, 100, 90, 110, 95, 105], 3);
+        let r = result(&p, 64 << 20, &[100, 300, 90, 110, 40, 105], 3);
         let w = run_warnings(&p, &r);
         assert_eq!(codes(&w), ["unstable"]);
+        assert!(
+            w[0].to_string().contains("coefficient of variation"),
+            "{}",
+            w[0]
+        );
         assert!(w[0].to_string().contains("ramp_time="), "{}", w[0]);
+    }
+
+    #[test]
+    fn a_start_much_faster_than_the_rest_is_a_cache_filling() {
+        let p = plan(JOB);
+        // Two fast windows of ten, then the device's own speed.
+        let series = [900, 700, 100, 110, 90, 100, 105, 95, 100, 98];
+        let r = result(&p, 64 << 20, &series, 5);
+        let w = run_warnings(&p, &r);
+        assert_eq!(codes(&w), ["unstable"]);
+        let text = w[0].to_string();
+        assert!(text.contains("first 1.0 s"), "{text}");
+        assert!(text.contains("8.0x faster"), "{text}");
+        assert!(text.contains("ramp_time=1s"), "{text}");
+        assert_eq!(fast_start(&series), Some((8.0, 2)));
+        // Steady, slow at first, or one fast window of many: not a cache.
+        assert_eq!(fast_start(&[100, 102, 98, 101, 99, 100]), None);
+        assert_eq!(fast_start(&[20, 40, 100, 100, 100, 100]), None);
+        assert_eq!(fast_start(&[150, 100, 100, 100, 100, 100]), None);
+        assert_eq!(fast_start(&[900, 100, 100, 100]), None, "too few");
     }
 
     #[test]
@@ -518,6 +853,61 @@ mod tests {
         let w = run_warnings(&p, &r);
         assert_eq!(codes(&w), ["cpu-bound"]);
         assert!(w[0].to_string().contains("97%"), "{}", w[0]);
+    }
+
+    /// `result` for a job that wrote instead of read.
+    fn written(plan: &Plan, bytes: u64, secs: u64) -> RunResult {
+        let mut r = result(plan, bytes, &[100; 6], secs);
+        r.jobs[0].dirs.swap(Dir::Read as usize, Dir::Write as usize);
+        r
+    }
+
+    const WRITE: &str = "[j]\nfilename=/nonexistent-dir/f\nsize=64m\nrw=write\n";
+
+    #[test]
+    fn buffered_writes_left_in_memory_or_never_waited_for_are_the_page_cache() {
+        let p = plan(WRITE);
+        // Half the writes still dirty at the end.
+        let mut r = written(&p, 64 << 20, 3);
+        r.jobs[0].unflushed_bytes = Some(32 << 20);
+        let w = run_warnings(&p, &r);
+        assert_eq!(codes(&w), ["page-cache"]);
+        assert!(
+            w[0].to_string().contains("50% of its writes (32 MiB)"),
+            "{}",
+            w[0]
+        );
+        // All flushed (someone synced), but the thread never waited: the
+        // writes went to memory all the same; no cpu-bound besides.
+        r.jobs[0].unflushed_bytes = Some(0);
+        r.jobs[0].cpu.user_ns = 2_000_000_000;
+        r.jobs[0].cpu.run_delay_ns = 900_000_000;
+        let w = run_warnings(&p, &r);
+        assert_eq!(codes(&w), ["page-cache"]);
+        assert!(w[0].to_string().contains("hardly ever waited"), "{}", w[0]);
+        // A thread that waited for the device, with the data flushed.
+        r.jobs[0].cpu.run_delay_ns = 0;
+        r.jobs[0].cpu.user_ns = 300_000_000;
+        assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
+        // end_fsync: timed until the data was on the device.
+        let p = plan(&format!("{WRITE}end_fsync=1\n"));
+        let mut r = written(&p, 64 << 20, 3);
+        r.jobs[0].unflushed_bytes = Some(0);
+        r.jobs[0].cpu.user_ns = 2_900_000_000;
+        assert_eq!(codes(&run_warnings(&p, &r)), ["cpu-bound"]);
+    }
+
+    #[test]
+    fn engines_that_move_no_data_get_no_device_warnings() {
+        // Buffered reads with no device to check would be the page cache,
+        // but the null engine reads nothing.
+        let text = "[j]\nfilename=/nonexistent-dir/f\nsize=64m\nrw=read\n";
+        let p = plan(text);
+        let r = result(&p, 64 << 20, &[100; 6], 3);
+        assert_eq!(codes(&run_warnings(&p, &r)), ["page-cache"]);
+        let p = plan(&format!("{text}ioengine=null\n"));
+        let r = result(&p, 64 << 20, &[100; 6], 3);
+        assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
     }
 
     #[test]

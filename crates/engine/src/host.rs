@@ -61,11 +61,15 @@ pub fn thread_id() -> u32 {
     tid.max(0) as u32
 }
 
-/// Resource usage of one thread, from getrusage(RUSAGE_THREAD).
+/// Resource usage of one thread, from getrusage(RUSAGE_THREAD), and the
+/// time it spent runnable but waiting for a CPU (/proc/thread-self/schedstat).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CpuUsage {
     pub user: Duration,
     pub system: Duration,
+    /// Ready to run, waiting on a run queue (zero when the kernel does not
+    /// say).
+    pub run_delay: Duration,
     pub voluntary_ctx: u64,
     pub involuntary_ctx: u64,
     pub majflt: u64,
@@ -78,6 +82,7 @@ impl CpuUsage {
         CpuUsage {
             user: self.user.saturating_sub(earlier.user),
             system: self.system.saturating_sub(earlier.system),
+            run_delay: self.run_delay.saturating_sub(earlier.run_delay),
             voluntary_ctx: self.voluntary_ctx.saturating_sub(earlier.voluntary_ctx),
             involuntary_ctx: self.involuntary_ctx.saturating_sub(earlier.involuntary_ctx),
             majflt: self.majflt.saturating_sub(earlier.majflt),
@@ -103,11 +108,20 @@ pub fn thread_cpu_usage() -> CpuUsage {
     CpuUsage {
         user: dur(ru.ru_utime),
         system: dur(ru.ru_stime),
+        run_delay: run_delay().unwrap_or_default(),
         voluntary_ctx: count(ru.ru_nvcsw),
         involuntary_ctx: count(ru.ru_nivcsw),
         majflt: count(ru.ru_majflt),
         minflt: count(ru.ru_minflt),
     }
+}
+
+/// How long the calling thread has waited on a run queue: the second
+/// field of /proc/thread-self/schedstat, in nanoseconds.
+fn run_delay() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
 }
 
 /// SIGINT and SIGTERM received since `install_interrupt_handler`.

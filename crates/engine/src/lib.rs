@@ -57,6 +57,16 @@ pub const ENGINE_NAMES: &[&str] = &[
     "dirdelete",
 ];
 
+/// Whether the engine `name` moves the job's bytes to and from its files
+/// (so the devices under them see that I/O): not `null`, which moves
+/// nothing, nor the file-operation engines, which create, stat and delete.
+pub fn moves_file_data(name: &str) -> bool {
+    !matches!(
+        name,
+        "null" | "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete"
+    )
+}
+
 /// fio engines that iolab knows by name but does not implement yet.
 const LATER_ENGINE_NAMES: &[&str] = &["vsync", "posixaio"];
 
@@ -316,6 +326,7 @@ mod tests {
             let moves_data =
                 *name != "null" && !name.starts_with("file") && !name.starts_with("dir");
             assert_eq!(e.caps().needs_buffers, moves_data);
+            assert_eq!(moves_file_data(name), moves_data, "{name}");
         }
     }
 

@@ -6,7 +6,7 @@
 //! `"fio version"`, and an `"iolab"` object last in each job and in the
 //! document.
 
-use iolab_stats::{Dir, DirResult, JobResult, LatStat, Moments, RunResult};
+use iolab_stats::{Dir, DirResult, JobResult, LatStat, Moments, RunResult, VerifyFailure};
 
 use crate::calc;
 use crate::jsonw::{Json, Obj};
@@ -19,6 +19,12 @@ use crate::RenderOpts;
 const ETA_DONE: u64 = 0;
 
 pub fn render(run: &RunResult, opts: &RenderOpts, plus: bool) -> String {
+    document(run, opts, plus).to_document()
+}
+
+/// The document of one run, for a caller to add to (its `"iolab"` object
+/// is last).
+pub(crate) fn document(run: &RunResult, opts: &RenderOpts, plus: bool) -> Obj {
     let mut root = Obj::new();
     root.str("fio version", &opts.fio_version)
         .str("iolab version", &opts.version)
@@ -57,7 +63,7 @@ pub fn render(run: &RunResult, opts: &RenderOpts, plus: bool) -> String {
     let mut iolab = Obj::new();
     iolab.add("interrupted", Json::Bool(run.interrupted));
     root.obj("iolab", iolab);
-    root.to_document()
+    root
 }
 
 fn options(opts: &[(String, String)]) -> Obj {
@@ -147,7 +153,33 @@ fn job(run: &RunResult, j: &JobResult, plus: bool) -> Obj {
         })
         .collect();
     iolab.add("warnings", Json::Arr(warnings));
+    if let Some(f) = &j.verify_failure {
+        iolab.obj("verify_failure", verify_failure(f));
+    }
     o.obj("iolab", iolab);
+    o
+}
+
+/// The first block verify rejected: where, what, and the checksums.
+fn verify_failure(f: &VerifyFailure) -> Obj {
+    let mut o = Obj::new();
+    o.str("file", &f.file)
+        .uint("block_offset", f.block_offset)
+        .uint("block_length", f.block_len);
+    match f.first_bad_byte {
+        Some(at) => o.uint("first_bad_byte", at),
+        None => o.add("first_bad_byte", Json::Null),
+    };
+    if let Some((a, b)) = f.bad_byte_range {
+        o.add(
+            "bad_byte_range",
+            Json::Arr(vec![Json::UInt(a), Json::UInt(b)]),
+        );
+    }
+    o.str("what", &f.what)
+        .str("expected", &f.expected)
+        .str("found", &f.found)
+        .uint("failed_blocks", f.failed_blocks);
     o
 }
 

@@ -16,6 +16,8 @@ pub enum Json {
     /// Printed as `%f`.
     Float(f64),
     Bool(bool),
+    /// A value that is not known.
+    Null,
     Str(String),
     Arr(Vec<Json>),
     Obj(Obj),
@@ -60,6 +62,11 @@ impl Obj {
         self.add(key, Json::Obj(v))
     }
 
+    /// The value of `key`, to add to.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+        self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
     /// Writes the object as a document, with fio's trailing newline.
     pub fn to_document(&self) -> String {
         let mut out = String::new();
@@ -101,6 +108,7 @@ fn write_value(out: &mut String, v: &Json, level: usize) {
         }
         Json::Float(x) => out.push_str(&f6(*x)),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Null => out.push_str("null"),
         Json::Str(s) => write_str(out, s),
         Json::Obj(o) => write_obj(out, o, level),
         Json::Arr(a) => {

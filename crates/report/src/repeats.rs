@@ -1,24 +1,41 @@
 //! The summary of `iolab run --repeat N`: one line per figure (job,
-//! direction, metric) with the median, min-max, the 95% interval of the
-//! mean and the spread, `!` where the spread exceeds 10%; and the JSON
-//! document that carries the summary and every run's fio JSON.
+//! direction, metric) with the median, min-max, the confidence interval of
+//! the median (from order statistics, distribution-free: its bounds are
+//! runs' values, see `iolab_stats::Summary`) and the spread, `!` where the
+//! spread exceeds 10%; and the JSON document: fio's layout at the top
+//! level, from the median run, so that fio parsers read it as one run, and
+//! iolab's summary and every run's document under the top-level "iolab".
 
 use std::fmt::Write as _;
 
-use iolab_stats::repeated::RepeatFigure;
+use iolab_stats::repeated::{median_run, RepeatFigure};
+use iolab_stats::RunResult;
+use iolab_stats::CONFIDENCE;
+
+use crate::json;
+use crate::jsonw::{Json, Obj};
+use crate::RenderOpts;
 
 /// The normal-output summary after the runs' reports. `caches` says what
 /// was done between runs.
 pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\nRepeats: {runs} runs; {caches}");
+    let mut short_of_95 = false;
     let rows: Vec<[String; 7]> = figs
         .iter()
         .map(|f| {
             let s = &f.summary;
             let ci = s
-                .ci95
-                .map(|(lo, hi)| format!("{} - {}", num(lo), num(hi)))
+                .median_ci
+                .map(|c| {
+                    let mut cell = format!("{} - {}", num(c.low), num(c.high));
+                    if c.confidence < CONFIDENCE {
+                        short_of_95 = true;
+                        let _ = write!(cell, " ({:.0}%)", c.confidence * 100.0);
+                    }
+                    cell
+                })
                 .unwrap_or_else(|| "-".into());
             let spread = f
                 .spread()
@@ -41,7 +58,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
         "figure",
         "median",
         "min - max",
-        "95% interval",
+        "median 95% CI",
         "spread",
     ];
     let mut w = head.map(str::len);
@@ -64,6 +81,18 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
     let _ = writeln!(out, "{}", line(head));
     for r in &rows {
         let _ = writeln!(out, "{}", line(r.each_ref().map(String::as_str)));
+    }
+    let _ = writeln!(
+        out,
+        "  median 95% CI: the runs' values between which the true median lies, from order \
+         statistics (no assumption about the distribution)"
+    );
+    if short_of_95 {
+        let _ = writeln!(
+            out,
+            "  (N%): fewer than 6 runs cannot give 95%; the interval is then min - max, with the \
+             confidence shown"
+        );
     }
     if figs.iter().any(|f| f.noisy) {
         let _ = writeln!(
@@ -94,29 +123,75 @@ fn num(v: f64) -> String {
     }
 }
 
-/// The JSON document of a repeated run: iolab's summary and every run's
-/// fio JSON document (`docs`, already rendered), in run order.
-pub fn repeats_json(figs: &[RepeatFigure], caches: &str, docs: &[String]) -> String {
-    let summary = serde_json::json!({
-        "repeat": docs.len(),
-        "caches": caches,
-        "figures": figs,
-    });
-    let mut out = String::from("{\n  \"iolab\" : ");
-    out.push_str(&serde_json::to_string(&summary).unwrap_or_else(|_| "null".into()));
-    out.push_str(",\n  \"runs\" : [\n");
-    for (i, d) in docs.iter().enumerate() {
-        out.push_str(d.trim_end());
-        out.push_str(if i + 1 < docs.len() { ",\n" } else { "\n" });
+/// The JSON (or json+) document of a repeated run: the median run's fio
+/// document at the top level (see `median_run`), and under its top-level
+/// "iolab": "repeat" (the runs, what was done to the caches, which run is
+/// at the top level, the figures with their medians, intervals and
+/// spreads) and "runs" (every run's document, in run order).
+pub fn repeats_json(
+    figs: &[RepeatFigure],
+    caches: &str,
+    runs: &[RunResult],
+    opts: &RenderOpts,
+    plus: bool,
+) -> String {
+    let Some(top) = runs.get(median_run(figs, runs.len())) else {
+        return String::new();
+    };
+    let mut root = json::document(top, opts, plus);
+    let mut repeat = Obj::new();
+    repeat
+        .uint("runs", runs.len() as u64)
+        .str("caches", caches)
+        .uint("top_level_run", median_run(figs, runs.len()) as u64 + 1)
+        .str(
+            "interval",
+            "confidence interval of the median from order statistics (distribution-free)",
+        )
+        .add("figures", Json::Arr(figs.iter().map(figure).collect()));
+    let docs = runs
+        .iter()
+        .map(|r| Json::Obj(json::document(r, opts, plus)))
+        .collect();
+    if let Some(Json::Obj(iolab)) = root.get_mut("iolab") {
+        iolab.obj("repeat", repeat).add("runs", Json::Arr(docs));
     }
-    out.push_str("  ]\n}\n");
-    out
+    root.to_document()
+}
+
+fn figure(f: &RepeatFigure) -> Json {
+    let s = &f.summary;
+    let mut o = Obj::new();
+    o.str("job", &f.job)
+        .str("dir", &f.dir)
+        .str("metric", &f.metric)
+        .str("unit", &f.unit)
+        .add(
+            "values",
+            Json::Arr(f.values.iter().map(|v| Json::Float(*v)).collect()),
+        )
+        .float("median", s.median)
+        .float("min", s.min)
+        .float("max", s.max)
+        .float("mean", s.mean);
+    if let Some(c) = s.median_ci {
+        let mut ci = Obj::new();
+        ci.float("low", c.low)
+            .float("high", c.high)
+            .float("confidence", c.confidence);
+        o.obj("median_ci", ci);
+    }
+    if let Some(p) = f.spread() {
+        o.float("spread", p);
+    }
+    o.add("noisy", Json::Bool(f.noisy));
+    Json::Obj(o)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_stats::Summary;
+    use iolab_stats::{Dir, DirResult, JobResult, Summary};
 
     fn fig(values: &[f64], noisy: bool) -> RepeatFigure {
         RepeatFigure {
@@ -143,25 +218,71 @@ mod tests {
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[1], "Repeats: 3 runs; caches dropped before each run");
         assert!(lines[2].starts_with("  job  dir   figure"), "{t}");
+        assert!(lines[2].contains("median 95% CI"), "{t}");
         assert!(
             lines[3].contains("1000") && lines[3].contains("980 - 1040"),
             "{t}"
         );
+        // Three runs: the range, which holds the median 75% of the time.
+        assert!(lines[3].contains("980 - 1040 (75%)"), "{t}");
         assert!(lines[3].ends_with("6.0%"), "{t}");
         assert!(lines[4].ends_with("26.1% !"), "{t}");
+        assert!(t.contains("fewer than 6 runs cannot give 95%"), "{t}");
         assert!(t.contains("differ by more than 10%"));
     }
 
     #[test]
-    fn the_json_holds_the_summary_and_every_run() {
-        let docs = vec![
-            "{\n  \"a\" : 1\n}\n".to_string(),
-            "{\n  \"a\" : 2\n}\n".to_string(),
-        ];
-        let j = repeats_json(&[fig(&[1.0, 2.0], true)], "none", &docs);
+    fn latency_intervals_stay_within_the_values() {
+        // Skewed values, where a t interval of the mean goes negative.
+        let t = repeats_text(&[fig(&[3.0, 4.0, 150.0, 5.0, 4.5, 4.2], true)], 6, "x");
+        let row = t.lines().nth(3).unwrap();
+        assert!(row.contains("3.00 - 150"), "{t}");
+        assert!(!t.contains("cannot give 95%"), "six runs give 96.9%: {t}");
+    }
+
+    /// A run of one job that read `iops` 4 KiB blocks in a second, ended
+    /// at time `iops`.
+    fn run(iops: u64) -> RunResult {
+        let mut job = JobResult::default();
+        job.name.push('j');
+        job.dirs[Dir::Read as usize] = DirResult {
+            total_ios: iops,
+            io_bytes: iops * 4096,
+            runtime_ns: 1_000_000_000,
+            ..DirResult::default()
+        };
+        let mut r = RunResult::default();
+        r.jobs.push(job);
+        r.timestamp = iops;
+        r
+    }
+
+    #[test]
+    fn the_json_is_the_median_run_with_the_summary_and_every_run_under_iolab() {
+        let runs = [run(1200), run(1000), run(1100)];
+        let figs = iolab_stats::repeated::repeat_figures(&runs);
+        let j = repeats_json(&figs, "none", &runs, &RenderOpts::default(), false);
         let v: serde_json::Value = serde_json::from_str(&j).unwrap();
-        assert_eq!(v["iolab"]["repeat"], 2);
-        assert_eq!(v["iolab"]["figures"][0]["values"][1], 2.0);
-        assert_eq!(v["runs"][1]["a"], 2);
+        // fio's layout at the top: the median run (1100 IOPS, run 3).
+        assert_eq!(v["timestamp"], 1100);
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], 1100);
+        let rep = &v["iolab"]["repeat"];
+        assert_eq!(rep["runs"], 3);
+        assert_eq!(rep["top_level_run"], 3);
+        assert_eq!(rep["caches"], "none");
+        let iops = rep["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["metric"] == "iops")
+            .unwrap();
+        assert_eq!(iops["values"][1], 1000.0);
+        assert_eq!(iops["median_ci"]["low"], 1000.0);
+        assert_eq!(iops["median_ci"]["high"], 1200.0);
+        assert_eq!(iops["noisy"], true);
+        let all = v["iolab"]["runs"].as_array().unwrap();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[0]["jobs"][0]["read"]["total_ios"], 1200);
+        assert_eq!(v["iolab"]["interrupted"], false);
     }
 }

@@ -28,7 +28,7 @@ pub use comparison::{
 pub use lat::{LatBuckets, LatStat, LAT_BUCKET_BOUNDS};
 pub use result::{
     CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult, JobWarning,
-    RunResult,
+    RunResult, VerifyFailure,
 };
 pub use setup::{JobSetup, DEFAULT_PERCENTILES};
 
@@ -44,4 +44,4 @@ pub use compare::{
     compare, fmt_p, mann_whitney, welch, welch_from_stats, Difference, Method, Significance,
     TestOutcome, DEFAULT_ALPHA,
 };
-pub use repeats::Summary;
+pub use repeats::{median_interval, Interval, Summary, CONFIDENCE};

@@ -1,7 +1,9 @@
 //! A job set run N times (`iolab run --repeat N`): every headline figure
 //! of every job and direction across the runs (bandwidth, IOPS, p50 and
-//! p99 completion latency), each with its median, min-max and 95%
-//! interval, flagged when its spread exceeds [`NOISY_SPREAD`].
+//! p99 completion latency), each with its median, min-max and the
+//! confidence interval of its median (see [`crate::repeats`]), flagged
+//! when its spread exceeds [`NOISY_SPREAD`]; and the run that stands for
+//! them all where one run's report must (the median run).
 
 use serde::{Deserialize, Serialize};
 
@@ -102,6 +104,19 @@ pub fn repeat_figures(runs: &[RunResult]) -> Vec<RepeatFigure> {
     out
 }
 
+/// The run whose first figure (the first job's bandwidth in its first
+/// direction) is the median of the runs', the lower of the two middle ones
+/// for an even count: the run a report of one run shows. The last run
+/// when there is no figure.
+pub fn median_run(figs: &[RepeatFigure], runs: usize) -> usize {
+    let Some(f) = figs.first().filter(|f| f.values.len() == runs) else {
+        return runs.saturating_sub(1);
+    };
+    let mut order: Vec<usize> = (0..runs).collect();
+    order.sort_by(|&a, &b| f.values[a].total_cmp(&f.values[b]));
+    order[(runs - 1) / 2]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,8 +150,9 @@ mod tests {
         assert_eq!(iops.summary.median, 1000.0);
         assert!((iops.spread().unwrap() - 0.06).abs() < 1e-9);
         assert!(!iops.noisy);
-        let (lo, hi) = iops.summary.ci95.unwrap();
-        assert!(lo < 1006.7 && hi > 1006.7);
+        let ci = iops.summary.median_ci.unwrap();
+        assert_eq!((ci.low, ci.high), (980.0, 1040.0));
+        assert_eq!(median_run(&figs, 3), 0, "1000 IOPS: the median run");
         assert_eq!(figs[0].unit, "MB/s");
         assert!((figs[0].values[0] - 4.096).abs() < 1e-9);
     }
@@ -146,5 +162,14 @@ mod tests {
         let figs = repeat_figures(&[run(1000), run(1200)]);
         assert!(figs[1].noisy, "{:?}", figs[1]);
         assert!(repeat_figures(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_median_run_is_chosen_by_the_first_figure() {
+        let runs = [run(900), run(1300), run(1000), run(1100)];
+        let figs = repeat_figures(&runs);
+        // 900 1000 1100 1300: the lower middle is 1000, run 2.
+        assert_eq!(median_run(&figs, 4), 2);
+        assert_eq!(median_run(&[], 4), 3, "no figure: the last run");
     }
 }

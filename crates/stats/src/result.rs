@@ -51,6 +51,9 @@ pub struct DirResult {
     pub lat: LatStat,
     /// Bandwidth samples in KiB/s, one per averaging window.
     pub bw_samples: Moments,
+    /// The same samples in the order they were taken (for how the
+    /// bandwidth changed over the run).
+    pub bw_series: Vec<u64>,
     /// IOPS samples, one per averaging window.
     pub iops_samples: Moments,
 }
@@ -88,6 +91,16 @@ impl DirResult {
         self.lat.merge(&o.lat);
         self.bw_samples.add_totals(&o.bw_samples);
         self.iops_samples.add_totals(&o.iops_samples);
+        // The clones' windows run side by side: the group's bandwidth in
+        // a window is their sum, over the windows every clone had.
+        if self.bw_series.is_empty() {
+            self.bw_series = o.bw_series.clone();
+        } else if !o.bw_series.is_empty() {
+            self.bw_series.truncate(o.bw_series.len());
+            for (a, b) in self.bw_series.iter_mut().zip(&o.bw_series) {
+                *a += b;
+            }
+        }
     }
 }
 
@@ -97,6 +110,8 @@ impl DirResult {
 pub struct CpuResult {
     pub user_ns: u64,
     pub system_ns: u64,
+    /// Time the thread was ready to run but waited for a CPU.
+    pub run_delay_ns: u64,
     /// Context switches, voluntary and not.
     pub ctx: u64,
     pub majflt: u64,
@@ -160,6 +175,30 @@ pub struct JobWarning {
     pub text: String,
 }
 
+/// The first block a verify check rejected, for machines: the same facts
+/// as the error text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VerifyFailure {
+    pub file: String,
+    /// The block's offset in the file and its length.
+    pub block_offset: u64,
+    pub block_len: u64,
+    /// The file offset of the first byte that differs, when it is known.
+    pub first_bad_byte: Option<u64>,
+    /// The range of header bytes (end excluded) the differing byte is in,
+    /// when only that is known.
+    pub bad_byte_range: Option<(u64, u64)>,
+    /// What was wrong ("bad crc32c checksum of the data").
+    pub what: String,
+    /// The checksums (or fields) expected and found, hex; empty when none
+    /// was compared.
+    pub expected: String,
+    pub found: String,
+    /// Blocks that failed in all.
+    pub failed_blocks: u64,
+}
+
 /// One job clone's results (or, with group_reporting, a group's merged
 /// jobs under the first job's name).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -204,6 +243,12 @@ pub struct JobResult {
     pub lat_buckets: LatBuckets,
     /// What makes this job's numbers misleading, found after the run.
     pub warnings: Vec<JobWarning>,
+    /// The first block verify rejected, if any.
+    pub verify_failure: Option<VerifyFailure>,
+    /// Bytes of the job's files still in the page cache and not on the
+    /// device (dirty or under writeback) when a buffered write job ended;
+    /// None when not known (not asked, or no cachestat(2)).
+    pub unflushed_bytes: Option<u64>,
     /// How many clones this result merges (1 unless group_reporting).
     pub clones: u32,
 }
@@ -225,6 +270,7 @@ impl JobResult {
         self.elapsed_s = self.elapsed_s.max(o.elapsed_s);
         self.cpu.user_ns += o.cpu.user_ns;
         self.cpu.system_ns += o.cpu.system_ns;
+        self.cpu.run_delay_ns += o.cpu.run_delay_ns;
         self.cpu.ctx += o.cpu.ctx;
         self.cpu.majflt += o.cpu.majflt;
         self.cpu.minflt += o.cpu.minflt;
@@ -242,6 +288,14 @@ impl JobResult {
         if self.error == 0 {
             self.error = o.error;
             self.error_detail = o.error_detail.clone();
+        }
+        if let Some(theirs) = o.unflushed_bytes {
+            *self.unflushed_bytes.get_or_insert(0) += theirs;
+        }
+        match (&mut self.verify_failure, &o.verify_failure) {
+            (Some(mine), Some(theirs)) => mine.failed_blocks += theirs.failed_blocks,
+            (None, Some(theirs)) => self.verify_failure = Some(theirs.clone()),
+            _ => {}
         }
     }
 }
@@ -406,6 +460,27 @@ mod tests {
         assert_eq!(a.dirs[1].runtime_ns, 20_000_000);
         assert_eq!(a.runtime_ns, 59_000_000, "job runtimes add up, as fio's");
         assert_eq!(a.error, 5);
+    }
+
+    #[test]
+    fn merged_clones_add_their_sample_windows_and_unflushed_bytes() {
+        let mut a = JobResult::default();
+        a.dirs[1].bw_series = vec![100, 200, 300];
+        a.unflushed_bytes = Some(4096);
+        let mut b = JobResult::default();
+        b.dirs[1].bw_series = vec![10, 20];
+        b.unflushed_bytes = Some(1);
+        a.merge(&b);
+        // Only the windows both clones had.
+        assert_eq!(a.dirs[1].bw_series, [110, 220]);
+        assert_eq!(a.unflushed_bytes, Some(4097));
+        a.merge(&JobResult::default());
+        assert_eq!(
+            a.dirs[1].bw_series,
+            [110, 220],
+            "a direction it did not use"
+        );
+        assert_eq!(a.unflushed_bytes, Some(4097));
     }
 
     #[test]

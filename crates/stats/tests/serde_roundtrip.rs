@@ -30,6 +30,7 @@ fn job(name: &str, groupid: u32, d: usize, ios: u64, bs: u64, seed: u64) -> JobR
         cpu: CpuResult {
             user_ns: 12_345,
             system_ns: 67_890,
+            run_delay_ns: 4_321,
             ctx: 11,
             majflt: 1,
             minflt: 300,
@@ -58,6 +59,7 @@ fn job(name: &str, groupid: u32, d: usize, ios: u64, bs: u64, seed: u64) -> JobR
     dir.runtime_ns = 1_999_999_937;
     for kib in [1000, 1200, 1100, 1333] {
         dir.bw_samples.record(kib + seed);
+        dir.bw_series.push(kib + seed);
         dir.iops_samples.record(kib / 4);
     }
     j.sync.record(77_777);
@@ -74,6 +76,18 @@ fn sample_run() -> RunResult {
             let mut j = job("failing", 1, 0, 50, 4096, 3);
             j.error = 5;
             j.error_detail = "file /mnt/x offset 8192".into();
+            j.unflushed_bytes = Some(3 << 20);
+            j.verify_failure = Some(iolab_stats::VerifyFailure {
+                file: "/mnt/x".into(),
+                block_offset: 8192,
+                block_len: 4096,
+                first_bad_byte: None,
+                bad_byte_range: Some((8204, 8256)),
+                what: "bad header checksum".into(),
+                expected: "crc32c 01020304".into(),
+                found: "crc32c 0a0b0c0d".into(),
+                failed_blocks: 2,
+            });
             j.total_err = 1;
             j.first_error = 5;
             j.first_error_text = "Input/output error".into();

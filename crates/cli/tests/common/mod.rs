@@ -1,6 +1,8 @@
-//! Helpers the CLI test binaries share: the binary, a directory listing,
-//! JSON from a report, whether fio is installed, and a tmpfs mounted for
-//! one test. Each test binary uses some of them.
+//! Helpers the CLI test binaries share: the binary (run, or started in the
+//! background), a directory listing, JSON from a report, whether fio is
+//! installed, a tmpfs or a loop-mounted filesystem for one test, and a
+//! blkio cgroup that slows a device down while a run goes on. Each test
+//! binary uses some of them.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -15,6 +17,31 @@ pub fn iolab() -> Command {
     let mut c = Command::cargo_bin("iolab").expect("the iolab binary is built");
     c.env("IOLAB_DB", test_db());
     c
+}
+
+/// `iolab run --output-format=json ARGS` in `dir`, started in the
+/// background with its output piped, for a test to act while it runs.
+pub fn spawn_run_json(dir: &Path, args: &[&str]) -> std::process::Child {
+    Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .env("IOLAB_DB", test_db())
+        .current_dir(dir)
+        .args(["run", "--output-format=json"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start iolab")
+}
+
+/// The report of a run started by `spawn_run_json`, which must succeed.
+pub fn wait_json(child: std::process::Child) -> Value {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)
 }
 
 /// The results database the tests' runs share: `$IOLAB_DB` as the test
@@ -164,6 +191,69 @@ impl Drop for LoopFs {
     fn drop(&mut self) {
         let _ = Proc::new("umount").arg(&self.mnt).status();
     }
+}
+
+/// The block device (major:minor) a directory's filesystem is on.
+pub fn dev_of(dir: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).unwrap().dev();
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    format!("{major}:{minor}")
+}
+
+/// A blkio cgroup (v1) made for one test, removed when dropped.
+pub struct Throttle(PathBuf);
+
+impl Throttle {
+    pub fn new() -> Option<Throttle> {
+        let root = Path::new("/sys/fs/cgroup/blkio");
+        if !root.join("blkio.throttle.read_bps_device").exists() {
+            eprintln!("skipped: no cgroup v1 blkio controller to slow a device down with");
+            return None;
+        }
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = root.join(format!("iolab-test-{}-{n}", std::process::id()));
+        if std::fs::create_dir(&dir).is_err() {
+            eprintln!("skipped: cannot make a blkio cgroup (root needed)");
+            return None;
+        }
+        Some(Throttle(dir))
+    }
+
+    /// Limits reads of device `dev` (major:minor) to `bps` for the
+    /// process `pid`, from now on.
+    pub fn limit_reads(&self, pid: u32, dev: &str, bps: u64) {
+        std::fs::write(
+            self.0.join("blkio.throttle.read_bps_device"),
+            format!("{dev} {bps}"),
+        )
+        .unwrap();
+        std::fs::write(self.0.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        // Empty once the process has exited.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// Bytes the process has had read from storage (/proc/PID/io).
+pub fn read_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("read_bytes: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// A loop device over an image file for one test, detached when dropped.

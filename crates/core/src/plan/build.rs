@@ -185,10 +185,17 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
              use direct=0, or ioengine=psync with direct=1",
         ));
     }
+    // Only a randseed the job gives counts: the table's default (fio's
+    // 0x89) is what the repeatable seeds already start from, and taking
+    // it as given would make randrepeat=0 repeat too.
+    let randseed = match job.get(Opt::Randseed) {
+        Some(Value::Int(n)) => Some(*n as u64),
+        _ => None,
+    };
     let seeds = Seeds::resolve(
         job.flag(Opt::Randrepeat),
         job.flag(Opt::Allrandrepeat),
-        job.int(Opt::Randseed).map(|n| n as u64),
+        randseed,
     );
     let sync = match job.choice(Opt::Sync) {
         Some("sync") => SyncMode::Sync,

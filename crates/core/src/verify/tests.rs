@@ -95,7 +95,11 @@ fn a_flipped_data_byte_is_found_at_its_offset() {
                 b[at] ^= 0x40;
                 let f = failures(&s, &data, &b);
                 assert_eq!(f.len(), 1, "{m:?} byte {at}");
-                assert_eq!(f[0].first_bad, Ok((1 << 20) + at as u64), "{m:?} byte {at}");
+                assert_eq!(
+                    f[0].first_bad,
+                    BadByte::At((1 << 20) + at as u64),
+                    "{m:?} byte {at}"
+                );
                 let chunk = if interval == 0 { 8192 } else { 512 };
                 assert_eq!(f[0].block, (1 << 20) + (at / chunk * chunk) as u64);
                 if m != Method::Pattern {
@@ -123,8 +127,9 @@ fn a_flipped_header_byte_is_found() {
             assert_eq!(f.len(), 1, "{m:?} header byte {at}");
             let base = 1u64 << 20;
             match f[0].first_bad {
-                Ok(x) => assert_eq!(x, base + at as u64, "{m:?} header byte {at}"),
-                Err((a, z)) => {
+                BadByte::At(x) => assert_eq!(x, base + at as u64, "{m:?} header byte {at}"),
+                BadByte::Unlocated => panic!("{m:?} header byte {at} not located"),
+                BadByte::Among(a, z) => {
                     // Only fields nothing else vouches for (clone, seq,
                     // time, padding, the CRC itself) or the seed.
                     assert!(at >= 12, "{m:?} header byte {at} not exact");
@@ -138,10 +143,38 @@ fn a_flipped_header_byte_is_found() {
             b[at] ^= 0x08;
             assert_eq!(
                 failures(&s, &data, &b)[0].first_bad,
-                Ok((1 << 20) + at as u64)
+                BadByte::At((1 << 20) + at as u64)
             );
         }
     }
+}
+
+#[test]
+fn other_buffer_options_than_the_writers_cannot_locate_the_byte() {
+    // Written with compressible data, checked by a job with the default
+    // data: the regenerated data is not what was written, so the byte it
+    // differs at first is not the damaged one.
+    let s = spec(Method::Crc32c, 0);
+    let writer = BufferSpec {
+        compress_percentage: Some(50),
+        ..BufferSpec::default()
+    }
+    .with_implied_refill(true);
+    let mut wdata = DataGen::new(&writer, Rng::from_seed(11));
+    let mut buf = written(&s, &mut wdata);
+    buf[3000] ^= 0x20;
+    let f = failures(&s, &datagen(), &buf);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].first_bad, BadByte::Unlocated, "{}", f[0]);
+    let text = f[0].to_string();
+    assert!(text.contains("cannot be located"), "{text}");
+    assert!(!text.contains("first differing byte"), "{text}");
+    assert_ne!(f[0].expected, f[0].found);
+    // The writer's own options locate it.
+    assert_eq!(
+        failures(&s, &wdata, &buf)[0].first_bad,
+        BadByte::At((1 << 20) + 3000)
+    );
 }
 
 #[test]
@@ -152,7 +185,7 @@ fn data_without_a_header_is_bad_magic() {
     let f = failures(&s, &data, &buf);
     assert_eq!(f.len(), 1);
     assert!(f[0].what.contains("bad magic"));
-    assert_eq!(f[0].first_bad, Ok(1 << 20));
+    assert_eq!(f[0].first_bad, BadByte::At(1 << 20));
 }
 
 #[test]

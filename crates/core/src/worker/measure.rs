@@ -116,8 +116,9 @@ impl Measure {
             if mix.uses(dir) {
                 let i = dir as usize;
                 let r = &mut out.dirs[i];
-                r.bw_samples
-                    .record((self.win.bytes[i] as u128 * 1_000_000_000 / span / 1024) as u64);
+                let bw = (self.win.bytes[i] as u128 * 1_000_000_000 / span / 1024) as u64;
+                r.bw_samples.record(bw);
+                r.bw_series.push(bw);
                 r.iops_samples
                     .record((self.win.ios[i] as u128 * 1_000_000_000 / span) as u64);
             }

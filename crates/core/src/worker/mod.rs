@@ -452,13 +452,35 @@ impl Worker {
             }
         }
         let cpu = thread_cpu_usage().since(&m.cpu0);
+        if !job.direct
+            && out.dirs[Dir::Write as usize].io_bytes > 0
+            && iolab_engine::moves_file_data(&job.engine)
+        {
+            out.unflushed_bytes = self.unflushed(files);
+        }
         out.cpu = CpuResult {
             user_ns: cpu.user.as_nanos() as u64,
             system_ns: cpu.system.as_nanos() as u64,
+            run_delay_ns: cpu.run_delay.as_nanos() as u64,
             ctx: cpu.voluntary_ctx + cpu.involuntary_ctx,
             majflt: cpu.majflt,
             minflt: cpu.minflt,
         };
+    }
+}
+
+impl Worker {
+    /// Bytes of this clone's files in the page cache and not yet on the
+    /// device, after its last write (and end_fsync): what its buffered
+    /// writes left in memory. None when the kernel cannot tell.
+    fn unflushed(&self, files: &[PlanFile]) -> Option<u64> {
+        let mut total = 0;
+        for f in &self.files.files {
+            let file = std::fs::File::open(&files[f.path_index].path).ok()?;
+            let st = iolab_engine::file::cache_stat(&file).ok()?;
+            total += st.dirty + st.writeback;
+        }
+        Some(total)
     }
 }
 

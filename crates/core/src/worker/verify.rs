@@ -3,17 +3,18 @@
 //! `verify_backlog` writes) and the check of each read of a read-only
 //! verify job. Failures go to the job's result (`total_err`,
 //! `first_error` EILSEQ, `error` with the first failure's file, block,
-//! byte and checksums); `verify_fatal` stops the job at the first. None of
+//! byte and checksums, and the same facts in `verify_failure`);
+//! `verify_fatal` stops the job at the first. None of
 //! this runs when verify is off: the worker holds no `Verifier` then.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use iolab_engine::clock::Clock;
 use iolab_engine::{Completion, IoUnit, Op};
-use iolab_stats::{Dir, JobResult};
+use iolab_stats::{Dir, JobResult, VerifyFailure};
 
 use crate::plan::{PlanFile, PlanJob};
-use crate::verify::{check_read, prepare_write, Mismatch, Stamp, VerifySpec};
+use crate::verify::{check_read, prepare_write, BadByte, Mismatch, Stamp, VerifySpec};
 
 use super::errors::strerror;
 use super::{Worker, EILSEQ, EIO};
@@ -74,6 +75,10 @@ impl Verifier {
         }
         if self.first.is_none() {
             self.first = Some(format!("`{}`: {m}", path.display()));
+            out.verify_failure = Some(failure_of(path, &m));
+        }
+        if let Some(f) = out.verify_failure.as_mut() {
+            f.failed_blocks = self.failures;
         }
         if self.spec.fatal {
             self.fatal_hit = true;
@@ -278,7 +283,7 @@ impl Worker {
                 bad.push(Mismatch {
                     block: w.offset,
                     len: w.len as usize,
-                    first_bad: Ok(w.offset + n as u64),
+                    first_bad: BadByte::At(w.offset + n as u64),
                     what: format!("short read: {n} of {} bytes", w.len),
                     expected: String::new(),
                     found: String::new(),
@@ -289,7 +294,7 @@ impl Worker {
                     bad.push(Mismatch {
                         block: w.offset,
                         len: w.len as usize,
-                        first_bad: Err((w.offset + 32, w.offset + 40)),
+                        first_bad: BadByte::Among(w.offset + 32, w.offset + 40),
                         what: format!(
                             "stale data: the block holds write #{} but write #{} went there last",
                             h.seq, w.seq
@@ -307,6 +312,26 @@ impl Worker {
             }
         }
         true
+    }
+}
+
+/// A failed chunk as the result model keeps it.
+fn failure_of(path: &std::path::Path, m: &Mismatch) -> VerifyFailure {
+    let (first_bad_byte, bad_byte_range) = match m.first_bad {
+        BadByte::At(at) => (Some(at), None),
+        BadByte::Among(a, b) => (None, Some((a, b))),
+        BadByte::Unlocated => (None, None),
+    };
+    VerifyFailure {
+        file: path.display().to_string(),
+        block_offset: m.block,
+        block_len: m.len as u64,
+        first_bad_byte,
+        bad_byte_range,
+        what: m.what.clone(),
+        expected: m.expected.clone(),
+        found: m.found.clone(),
+        failed_blocks: 1,
     }
 }
 

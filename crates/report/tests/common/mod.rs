@@ -319,6 +319,7 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
                     f(&d["iops_mean"]),
                     f(&d["iops_stddev"]),
                 ),
+                bw_series: Vec::new(),
             };
         }
         let any_clat = dirs.iter().any(|d| !d.clat.moments.is_empty());
@@ -384,6 +385,7 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
             cpu: CpuResult {
                 user_ns: cpu_ms(f(&jj["usr_cpu"])),
                 system_ns: cpu_ms(f(&jj["sys_cpu"])),
+                run_delay_ns: 0,
                 ctx: u(&jj["ctx"]),
                 majflt: u(&jj["majf"]),
                 minflt: u(&jj["minf"]),
@@ -393,6 +395,8 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
             lat_buckets,
             clones,
             warnings: Vec::new(),
+            verify_failure: None,
+            unflushed_bytes: None,
         });
     }
 

@@ -693,7 +693,7 @@ option_table! {
     Randseed = opt("randseed", Kind::Int, C::Random)
         .default("0x89")
         .range(0, MAX)
-        .help("Seed for the random generators")
+        .help("Seed for the random generators; when given, every run repeats, whatever randrepeat says")
         .example("1234");
     RandomGenerator = opt("random_generator", Kind::Choice(RANDOM_GENERATORS), C::Random)
         .default("tausworthe")
