@@ -5,12 +5,12 @@
 //! table. `--cleanup` removes what killed runs left; `--list-suites`
 //! shows the built-in workloads.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Args;
 use iolab_lab::campaign::{self, Options, Progress};
 use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list, TargetKind, TargetSpec};
@@ -19,6 +19,7 @@ use iolab_store::{Kind, Metric};
 
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
+use crate::output::{self, Out};
 use iolab_report::compare::{render_comparison, render_runs, CompareFormat};
 
 use crate::exit::Status;
@@ -103,7 +104,7 @@ static WORKDIR: OnceLock<PathBuf> = OnceLock::new();
 
 pub fn run(args: &CompareArgs) -> Result<Status> {
     if args.list_suites {
-        print!("{}", list_suites());
+        output::emit(None, &list_suites())?;
         return Ok(Status::Success);
     }
     if args.cleanup {
@@ -113,6 +114,9 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         Ok(f) => f,
         Err(e) => return Ok(bad(format!("--output-format: {e}"))),
     };
+    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+        return Ok(bad(msg));
+    }
     let Some(size) = parse_size(&args.size) else {
         return Ok(bad(format!(
             "--size `{}`: expected a size such as 4G, 512M or 300MiB",
@@ -161,8 +165,6 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         Ok(s) => s,
         Err(e) => return Ok(bad(format!("{e:#}"))),
     };
-    let mut out = Out::open(args.output.as_deref())?;
-
     watch_interrupts();
     let started = Instant::now();
     let tty = std::io::stderr().is_terminal();
@@ -177,6 +179,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     for p in &outcome.cleanup.problems {
         eprintln!("iolab: cleanup: {p}");
     }
+    let mut out = Out::open(args.output.as_deref())?;
     out.write(&render_comparison(&outcome.comparison, format))?;
     if args.show_runs && matches!(format, CompareFormat::Table | CompareFormat::Markdown) {
         out.write("\nEvery run:\n")?;
@@ -434,7 +437,10 @@ fn clean(workdir: Option<&Path>) -> Result<Status> {
         Some(w) => match cleanup::clean_workdir(w) {
             Ok(Some(r)) => r,
             Ok(None) => {
-                println!("nothing to clean in {} (no state file)", w.display());
+                output::emit(
+                    None,
+                    &format!("nothing to clean in {} (no state file)\n", w.display()),
+                )?;
                 return Ok(Status::Success);
             }
             Err(e) => {
@@ -444,12 +450,11 @@ fn clean(workdir: Option<&Path>) -> Result<Status> {
         },
         None => cleanup::clean_stale(&std::env::temp_dir(), None),
     };
-    for r in &report.removed {
-        println!("{r}");
-    }
+    let mut text: String = report.removed.iter().map(|r| format!("{r}\n")).collect();
     if report.removed.is_empty() {
-        println!("nothing left to clean");
+        text.push_str("nothing left to clean\n");
     }
+    output::emit(None, &text)?;
     for p in &report.problems {
         eprintln!("iolab: cleanup: {p}");
     }
@@ -479,41 +484,6 @@ fn list_suites() -> String {
         s.push('\n');
     }
     s
-}
-
-/// Where the comparison goes: stdout or the --output file.
-enum Out {
-    Stdout,
-    File(std::fs::File, PathBuf),
-}
-
-impl Out {
-    fn open(path: Option<&Path>) -> Result<Out> {
-        Ok(match path {
-            Some(p) => Out::File(
-                std::fs::File::create(p)
-                    .with_context(|| format!("cannot write --output file `{}`", p.display()))?,
-                p.to_path_buf(),
-            ),
-            None => Out::Stdout,
-        })
-    }
-
-    fn write(&mut self, text: &str) -> Result<()> {
-        match self {
-            Out::Stdout => {
-                let mut o = std::io::stdout();
-                o.write_all(text.as_bytes())?;
-                o.flush()?;
-            }
-            Out::File(f, p) => {
-                f.write_all(text.as_bytes())
-                    .and_then(|_| f.flush())
-                    .with_context(|| format!("cannot write --output file `{}`", p.display()))?;
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

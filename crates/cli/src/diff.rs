@@ -13,8 +13,9 @@ use iolab_store::{diff_metrics, run_metrics, Basis, DiffOpts, Kind, Metric, Metr
 use serde_json::json;
 
 use crate::exit::Status;
-use crate::history::{bad, table_form};
-use crate::readback::{emit, num, DbArg, Table};
+use crate::history::{bad, table_or_json};
+use crate::output;
+use crate::readback::{num, DbArg, Table, TableForm};
 
 #[derive(Args, Debug)]
 pub struct DiffArgs {
@@ -51,16 +52,19 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
         return bad(&format!("--alpha {} is not between 0 and 1", args.alpha));
     }
-    let json_out = args.output_format == "json";
-    let form = table_form(&args.output_format);
-    if form.is_none() && !json_out {
-        return bad(&format!(
-            "unknown output format '{}' (expected table, markdown, csv or json)",
-            args.output_format
-        ));
+    let form = match table_or_json(&args.output_format) {
+        Ok(f) => f,
+        Err(msg) => return bad(&msg),
+    };
+    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+        return bad(&msg);
     }
     let path = args.db.path()?;
-    let Some(store) = args.db.open()? else {
+    let store = match args.db.open() {
+        Ok(s) => s,
+        Err(status) => return Ok(status),
+    };
+    let Some(store) = store else {
         eprintln!("iolab: no stored results in {}", path.display());
         return Ok(Status::Failed);
     };
@@ -80,33 +84,39 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
         alpha: args.alpha,
     };
     let rows = diff_metrics(&metrics_of(a), &metrics_of(b), opts);
-    let text = if json_out {
-        let v = json!({
-            "a": summary(a),
-            "b": summary(b),
-            "alpha": args.alpha,
-            "metrics": rows,
-        });
-        serde_json::to_string_pretty(&v)? + "\n"
-    } else {
-        let mut text = format!("A: {}\nB: {}\n\n", describe(a), describe(b));
-        text.push_str(&table(&rows).render(form.unwrap_or(crate::readback::TableForm::Text)));
-        if rows
-            .iter()
-            .any(|r| matches!(r.basis, Basis::Windows { .. }))
-        {
-            text.push_str(
-                "\nOne run each: differences are tested on the per-window samples within \
-                 each run (bandwidth and IOPS every averaging window); repeat the runs for a \
-                 test of run-to-run noise.\n",
-            );
+    let text = match form {
+        None => {
+            let v = json!({
+                "a": summary(a),
+                "b": summary(b),
+                "alpha": args.alpha,
+                "metrics": rows,
+            });
+            serde_json::to_string_pretty(&v)? + "\n"
         }
-        if rows.is_empty() {
-            text.push_str("\nNeither result has headline metrics to compare.\n");
+        // CSV is the table and nothing else: what the notes say is in the
+        // VERDICT column.
+        Some(TableForm::Csv) => table(&rows).render(TableForm::Csv),
+        Some(form) => {
+            let mut text = format!("A: {}\nB: {}\n\n", describe(a), describe(b));
+            text.push_str(&table(&rows).render(form));
+            if rows
+                .iter()
+                .any(|r| matches!(r.basis, Basis::Windows { .. }))
+            {
+                text.push_str(
+                    "\nOne run each: differences are tested on the per-window samples within \
+                     each run (bandwidth and IOPS every averaging window); repeat the runs for a \
+                     test of run-to-run noise.\n",
+                );
+            }
+            if rows.is_empty() {
+                text.push_str("\nNeither result has headline metrics to compare.\n");
+            }
+            text
         }
-        text
     };
-    emit(args.output.as_deref(), &text)?;
+    output::emit(args.output.as_deref(), &text)?;
     Ok(Status::Success)
 }
 

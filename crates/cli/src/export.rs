@@ -11,7 +11,8 @@ use iolab_store::Stored;
 
 use crate::exit::Status;
 use crate::history::bad;
-use crate::readback::{emit, DbArg, FilterArgs, Table, TableForm};
+use crate::output;
+use crate::readback::{DbArg, FilterArgs, Table, TableForm};
 use crate::show::record_value;
 
 #[derive(Args, Debug)]
@@ -48,7 +49,14 @@ pub fn run(args: &ExportArgs) -> Result<Status> {
             ))
         }
     };
-    let records: Vec<Stored> = match args.db.open()? {
+    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+        return bad(&msg);
+    }
+    let store = match args.db.open() {
+        Ok(s) => s,
+        Err(status) => return Ok(status),
+    };
+    let records: Vec<Stored> = match store {
         None => Vec::new(),
         Some(store) => {
             let mut ids: Vec<i64> = store.history(&filter)?.iter().map(|e| e.id).collect();
@@ -72,7 +80,7 @@ pub fn run(args: &ExportArgs) -> Result<Status> {
         }
         Some(form) => table(&records).render(form),
     };
-    emit(args.output.as_deref(), &text)?;
+    output::emit(args.output.as_deref(), &text)?;
     Ok(Status::Success)
 }
 

@@ -9,7 +9,8 @@ use clap::Args;
 use iolab_store::Entry;
 
 use crate::exit::Status;
-use crate::readback::{emit, num, DbArg, FilterArgs, Table, TableForm};
+use crate::output;
+use crate::readback::{num, DbArg, FilterArgs, Table, TableForm};
 
 #[derive(Args, Debug)]
 pub struct HistoryArgs {
@@ -33,39 +34,52 @@ pub fn run(args: &HistoryArgs) -> Result<Status> {
         Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
-    let form = match args.output_format.as_str() {
-        "json" => None,
-        other => match table_form(other) {
-            Some(f) => Some(f),
-            None => {
-                return bad(&format!(
-                    "unknown output format '{other}' (expected table, markdown, csv or json)"
-                ))
-            }
-        },
+    let form = match table_or_json(&args.output_format) {
+        Ok(f) => f,
+        Err(msg) => return bad(&msg),
     };
-    let entries = match args.db.open()? {
-        Some(store) => store.history(&filter)?,
-        None => Vec::new(),
+    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+        return bad(&msg);
+    }
+    let store = match args.db.open() {
+        Ok(s) => s,
+        Err(status) => return Ok(status),
+    };
+    let (entries, stored) = match &store {
+        Some(store) => (store.history(&filter)?, store.len()?),
+        None => (Vec::new(), 0),
     };
     let text = match form {
         None => serde_json::to_string_pretty(&entries)? + "\n",
         Some(TableForm::Text) if entries.is_empty() => {
-            format!("no stored results in {}\n", args.db.path()?.display())
+            let path = args.db.path()?;
+            if stored == 0 {
+                format!("no stored results in {}\n", path.display())
+            } else {
+                format!(
+                    "no stored result matches the filters ({stored} result{} in {})\n",
+                    if stored == 1 { "" } else { "s" },
+                    path.display()
+                )
+            }
         }
         Some(form) => table(&entries).render(form),
     };
-    emit(args.output.as_deref(), &text)?;
+    output::emit(args.output.as_deref(), &text)?;
     Ok(Status::Success)
 }
 
-/// The table forms by name.
-pub fn table_form(name: &str) -> Option<TableForm> {
+/// `--output-format` of a command that prints a table or JSON: the table
+/// form, None for JSON, or the message for a name it does not know.
+pub fn table_or_json(name: &str) -> Result<Option<TableForm>, String> {
     match name {
-        "table" | "normal" => Some(TableForm::Text),
-        "markdown" | "md" => Some(TableForm::Markdown),
-        "csv" => Some(TableForm::Csv),
-        _ => None,
+        "json" => Ok(None),
+        "table" | "normal" => Ok(Some(TableForm::Text)),
+        "markdown" | "md" => Ok(Some(TableForm::Markdown)),
+        "csv" => Ok(Some(TableForm::Csv)),
+        other => Err(format!(
+            "unknown output format '{other}' (expected table, markdown, csv or json)"
+        )),
     }
 }
 

@@ -10,6 +10,7 @@ mod history;
 mod interrupt;
 mod keep;
 mod meta;
+mod output;
 mod quick;
 mod readback;
 mod run;
@@ -91,6 +92,9 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(status) => status.into(),
+        // The reader of standard output has gone (`iolab show 3 | head`):
+        // nothing is left to say to it.
+        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("iolab: {err:#}");
             exit::Status::Failed.into()

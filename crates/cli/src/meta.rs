@@ -1,23 +1,24 @@
 //! `iolab meta`: the metadata benchmark's command. Parses the flags into
-//! [`MetaOptions`], runs [`run_meta`] with a Ctrl-C handler (the run stops
-//! at its next operation and removes its files), and prints the phases as
-//! a table, Markdown, CSV or JSON.
+//! [`MetaOptions`], runs [`run_meta_partial`] with a Ctrl-C handler (the
+//! run stops at its next operation and removes its files), and prints the
+//! phases as a table, Markdown, CSV or JSON; after a failure, the phases
+//! that finished.
 
-use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Args;
-use iolab_core::meta::{run_meta, MetaError, MetaOptions};
+use iolab_core::meta::{run_meta_partial, MetaOptions};
 use iolab_report::compare::CompareFormat;
 use iolab_report::meta::render_meta;
 use iolab_spec::value::size::parse_size;
 use iolab_spec::value::KbBase;
-use iolab_stats::meta::MetaPhaseKind;
+use iolab_stats::meta::{MetaPhaseKind, MetaResult};
 
 use crate::exit::Status;
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
+use crate::output;
 use iolab_store::{Kind, Metric};
 
 /// Times file creation, open, utime, stat, readdir, rename and unlink.
@@ -103,49 +104,60 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
     if let Err(e) = iolab_core::meta::validate(&opts) {
         return Ok(bad(e.to_string()));
     }
+    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+        return Ok(bad(msg));
+    }
     let store = match args.store.open() {
         Ok(s) => s,
         Err(e) => return Ok(bad(format!("{e:#}"))),
     };
-    // Check that the report can be written before the run starts.
-    let mut out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(
-            std::fs::File::create(p)
-                .with_context(|| format!("cannot write --output file `{}`", p.display()))?,
-        ),
-        None => Box::new(std::io::stdout()),
-    };
     interrupt::watch(None);
-    match run_meta(&opts, &interrupt::STOP) {
+    match run_meta_partial(&opts, &interrupt::STOP) {
         Ok(result) => {
-            out.write_all(render_meta(&result, format).as_bytes())
-                .context("cannot write the report")?;
-            out.flush()?;
+            output::emit(args.output.as_deref(), &render_meta(&result, format))?;
             let mut record = keep::record(Kind::Meta, &args.dir, &args.store);
             record.result_json = serde_json::to_string(&result)?;
-            record.metrics = result
-                .phases
-                .iter()
-                .flat_map(|p| {
-                    let name = p.phase.name();
-                    let mut m = vec![Metric::new(
-                        format!("{name} ops/s"),
-                        p.ops_per_sec(),
-                        "ops/s",
-                    )];
-                    if let Some(ns) = p.percentile_ns(99.0) {
-                        m.push(Metric::new(format!("{name} p99"), ns as f64 / 1e3, "us"));
-                    }
-                    m
-                })
-                .collect();
+            record.metrics = metrics(&result);
             keep::insert(store, &record);
             Ok(Status::Success)
         }
-        Err(e @ MetaError::Invalid(_)) => Ok(bad(e.to_string())),
-        Err(e) => {
-            eprintln!("iolab meta: {e}; the files the run created were removed");
+        Err(f) if f.error.is_invalid() => Ok(bad(f.error.to_string())),
+        Err(f) => {
+            // What was measured before the failure is reported (not
+            // kept); a run that finished no phase has nothing to report.
+            if !f.partial.phases.is_empty() {
+                output::emit(args.output.as_deref(), &render_meta(&f.partial, format))?;
+            }
+            eprintln!(
+                "iolab meta: {}; the files the run created were removed{}",
+                f.error,
+                if f.partial.phases.is_empty() {
+                    ""
+                } else {
+                    "; the phases reported finished"
+                }
+            );
             Ok(Status::Failed)
         }
     }
+}
+
+/// Each phase's operations per second and 99th percentile latency.
+fn metrics(result: &MetaResult) -> Vec<Metric> {
+    result
+        .phases
+        .iter()
+        .flat_map(|p| {
+            let name = p.phase.name();
+            let mut m = vec![Metric::new(
+                format!("{name} ops/s"),
+                p.ops_per_sec(),
+                "ops/s",
+            )];
+            if let Some(ns) = p.percentile_ns(99.0) {
+                m.push(Metric::new(format!("{name} p99"), ns as f64 / 1e3, "us"));
+            }
+            m
+        })
+        .collect()
 }

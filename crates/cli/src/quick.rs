@@ -20,6 +20,7 @@ use iolab_store::{Kind, Metric};
 use crate::exit::Status;
 use crate::interrupt::{self, STOP};
 use crate::keep::{self, StoreArgs};
+use crate::output;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct QuickArgs {
@@ -28,11 +29,12 @@ pub struct QuickArgs {
     /// I/O time of the whole suite, shared among its nine tests
     #[arg(long, default_value = "60s", value_name = "TIME")]
     pub time: String,
-    /// Test file size (default: 1 GiB with direct I/O, within a quarter of
-    /// the free space)
+    /// Test file size, at least 64 MiB (default: 1 GiB with direct I/O,
+    /// within a quarter of the free space)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// I/O engine (default: io_uring, else libaio, else psync)
+    /// I/O engine that reads and writes data (default: io_uring, else
+    /// libaio, else psync)
     #[arg(long, value_name = "NAME")]
     pub engine: Option<String>,
     /// Buffered I/O even where O_DIRECT works
@@ -71,12 +73,15 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
             Err(e) => return bad(format!("--size={s}: {e}")),
         },
     };
+    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+        return bad(msg);
+    }
     let dir = match &args.dir {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("the current directory")?,
     };
     let opts = QuickOpts {
-        dir: dir.clone(),
+        dir,
         time,
         size,
         engine: args.engine.clone(),
@@ -109,19 +114,20 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
             return Ok(Status::Failed);
         }
     };
-    (result.fs_type, result.device) = quick::describe(&dir);
+    (result.fs_type, result.device) = quick::describe(&setup.dir);
 
-    let mut record = keep::record(Kind::Quick, &dir, &args.store);
-    record.result_json = serde_json::to_string(&result)?;
-    record.job_text = SUITE
-        .iter()
-        .map(|t| quick::job_text(&setup, t))
-        .collect::<Vec<_>>()
-        .join("\n");
-    record.metrics = metrics(&result);
-    let id = if result.interrupted {
+    // Only a whole suite that measured something is kept.
+    let id = if result.interrupted || result.nothing_measured() {
         None
     } else {
+        let mut record = keep::record(Kind::Quick, &setup.dir, &args.store);
+        record.result_json = serde_json::to_string(&result)?;
+        record.job_text = SUITE
+            .iter()
+            .map(|t| quick::job_text(&setup, t))
+            .collect::<Vec<_>>()
+            .join("\n");
+        record.metrics = metrics(&result);
         keep::insert(store, &record)
     };
 
@@ -131,12 +137,13 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
             text.push_str(&format!("\nstored as result {id} (iolab show {id})\n"));
         }
     }
-    match &args.output {
-        Some(p) => std::fs::write(p, &text).with_context(|| format!("--output {}", p.display()))?,
-        None => print!("{text}"),
-    }
+    output::emit(args.output.as_deref(), &text)?;
     if result.interrupted {
         eprintln!("iolab quick: interrupted; the results above are partial and were not stored");
+        return Ok(Status::Failed);
+    }
+    if result.nothing_measured() {
+        eprintln!("iolab quick: every test failed; the result was not stored");
         return Ok(Status::Failed);
     }
     if result.tests.iter().any(|t| t.error.is_some()) {
@@ -145,10 +152,11 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
     Ok(Status::Success)
 }
 
-/// The headline metrics of each test, for history and diff.
+/// The headline metrics of each test that produced figures, for history
+/// and diff.
 fn metrics(r: &iolab_stats::quick::QuickResult) -> Vec<Metric> {
     let mut out = Vec::new();
-    for t in &r.tests {
+    for t in r.tests.iter().filter(|t| !t.failed()) {
         let name = format!("{} {}", t.name, t.op);
         if t.bw_bytes > 0.0 {
             out.push(Metric::new(
@@ -215,5 +223,43 @@ impl QuickArgs {
             meta_files: 10_000,
             ..QuickArgs::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_stats::quick::{QuickResult, QuickTest};
+
+    #[test]
+    fn a_failed_test_gives_no_metrics() {
+        let r = QuickResult {
+            tests: vec![
+                QuickTest {
+                    name: "SEQ1M Q8T1".into(),
+                    op: "read".into(),
+                    bw_bytes: 5e8,
+                    iops: 476.8,
+                    p99_ns: 30_000,
+                    ..QuickTest::default()
+                },
+                QuickTest {
+                    name: "SEQ1M Q8T1".into(),
+                    op: "write".into(),
+                    error: Some("No space left on device".into()),
+                    ..QuickTest::default()
+                },
+            ],
+            ..QuickResult::default()
+        };
+        let names: Vec<String> = metrics(&r).into_iter().map(|m| m.name).collect();
+        assert_eq!(
+            names,
+            [
+                "SEQ1M Q8T1 read MB/s",
+                "SEQ1M Q8T1 read IOPS",
+                "SEQ1M Q8T1 read p99"
+            ]
+        );
     }
 }

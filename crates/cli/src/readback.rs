@@ -1,15 +1,15 @@
 //! What the commands that read the results database back (`history`,
 //! `show`, `export`, `diff`) share: the `--db` flag and opening the
 //! database without creating one, the history filters, a plain table in
-//! the text, Markdown and CSV forms, number formatting, and writing to
-//! standard output or `--output FILE`.
+//! the text, Markdown and CSV forms, and number formatting.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, Context as _, Result};
 use clap::Args;
 use iolab_store::{Filter, Kind, Store};
+
+use crate::exit::Status;
 
 /// Which database to read.
 #[derive(Args, Debug, Clone, Default)]
@@ -29,16 +29,25 @@ impl DbArg {
     }
 
     /// Opens the database; None when its file does not exist (reading
-    /// creates nothing).
-    pub fn open(&self) -> Result<Option<Store>> {
-        let path = self.path()?;
+    /// creates nothing). A database that cannot be used is refused: the
+    /// message, and exit 2 as the `Err` (the command cannot run as given).
+    pub fn open(&self) -> Result<Option<Store>, Status> {
+        let path = self.path().map_err(|e| refused(&e))?;
         if !path.exists() {
             return Ok(None);
         }
-        Store::open(&path)
+        Store::open_for_reading(&path)
             .map(Some)
             .with_context(|| format!("results database `{}`", path.display()))
+            .map_err(|e| refused(&e))
     }
+}
+
+/// Says why the results database cannot be used; exit 2, as for every
+/// command: nothing was measured or written.
+pub fn refused(err: &anyhow::Error) -> Status {
+    eprintln!("iolab: {err:#}");
+    Status::BadInput
 }
 
 /// The filters of `history` and `export`.
@@ -239,20 +248,6 @@ pub fn num(v: Option<f64>) -> String {
         format!("{v:.3}")
     } else {
         format!("{v:.3e}")
-    }
-}
-
-/// Writes `text` to `output`, or to standard output.
-pub fn emit(output: Option<&Path>, text: &str) -> Result<()> {
-    match output {
-        Some(p) => std::fs::write(p, text)
-            .with_context(|| format!("cannot write --output file `{}`", p.display())),
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
-            Ok(())
-        }
     }
 }
 

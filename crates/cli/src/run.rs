@@ -1,10 +1,9 @@
 //! `iolab run`: fio's command line and job files, `--parse-only`,
 //! `--cmdhelp`, and the run itself with fio's output formats.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use iolab_core::plan;
 use iolab_core::progress::Progress;
 use iolab_core::run::{run_observed, Notice, RunOutcome};
@@ -18,10 +17,11 @@ use iolab_stats::RunResult;
 use crate::exit::Status;
 use crate::interrupt::{self, STOP};
 use crate::keep::{self, StoreArgs};
+use crate::output::{self, Out};
 use crate::status::{draw_until, Shown, StatusOpts};
-use iolab_store::{Kind, Metric};
+use iolab_store::Kind;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const USAGE: &str = "\
 usage: iolab run [JOBFILE...] [--option=value...] [--name=JOB --option=value...]
@@ -56,13 +56,13 @@ pub fn run(args: &[String]) -> Result<Status> {
         Err(e) => return Ok(bad_input(&e)),
     };
     if cmd.flag("help").is_some() {
-        print!("{USAGE}");
+        write_out(None, USAGE)?;
         return Ok(Status::Success);
     }
     if let Some(which) = cmd.flag("cmdhelp") {
         return match help::cmdhelp(which) {
             Ok(text) => {
-                print!("{text}");
+                write_out(None, &text)?;
                 Ok(Status::Success)
             }
             Err(e) => Ok(bad_input(&e)),
@@ -109,12 +109,16 @@ pub fn run(args: &[String]) -> Result<Status> {
         }
     };
 
+    let output = cmd.flag("output").flatten().map(str::to_string);
+    if let Err(msg) = output::check_opt(output.as_deref().map(Path::new)) {
+        eprintln!("iolab: {msg}");
+        return Ok(Status::BadInput);
+    }
     let ctx = Context::from_env(host());
     let jobs = match resolve::load(&cmd, &ctx) {
         Ok(j) => j,
         Err(e) => return Ok(bad_input(&e)),
     };
-    let output = cmd.flag("output").flatten().map(str::to_string);
 
     if cmd.flag("parse-only").is_some() {
         write_out(output.as_deref(), &jobs.to_job_text())?;
@@ -150,7 +154,7 @@ pub fn run(args: &[String]) -> Result<Status> {
     }
     let opts = render_opts(&jobs);
     let normal = formats.contains(&Format::Normal);
-    let mut out = Out::open(output.as_deref())?;
+    let mut out = Out::open(output.as_deref().map(Path::new))?;
     if normal {
         let stubs: Vec<JobResult> = plan
             .jobs
@@ -311,17 +315,7 @@ fn run_repeated(
         let mut record = keep::record(Kind::Run, &plan_target(plan), keep_args);
         record.result_json = serde_json::to_string(last)?;
         record.job_text = jobs.to_job_text();
-        record.metrics = figs
-            .iter()
-            .map(|f| {
-                Metric::new(
-                    format!("{} {} {} {}", f.job, f.dir, f.metric, f.unit),
-                    f.summary.median,
-                    f.unit.clone(),
-                )
-                .with_samples(f.values.clone())
-            })
-            .collect();
+        record.metrics = iolab_store::repeated_run_metrics(&results);
         stored(keep::insert(store, &record));
     }
     Ok(Status::Success)
@@ -372,45 +366,8 @@ fn stored(id: Option<i64>) {
     }
 }
 
-/// Where the report goes: stdout or the --output file.
-enum Out {
-    Stdout(std::io::Stdout),
-    File(std::fs::File, String),
-}
-
-impl Out {
-    fn open(path: Option<&str>) -> Result<Out> {
-        Ok(match path {
-            Some(p) => Out::File(
-                std::fs::File::create(p)
-                    .with_context(|| format!("cannot write --output file `{p}`"))?,
-                p.to_string(),
-            ),
-            None => Out::Stdout(std::io::stdout()),
-        })
-    }
-    fn write(&mut self, text: &str) -> Result<()> {
-        match self {
-            Out::Stdout(s) => s.write_all(text.as_bytes())?,
-            Out::File(f, p) => f
-                .write_all(text.as_bytes())
-                .with_context(|| format!("cannot write --output file `{p}`"))?,
-        }
-        Ok(())
-    }
-    fn finish(&mut self) -> Result<()> {
-        match self {
-            Out::Stdout(s) => s.flush()?,
-            Out::File(f, _) => f.flush()?,
-        }
-        Ok(())
-    }
-}
-
 fn write_out(path: Option<&str>, text: &str) -> Result<()> {
-    let mut out = Out::open(path)?;
-    out.write(text)?;
-    out.finish()
+    output::emit(path.map(Path::new), text)
 }
 
 fn render_opts(jobs: &JobSet) -> RenderOpts {

@@ -14,7 +14,8 @@ use iolab_store::{Kind, Provenance, Stored};
 
 use crate::exit::Status;
 use crate::history::bad;
-use crate::readback::{emit, num, DbArg, Table, TableForm};
+use crate::output;
+use crate::readback::{num, DbArg, Table, TableForm};
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
@@ -32,14 +33,15 @@ pub struct ShowArgs {
 }
 
 pub fn run(args: &ShowArgs) -> Result<Status> {
+    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+        return bad(&msg);
+    }
     let path = args.db.path()?;
-    let Some(stored) = args
-        .db
-        .open()?
-        .map(|s| s.get(args.id))
-        .transpose()?
-        .flatten()
-    else {
+    let store = match args.db.open() {
+        Ok(s) => s,
+        Err(status) => return Ok(status),
+    };
+    let Some(stored) = store.map(|s| s.get(args.id)).transpose()?.flatten() else {
         eprintln!("iolab: no result {} in {}", args.id, path.display());
         return Ok(Status::Failed);
     };
@@ -60,7 +62,7 @@ pub fn run(args: &ShowArgs) -> Result<Status> {
             }
         },
     };
-    emit(args.output.as_deref(), &text)?;
+    output::emit(args.output.as_deref(), &text)?;
     Ok(Status::Success)
 }
 

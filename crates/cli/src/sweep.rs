@@ -1,11 +1,13 @@
 //! `iolab sweep`: a base job (job files and fio options, as `iolab run`
 //! takes them) run over a grid of option values. Takes the grid flags out
 //! of the arguments, hands the rest to fio's command-line parser, runs
-//! [`run_sweep`] with a Ctrl-C handler, and prints the matrix.
+//! [`run_sweep`] with a Ctrl-C handler, and prints the matrix (after a
+//! failed run, the points that finished and the failing point).
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
+use std::path::Path;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use iolab_core::sweep::{
     bs_axis, list_axis, run_sweep, sync_axis, vary_axis, GridAxis, SweepError,
 };
@@ -17,6 +19,7 @@ use iolab_spec::{cmdline, jobfile, Context, Host};
 use crate::exit::Status;
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
+use crate::output;
 use iolab_stats::sweep::{PointMetric, SweepResult};
 use iolab_store::{Kind, Metric};
 
@@ -25,9 +28,17 @@ usage: iolab sweep [JOBFILE...] [--fio-option=value...] GRID... [flags]
 
 Runs a base job (job files and fio options, as `iolab run` takes them) at
 every point of a grid. Each grid flag takes one value or a list; a single
-value just sets the option. The base job's size is kept at every point, so
-every block size moves the same bytes (like dd bs=X count=N/X); as in fio,
-size is per job, so --numjobs N moves N times the bytes.
+value (`--rw=write`) just sets the option at every point, as a base option
+would, and makes no axis of the table. An option may be given once in the
+grid, under any of its names (`--bs` and `--vary blocksize` are one option).
+The base job's size is kept at every point, so every block size moves the
+same bytes (like dd bs=X count=N/X); as in fio, size is per job, so
+--numjobs N moves N times the bytes.
+
+Every value, every point and every place a file will be made are checked
+before anything runs. A run that fails ends the sweep: the points before it
+are reported, the failing point is named with its error, the files the
+sweep created are removed, and the exit status is 1.
 
 Grid:
   --bs LO..HI | LIST         block sizes: LO, 2*LO, 4*LO, ... up to HI (1k..1g)
@@ -35,8 +46,12 @@ Grid:
   --numjobs LIST             e.g. 1,2,4
   --direct LIST              0,1
   --rw LIST                  e.g. read,write
-  --sync LIST                none, sync, dsync, fsync-at-end (end_fsync=1)
+  --sync LIST                none, sync, dsync, fsync-at-end (end_fsync=1,
+                             the fsync inside the measured time)
   --vary OPTION=V1,V2,...    any fio option (repeatable; values hold no comma)
+
+When rw, sync or direct vary, each of their combinations is a group of
+columns (MB/s, IOPS, p99 latency) and the other axes are the rows.
 
 Flags:
   --repeat N                 runs per point (interleaved); cells show the
@@ -170,11 +185,6 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
             _ => {}
         }
     }
-    let mut names: Vec<&str> = out.axes.iter().map(|a| a.name.as_str()).collect();
-    names.sort_unstable();
-    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-        return Err(format!("the option `{}` is varied twice", w[0]));
-    }
     Ok(out)
 }
 
@@ -189,8 +199,11 @@ pub fn run(args: &[String]) -> Result<Status> {
         Err(e) => return Ok(bad(e)),
     };
     if sweep.help {
-        print!("{USAGE}");
+        output::emit(None, USAGE)?;
         return Ok(Status::Success);
+    }
+    if let Err(msg) = output::check_opt(sweep.output.as_deref().map(Path::new)) {
+        return Ok(bad(msg));
     }
     let cmd = match cmdline::parse_args(&sweep.rest) {
         Ok(c) => c,
@@ -217,20 +230,14 @@ pub fn run(args: &[String]) -> Result<Status> {
         mb_memory: iolab_engine::host::physical_memory() >> 20,
         ncpus: iolab_engine::host::online_cpus(),
     });
-    // Every point is checked before the output file or any job file exists.
+    // Every point, and every place a file will be made, is checked before
+    // the results database, the output file or any job file is touched.
     if let Err(e) = iolab_core::sweep::prepare(&base, &sweep.axes, &ctx) {
         return Ok(bad(e));
     }
     let store = match sweep.store.open() {
         Ok(s) => s,
         Err(e) => return Ok(bad(format!("{e:#}"))),
-    };
-    let mut out: Box<dyn Write> = match &sweep.output {
-        Some(p) => Box::new(
-            std::fs::File::create(p)
-                .with_context(|| format!("cannot write --output file `{p}`"))?,
-        ),
-        None => Box::new(std::io::stdout()),
     };
     interrupt::watch(None);
     let tty = std::io::stderr().is_terminal();
@@ -250,24 +257,35 @@ pub fn run(args: &[String]) -> Result<Status> {
     if tty {
         eprint!("\x1b[2K\r");
     }
-    match outcome {
-        Ok(result) => {
-            out.write_all(render_sweep(&result, sweep.format).as_bytes())
-                .context("cannot write the report")?;
-            out.flush()?;
-            let target = std::env::current_dir().unwrap_or_else(|_| ".".into());
-            let mut record = keep::record(Kind::Sweep, &target, &sweep.store);
-            record.result_json = serde_json::to_string(&result)?;
-            record.metrics = sweep_metrics(&result);
-            keep::insert(store, &record);
-            Ok(Status::Success)
-        }
-        Err(e @ SweepError::Invalid(_)) => Ok(bad(e)),
-        Err(e) => {
-            eprintln!("iolab sweep: {e}");
-            Ok(Status::Failed)
-        }
+    let result = match outcome {
+        Ok(r) => r,
+        Err(e) => return Ok(bad(e)),
+    };
+    output::emit(
+        sweep.output.as_deref().map(Path::new),
+        &render_sweep(&result, sweep.format),
+    )?;
+    if let Some(f) = &result.failure {
+        eprintln!(
+            "iolab sweep: point {}: {}; the points reported finished, the files the sweep \
+             created were removed, and the result was not stored",
+            f.point, f.message
+        );
+        return Ok(Status::Failed);
     }
+    if result.interrupted {
+        eprintln!(
+            "iolab sweep: interrupted; the points reported finished, the files the sweep \
+             created were removed, and the result was not stored"
+        );
+        return Ok(Status::Failed);
+    }
+    let target = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let mut record = keep::record(Kind::Sweep, &target, &sweep.store);
+    record.result_json = serde_json::to_string(&result)?;
+    record.metrics = sweep_metrics(&result);
+    keep::insert(store, &record);
+    Ok(Status::Success)
 }
 
 /// Each point's MB/s, IOPS and p99 (median over the repeats, the repeats
@@ -284,14 +302,12 @@ fn sweep_metrics(r: &SweepResult) -> Vec<Metric> {
         for m in [PointMetric::Mbps, PointMetric::Iops, PointMetric::P99Us] {
             let runs: Vec<f64> = p.runs.iter().filter_map(|run| m.of(run)).collect();
             if let Some(s) = p.summary(m) {
-                out.push(
-                    Metric::new(
-                        format!("{} {}", at.join(" "), m.label()),
-                        s.median,
-                        m.label(),
-                    )
-                    .with_samples(runs),
-                );
+                let name = if at.is_empty() {
+                    m.name().to_string()
+                } else {
+                    format!("{} {}", at.join(" "), m.name())
+                };
+                out.push(Metric::new(name, s.median, m.unit()).with_samples(runs));
             }
         }
     }
@@ -323,9 +339,41 @@ mod tests {
         assert!(parse(&args("--repeat 0"))
             .unwrap_err()
             .contains("--repeat `0`"));
-        assert!(parse(&args("--bs 4k --vary bs=8k"))
-            .unwrap_err()
-            .contains("`bs`"));
         assert!(parse(&args("--output-format xml")).is_err());
+    }
+
+    #[test]
+    fn stored_metrics_carry_their_unit_once() {
+        let run = iolab_stats::sweep::PointRun {
+            write_bytes: 1 << 20,
+            write_bw: 2e6,
+            iops: 500.0,
+            clat_p99_ns: Some(20_860),
+            ..Default::default()
+        };
+        let r = SweepResult {
+            axes: vec![iolab_stats::sweep::SweepAxis {
+                name: "bs".into(),
+                values: vec!["4k".into()],
+            }],
+            points: vec![iolab_stats::sweep::SweepPoint {
+                values: vec!["4k".into()],
+                runs: vec![run],
+            }],
+            repeat: 1,
+            ..Default::default()
+        };
+        let m: Vec<(String, f64, String)> = sweep_metrics(&r)
+            .into_iter()
+            .map(|m| (m.name, m.value, m.unit))
+            .collect();
+        assert_eq!(
+            m,
+            [
+                ("bs=4k MB/s".to_string(), 2.0, "MB/s".to_string()),
+                ("bs=4k IOPS".to_string(), 500.0, "IOPS".to_string()),
+                ("bs=4k p99".to_string(), 20.86, "us".to_string()),
+            ]
+        );
     }
 }

@@ -492,6 +492,13 @@ fn bad_input_exits_2() {
         vec!["compare", "--target", "a=/nonexistent-iolab-dir"],
         vec!["compare", "--target", "a=/tmp", "--repeat", "0"],
         vec!["compare", "--target", "a=/tmp", "--target", "a=/"],
+        vec![
+            "compare",
+            "--target",
+            "a=/tmp",
+            "--output",
+            "/nonexistent-iolab-dir/cmp.txt",
+        ],
     ] {
         let out = iolab().args(&args).output().unwrap();
         assert_eq!(
@@ -501,6 +508,13 @@ fn bad_input_exits_2() {
             text(&out.stderr)
         );
         assert!(text(&out.stderr).starts_with("iolab: "), "{args:?}");
+        if args.contains(&"--output") {
+            assert!(
+                text(&out.stderr).contains("--output `/nonexistent-iolab-dir/cmp.txt`"),
+                "{}",
+                text(&out.stderr)
+            );
+        }
     }
 }
 

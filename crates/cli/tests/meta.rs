@@ -159,6 +159,16 @@ fn bad_input_exits_2_and_creates_nothing() {
     refused(&["--phases", "stat,chmod"], dir, "chmod");
     refused(&["--output-format", "xml"], dir, "xml");
     refused(&["--files", "many"], dir, "many");
+    refused(
+        &["--phases", "mkdir"],
+        dir,
+        "`mkdir` times the directories of a tree",
+    );
+    refused(
+        &["--output", "/nonexistent-iolab/o.txt"],
+        dir,
+        "--output `/nonexistent-iolab/o.txt`: the directory `/nonexistent-iolab` does not exist",
+    );
     refused(&[], &dir.join("missing"), "does not exist");
     std::fs::write(dir.join("plain"), b"").unwrap();
     refused(&[], &dir.join("plain"), "not a directory");
@@ -194,12 +204,16 @@ fn a_full_filesystem_fails_the_phase_and_removes_the_files() {
     assert!(out.stdout.is_empty());
     assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
 
-    // Data that does not fit: ENOSPC from write(2) during create.
+    // Data that does not fit: ENOSPC from write(2) during create. No
+    // phase finished, so there is no report and no --output file.
+    let report = std::env::temp_dir().join(format!("iolab-meta-report-{}", std::process::id()));
     let out = iolab()
-        .args(["meta", "--files", "10", "--file-size", "256k"])
+        .args(["meta", "--files", "10", "--file-size", "256k", "--output"])
+        .arg(&report)
         .arg(tmp.path())
         .output()
         .unwrap();
+    assert!(!report.exists(), "an empty report was left");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -207,6 +221,81 @@ fn a_full_filesystem_fails_the_phase_and_removes_the_files() {
         "{err}"
     );
     assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
+fn a_failure_after_finished_phases_reports_them_in_the_output_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = tmp.path().join("fs");
+    std::fs::create_dir(&fs).unwrap();
+    // 64 inodes: the run's directory and its six tree directories fit,
+    // 500 files do not; mkdir finishes, create fails.
+    let Some(_fs) = Tmpfs::mount(&fs, "size=1m,nr_inodes=64") else {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    };
+    let report = tmp.path().join("o2.txt");
+    let out = iolab()
+        .args(["meta", "--files", "500", "--dirs", "2", "--depth", "2"])
+        .arg("--output")
+        .arg(&report)
+        .arg(&fs)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("create of ") && err.contains("No space left"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&report).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("iolab meta: 500 files in a tree"),
+        "{text}"
+    );
+    let mkdir: Vec<&str> = lines[2].split_whitespace().collect();
+    assert_eq!(mkdir[..2], ["mkdir", "6"], "{text}");
+    assert!(
+        lines.last().unwrap().starts_with("stopped: create of "),
+        "{text}"
+    );
+    assert!(text.ends_with("; the phases above finished\n"), "{text}");
+    assert!(entries(&fs).is_empty(), "{:?}", entries(&fs));
+}
+
+#[test]
+fn too_many_open_files_names_the_directory_that_did_not_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Four descriptors: standard input, output and error, and the run's
+    // directory; the first leaf of the tree cannot be opened.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 4 && exec \"$0\" \"$@\"")
+        .arg(assert_cmd::cargo::cargo_bin("iolab"))
+        .args([
+            "meta",
+            "--no-store",
+            "--files",
+            "20",
+            "--dirs",
+            "2",
+            "--depth",
+            "2",
+        ])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("create phase: cannot open the directory ")
+            && err.contains("/d0/d0: Too many open files"),
+        "{err}"
+    );
+    assert!(!err.contains("/f0"), "{err}");
+    // The cleanup gets by with the one descriptor it has.
+    assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
 }
 
 fn is_root() -> bool {

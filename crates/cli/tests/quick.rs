@@ -1,30 +1,38 @@
 //! `iolab quick`: the suite on a temporary directory with a short --time
-//! finishes, prints the table with every test, stores one result per run,
-//! and leaves nothing behind; bad input is refused before anything runs.
+//! finishes, prints the table with every test, stores one result per run
+//! with its provenance, and leaves nothing behind; bad input (a size the
+//! free space cannot hold, an engine that moves no data, a damaged
+//! database) is refused before anything runs; Ctrl-C in the metadata pass
+//! stores nothing.
 
 mod common;
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
+use iolab_store::{Kind, Store};
 use serde_json::Value;
 
+/// `iolab quick DIR --db DB EXTRA` with a short suite: the defaults below
+/// for the flags EXTRA does not give.
+fn quick_cmd(dir: &Path, db: &Path, extra: &[&str]) -> assert_cmd::Command {
+    let mut c = common::iolab();
+    c.arg("quick").arg(dir).arg("--db").arg(db);
+    for (flag, value) in [
+        ("--time", "2s"),
+        ("--size", "64m"),
+        ("--meta-files", "1000"),
+    ] {
+        if !extra.contains(&flag) {
+            c.args([flag, value]);
+        }
+    }
+    c.args(extra);
+    c
+}
+
 fn quick(dir: &Path, db: &Path, extra: &[&str]) -> std::process::Output {
-    common::iolab()
-        .arg("quick")
-        .arg(dir)
-        .args([
-            "--time",
-            "2s",
-            "--size",
-            "64m",
-            "--meta-files",
-            "1000",
-            "--db",
-        ])
-        .arg(db)
-        .args(extra)
-        .output()
-        .unwrap()
+    quick_cmd(dir, db, extra).output().unwrap()
 }
 
 #[test]
@@ -32,7 +40,13 @@ fn the_suite_prints_every_test_stores_the_result_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
     let keep = tempfile::tempdir().unwrap();
     let db = keep.path().join("results.db");
-    let out = quick(dir.path(), &db, &["--tag", "first"]);
+    // The directory as typed is relative; the result names it absolute.
+    let parent = dir.path().parent().unwrap();
+    let name = Path::new(dir.path().file_name().unwrap());
+    let out = quick_cmd(name, &db, &["--tag", "first"])
+        .current_dir(parent)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -72,7 +86,41 @@ fn the_suite_prints_every_test_stores_the_result_and_cleans_up() {
     );
     assert!(!text.contains("failed"), "{text}");
     assert!(text.contains("stored as result 1 (iolab show 1)"), "{text}");
-    assert!(db.exists());
+    // The stored row: what, where and how it was measured.
+    let absolute = dir.path().canonicalize().unwrap().display().to_string();
+    let rec = Store::open(&db).unwrap().get(1).unwrap().unwrap().record;
+    assert_eq!(rec.kind, Kind::Quick);
+    assert_eq!(rec.target, absolute);
+    assert_eq!(rec.tags, ["first"]);
+    let p = &rec.provenance;
+    assert_eq!(p.target, absolute);
+    for (field, value) in [
+        ("fs_type", &p.fs_type),
+        ("host", &p.host),
+        ("kernel", &p.kernel),
+        ("cpu_model", &p.cpu_model),
+        ("iolab_version", &p.iolab_version),
+        ("mount_options", &p.mount_options),
+        ("time", &p.time),
+    ] {
+        assert!(!value.is_empty(), "provenance {field} is empty: {p:?}");
+    }
+    assert!(p.cpu_count > 0 && p.memory_bytes > 0, "{p:?}");
+    assert!(rec.job_text.contains("[SEQ1M-Q8T1]"), "{}", rec.job_text);
+    assert!(
+        rec.command_line.contains("--tag first"),
+        "{}",
+        rec.command_line
+    );
+    let stored: iolab_stats::quick::QuickResult = serde_json::from_str(&rec.result_json).unwrap();
+    assert_eq!(stored.dir, absolute);
+    assert_eq!(stored.fs_type, p.fs_type);
+    assert_eq!(stored.tests.len(), 12);
+    let names: Vec<&str> = rec.metrics.iter().map(|m| m.name.as_str()).collect();
+    assert!(
+        names.contains(&"SEQ1M Q8T1 read MB/s") && names.contains(&"META 1k files unlink IOPS"),
+        "{names:?}"
+    );
     assert!(
         common::entries(dir.path()).is_empty(),
         "the test file is removed"
@@ -101,11 +149,23 @@ fn no_store_keeps_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let keep = tempfile::tempdir().unwrap();
     let db = keep.path().join("results.db");
-    let out = quick(dir.path(), &db, &["--no-store", "--output-format", "csv"]);
+    let out = quick(
+        dir.path(),
+        &db,
+        &[
+            "--no-store",
+            "--output-format",
+            "csv",
+            "--meta-files",
+            "100",
+        ],
+    );
     assert!(out.status.success());
     let csv = String::from_utf8_lossy(&out.stdout);
     assert_eq!(csv.lines().count(), 13, "{csv}");
     assert!(csv.starts_with("test,op,mb_per_s,iops,p50_ns,p99_ns,error\n"));
+    // The metadata pass is named by its real count.
+    assert!(csv.contains("\nMETA 100 files,stat,"), "{csv}");
     assert!(!db.exists());
 }
 
@@ -119,7 +179,19 @@ fn bad_input_is_refused_before_anything_runs() {
         (&["--time", "500ms"], "per test"),
         (&["--engine", "nosuch"], "nosuch"),
         (&["--output-format", "xml"], "xml"),
-        (&["--size", "1m"], "needs at least 64 MiB"),
+        (
+            &["--size", "1m"],
+            "--size 1 MiB: the test file must be at least 64 MiB",
+        ),
+        (&["--engine", "null"], "ioengine null moves no data"),
+        (
+            &["--engine", "filecreate"],
+            "ioengine filecreate moves no data",
+        ),
+        (
+            &["--output", "/nonexistent-iolab/t.txt"],
+            "--output `/nonexistent-iolab/t.txt`",
+        ),
     ];
     for (args, says) in cases {
         let out = common::iolab()
@@ -133,6 +205,10 @@ fn bad_input_is_refused_before_anything_runs() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
+        if args[0] == "--engine" && args[1] != "nosuch" {
+            // The message names the engines the suite takes.
+            assert!(err.contains("psync"), "{err}");
+        }
     }
     let out = quick(&dir.path().join("missing"), &db, &[]);
     assert_eq!(out.status.code(), Some(2));
@@ -156,4 +232,113 @@ fn a_file_that_is_not_a_results_database_is_left_alone() {
         "my notes, not a database\n"
     );
     assert!(common::entries(dir.path()).is_empty(), "nothing ran");
+}
+
+#[test]
+fn a_damaged_database_is_refused_before_anything_runs_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = tempfile::tempdir().unwrap();
+    let db = keep.path().join("results.db");
+    common::damaged_database(&db);
+    let before = std::fs::read(&db).unwrap();
+    let started = Instant::now();
+    let out = quick(dir.path(), &db, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&db.display().to_string()) && err.contains("damaged"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing was measured");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "refused before the suite"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the database changed");
+    assert_eq!(common::entries(keep.path()), ["results.db"]);
+    assert!(common::entries(dir.path()).is_empty(), "nothing ran");
+}
+
+#[test]
+fn the_free_space_is_checked_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keep = tempfile::tempdir().unwrap();
+    let db = keep.path().join("results.db");
+    let Some(_fs) = common::Tmpfs::mount(tmp.path(), "size=100m") else {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    };
+    let out = quick(tmp.path(), &db, &["--size", "200m"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--size 200 MiB: ") && err.contains("has 100 MiB free"),
+        "{err}"
+    );
+    // Without --size the file is a quarter of the free space, and 25 MiB
+    // is below the 64 the suite needs: the message says so.
+    let out = common::iolab()
+        .arg("quick")
+        .arg(tmp.path())
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("has 100 MiB free") && err.contains("the suite needs 256 MiB free"),
+        "{err}"
+    );
+    assert!(common::entries(tmp.path()).is_empty());
+    assert!(!db.exists());
+}
+
+#[test]
+fn ctrl_c_in_the_metadata_pass_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = tempfile::tempdir().unwrap();
+    let db = keep.path().join("results.db");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolab"))
+        .arg("quick")
+        .arg(dir.path())
+        .args(["--time", "1s", "--size", "64m", "--meta-files", "2000000"])
+        .arg("--db")
+        .arg(&db)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The metadata pass works in a directory of its own: wait for it.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !common::entries(dir.path())
+        .iter()
+        .any(|e| e.starts_with("iolab-meta."))
+    {
+        assert!(Instant::now() < deadline, "the metadata pass never began");
+        assert!(child.try_wait().unwrap().is_none(), "quick ended early");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("interrupted") && err.contains("not stored"),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("note: interrupted"), "{text}");
+    assert!(!text.contains("stored as result"), "{text}");
+    let kept = Store::open(&db).unwrap().len().unwrap();
+    assert_eq!(kept, 0, "an interrupted suite was stored");
+    assert!(
+        common::entries(dir.path()).is_empty(),
+        "{:?}",
+        common::entries(dir.path())
+    );
 }

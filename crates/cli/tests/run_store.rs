@@ -1,16 +1,22 @@
 //! `iolab run` keeps each result with its provenance: the full result,
 //! the job text, the command line, the tags and the headline metrics; a
 //! database that cannot be used is refused before the run and left as it
-//! was; --no-store keeps nothing. `--repeat` reports every run, the
-//! medians with their intervals and spreads, says what it did to the
-//! caches, and prints one JSON document in fio's layout.
+//! was; --no-store keeps nothing; a single run and a repeated one share
+//! their metric names. `--repeat` reports every run, the medians with
+//! their intervals and spreads, says what it did to the caches, and prints
+//! one JSON document in fio's layout. Every kind of result, measured for
+//! real, goes into the store and comes back equal, and a stored comparison
+//! is shown again as its table.
 
 mod common;
 
 use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 use std::process::{Command as Proc, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
-use iolab_store::{Kind, Store};
+use iolab_store::{Kind, Record, Store};
 
 const JOB: &[&str] = &[
     "--name=s",
@@ -180,7 +186,7 @@ fn repeats_report_every_run_and_the_spread_and_keep_the_values() {
         .record
         .metrics
         .iter()
-        .find(|m| m.name == "s write iops IOPS")
+        .find(|m| m.name == "s write IOPS")
         .unwrap();
     assert_eq!(m.samples.as_ref().unwrap().len(), 3);
 
@@ -251,10 +257,290 @@ fn meta_and_sweep_results_are_kept_too() {
         .iter()
         .map(|m| m.name.as_str())
         .collect();
+    // `--rw=write` set the option at every point: the points are named by
+    // their block size, and each metric carries its unit once.
     assert!(
-        names.contains(&"bs=4k rw=write MB/s") && names.contains(&"bs=8k rw=write IOPS"),
+        names.contains(&"bs=4k MB/s") && names.contains(&"bs=8k IOPS"),
         "{names:?}"
     );
+    let p99 = all[1]
+        .record
+        .metrics
+        .iter()
+        .find(|m| m.name == "bs=4k p99")
+        .unwrap();
+    assert_eq!(p99.unit, "us");
+}
+
+#[test]
+fn a_single_run_and_a_repeated_one_can_be_diffed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    for repeat in ["--repeat=1", "--repeat=2"] {
+        let out = common::iolab()
+            .current_dir(dir.path())
+            .arg("run")
+            .args(JOB)
+            .arg(repeat)
+            .arg(format!("--db={}", db.display()))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let all = Store::open(&db).unwrap().all().unwrap();
+    let names = |i: usize| -> Vec<String> {
+        all[i]
+            .record
+            .metrics
+            .iter()
+            .map(|m| m.name.clone())
+            .collect()
+    };
+    assert_eq!(names(0), names(1));
+    let m = &all[1].record.metrics[0];
+    assert_eq!(m.name, "s write MB/s");
+    assert_eq!(m.samples.as_ref().map(Vec::len), Some(2));
+    let out = common::iolab()
+        .args(["diff", "1", "2", "--output-format", "json"])
+        .arg(format!("--db={}", db.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["metrics"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{v}");
+    for r in rows {
+        assert!(r["a"].is_number() && r["b"].is_number(), "unmatched: {r}");
+    }
+}
+
+#[test]
+fn an_output_file_that_cannot_be_written_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::iolab()
+        .current_dir(dir.path())
+        .arg("run")
+        .args(JOB)
+        .arg("--db=r.db")
+        .arg("--output=/nonexistent-iolab/report.txt")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--output `/nonexistent-iolab/report.txt`: the directory"),
+        "{err}"
+    );
+    assert!(
+        common::entries(dir.path()).is_empty(),
+        "{:?}",
+        common::entries(dir.path())
+    );
+}
+
+/// Files a result (as JSON) in a record of `kind` and reads it back.
+fn stored_again(store: &mut Store, kind: Kind, json: String) -> String {
+    let mut rec = Record::new(kind);
+    rec.result_json = json;
+    let id = store.insert(&rec).unwrap();
+    let back = store.get(id).unwrap().unwrap();
+    assert_eq!(back.record.kind, kind);
+    back.record.result_json
+}
+
+/// A result of `kind` after a trip through the store.
+macro_rules! round_trip {
+    ($store:expr, $kind:expr, $result:expr) => {
+        serde_json::from_str(&stored_again(
+            $store,
+            $kind,
+            serde_json::to_string(&$result).unwrap(),
+        ))
+        .unwrap()
+    };
+}
+
+#[test]
+fn every_kind_of_real_result_round_trips_through_the_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open(tmp.path().join("kinds.db")).unwrap();
+    let go = AtomicBool::new(false);
+    let work = |name: &str| {
+        let d = tmp.path().join(name);
+        std::fs::create_dir(&d).unwrap();
+        d
+    };
+
+    // A run.
+    let run_dir = work("run");
+    let run_db = tmp.path().join("run.db");
+    let out = common::iolab()
+        .current_dir(&run_dir)
+        .arg("run")
+        .args(JOB)
+        .arg(format!("--db={}", run_db.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stored = Store::open(&run_db).unwrap().all().unwrap();
+    let run = stored[0].record.run_result().unwrap();
+    let back: iolab_stats::RunResult = round_trip!(&mut store, Kind::Run, run);
+    assert_eq!(back, run);
+
+    // A metadata run.
+    let meta_opts = iolab_core::meta::MetaOptions {
+        dir: work("meta"),
+        files: 100,
+        dirs: 2,
+        ..Default::default()
+    };
+    let meta = iolab_core::meta::run_meta(&meta_opts, &go).unwrap();
+    assert_eq!(meta.phases.len(), 9);
+    let back: iolab_stats::meta::MetaResult = round_trip!(&mut store, Kind::Meta, meta);
+    assert_eq!(back, meta);
+
+    // A sweep.
+    let sweep_dir = work("sweep");
+    let base_args: Vec<String> = [
+        "--size=256k".to_string(),
+        "--ioengine=psync".to_string(),
+        format!("--filename={}", sweep_dir.join("f").display()),
+    ]
+    .to_vec();
+    let cmd = iolab_spec::cmdline::parse_args(&base_args).unwrap();
+    let base = iolab_spec::resolve::Sources {
+        global: cmd.global,
+        cmd_jobs: cmd.jobs,
+        ..Default::default()
+    };
+    let axes = [
+        iolab_core::sweep::bs_axis("4k..8k").unwrap(),
+        iolab_core::sweep::list_axis("rw", "write,read").unwrap(),
+    ];
+    let ctx = iolab_spec::Context::from_env(iolab_spec::Host {
+        page_size: 4096,
+        mb_memory: 1024,
+        ncpus: 2,
+    });
+    let sweep = iolab_core::sweep::run_sweep(&base, &axes, 2, &ctx, &go, &mut |_, _| {}).unwrap();
+    assert!(sweep.complete() && sweep.points.len() == 4);
+    let back: iolab_stats::sweep::SweepResult = round_trip!(&mut store, Kind::Sweep, sweep);
+    assert_eq!(back, sweep);
+
+    // A quick suite.
+    let setup = iolab_core::quick::prepare(&iolab_core::quick::QuickOpts {
+        dir: work("quick"),
+        time: Duration::from_millis(900),
+        size: Some(64 << 20),
+        engine: Some("psync".into()),
+        buffered: false,
+        meta_files: 100,
+    })
+    .unwrap();
+    let quick = iolab_core::quick::run(&setup, &go, &|_, _, _, _| {}).unwrap();
+    assert_eq!(quick.tests.len(), 12);
+    assert!(!quick.nothing_measured());
+    let back: iolab_stats::quick::QuickResult = round_trip!(&mut store, Kind::Quick, quick);
+    assert_eq!(back, quick);
+
+    // A comparison of two directories: a fio job and the metadata pass.
+    let (a, b) = (work("a"), work("b"));
+    let mut targets = vec![
+        iolab_lab::target::parse_dir_target(&format!("a={}", a.display())).unwrap(),
+        iolab_lab::target::parse_dir_target(&format!("b={}", b.display())).unwrap(),
+    ];
+    iolab_lab::target::assign_labels(&mut targets).unwrap();
+    let workload = |name: &str, job: &str, meta_files| iolab_lab::suite::Workload {
+        name: name.into(),
+        about: name.into(),
+        job: job.into(),
+        source: None,
+        meta_files,
+        bw: Default::default(),
+    };
+    let opts = iolab_lab::campaign::Options {
+        workdir: Some(tmp.path().join("lab")),
+        size: 64 << 20,
+        repeat: 1,
+        runtime_s: 1,
+        suite: iolab_lab::suite::Suite {
+            name: "small".into(),
+            about: "a write and a metadata pass".into(),
+            workloads: vec![
+                workload(
+                    "w",
+                    "[w]\ndirectory=${IOLAB_DIR}\nrw=write\nbs=64k\nsize=1m\nunlink=1\n",
+                    None,
+                ),
+                workload("meta", "", Some(200)),
+            ],
+        },
+        device: None,
+        destroy_data: false,
+        baseline: Some("a".into()),
+        host: iolab_spec::Host {
+            page_size: 4096,
+            mb_memory: 1024,
+            ncpus: 2,
+        },
+    };
+    let outcome = iolab_lab::campaign::run(&targets, &opts, &go, &mut |_| {}).unwrap();
+    let cmp = outcome.comparison;
+    assert_eq!(cmp.targets.len(), 2);
+    assert!(cmp.targets.iter().all(|t| t.failed.is_none()), "{cmp:?}");
+    assert!(!cmp.metrics.is_empty());
+    let back: iolab_stats::Comparison = round_trip!(&mut store, Kind::Compare, cmp);
+    assert_eq!(back, cmp);
+}
+
+#[test]
+fn a_stored_comparison_is_shown_again_as_its_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let db = tmp.path().join("c.db");
+    let out = common::iolab()
+        .args([
+            "compare", "--suite", "meta", "--repeat", "1", "--tag", "dirs",
+        ])
+        .arg("--target")
+        .arg(format!("a={}", a.display()))
+        .arg("--target")
+        .arg(format!("b={}", b.display()))
+        .arg(format!("--db={}", db.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("meta"), "{table}");
+    let all = Store::open(&db).unwrap().all().unwrap();
+    assert_eq!(all.len(), 1);
+    let rec = &all[0].record;
+    assert_eq!(rec.kind, Kind::Compare);
+    assert_eq!(rec.tags, ["dirs"]);
+    assert!(
+        rec.metrics.iter().any(|m| m.name.starts_with("b ")),
+        "{:?}",
+        rec.metrics
+    );
+    let id = all[0].id.to_string();
+    let shown = common::iolab()
+        .args(["show", &id])
+        .arg(format!("--db={}", db.display()))
+        .output()
+        .unwrap();
+    assert!(shown.status.success(), "{shown:?}");
+    let shown = String::from_utf8(shown.stdout).unwrap();
+    assert!(
+        shown.starts_with(&format!("Result {id}: compare at ")),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with(&table),
+        "show does not re-print the table:\n{shown}\n---\n{table}"
+    );
+    assert!(Path::new(&a).read_dir().unwrap().next().is_none());
 }
 
 #[test]

@@ -199,13 +199,155 @@ fn a_file_that_is_not_a_database_is_refused_and_untouched() {
     let path = dir.path().join("notes.db");
     let bytes = b"these are my notes, not a database\n".repeat(20);
     std::fs::write(&path, &bytes).unwrap();
-    iolab()
-        .args(["history", &format!("--db={}", path.display())])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(path.display().to_string()))
-        .stderr(predicate::str::contains("not an iolab results database"));
+    // Exit 2 as for every command: it cannot run as given, and nothing
+    // was written.
+    for cmd in [
+        vec!["history"],
+        vec!["show", "1"],
+        vec!["export"],
+        vec!["diff", "1", "2"],
+    ] {
+        iolab()
+            .args(&cmd)
+            .arg(format!("--db={}", path.display()))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(path.display().to_string()))
+            .stderr(predicate::str::contains("not an iolab results database"));
+    }
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
+#[test]
+fn history_says_when_no_result_matches_the_filters() {
+    let db = Db::new();
+    three(&db);
+    let out = stdout(iolab().args(["history", &db.arg(), "--fs", "btrfs"]));
+    assert_eq!(
+        out,
+        format!(
+            "no stored result matches the filters (3 results in {})\n",
+            db.path.display()
+        )
+    );
+}
+
+#[test]
+fn an_output_file_that_cannot_be_written_is_refused_before_reading() {
+    let db = Db::new();
+    let [run, quick, _] = three(&db);
+    let (a, b) = (run.to_string(), quick.to_string());
+    for cmd in [
+        vec!["history"],
+        vec!["show", a.as_str()],
+        vec!["export"],
+        vec!["diff", a.as_str(), b.as_str()],
+    ] {
+        iolab()
+            .args(&cmd)
+            .arg(db.arg())
+            .args(["--output", "/nonexistent-iolab/out.txt"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(
+                "--output `/nonexistent-iolab/out.txt`: the directory `/nonexistent-iolab` does not exist",
+            ));
+    }
+}
+
+/// Runs `args` with standard output (and, with `both`, standard error)
+/// going into a pipe whose reader is gone before iolab has started.
+fn into_closed_pipe(args: &[&str], both: bool) -> std::process::Output {
+    let bin = assert_cmd::cargo::cargo_bin("iolab");
+    let mut c = std::process::Command::new("sh");
+    c.arg("-c")
+        .arg(if both {
+            "exec \"$0\" \"$@\" 2>&1"
+        } else {
+            "exec \"$0\" \"$@\""
+        })
+        .arg(bin)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    let db = Db::new();
+    let [run, quick, _] = three(&db);
+    let (a, b) = (run.to_string(), quick.to_string());
+    let arg = db.arg();
+    for cmd in [
+        vec!["show", a.as_str(), arg.as_str()],
+        vec!["history", arg.as_str()],
+        vec!["export", arg.as_str()],
+        vec!["diff", a.as_str(), b.as_str(), arg.as_str()],
+        vec!["run", "--cmdhelp"],
+        vec!["sweep", "--help"],
+        vec!["compare", "--list-suites"],
+    ] {
+        for both in [false, true] {
+            let out = into_closed_pipe(&cmd, both);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{cmd:?} (stderr too: {both}): {out:?}"
+            );
+            assert!(out.stderr.is_empty(), "{cmd:?}: {out:?}");
+        }
+    }
+}
+
+#[test]
+fn diff_as_csv_is_only_csv() {
+    let db = Db::new();
+    let put = |mbps, seed, minute| {
+        let mut r = record(Kind::Run, minute, "ext4", "/mnt/ssd", &[]);
+        r.result_json = serde_json::to_string(&run_result("w", mbps, seed)).unwrap();
+        db.insert(&r)
+    };
+    let (a, b) = (put(500, 1, 0), put(600, 2, 1));
+    let csv = stdout(iolab().args([
+        "diff",
+        &a.to_string(),
+        &b.to_string(),
+        &db.arg(),
+        "--output-format",
+        "csv",
+    ]));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "METRIC,UNIT,A,B,B/A,VERDICT", "{csv}");
+    assert_eq!(
+        lines.len(),
+        1 + 4,
+        "a header and one line per metric: {csv}"
+    );
+    // Every line has the header's fields (the verdicts hold commas, so
+    // they are quoted).
+    let fields = |l: &str| {
+        let mut n = 1;
+        let mut quoted = false;
+        for c in l.chars() {
+            match c {
+                '"' => quoted = !quoted,
+                ',' if !quoted => n += 1,
+                _ => {}
+            }
+        }
+        n
+    };
+    for l in &lines {
+        assert_eq!(fields(l), 6, "{l}");
+    }
+    assert!(
+        lines[1].starts_with("w write MB/s,MB/s,500,600,1.200x,"),
+        "{csv}"
+    );
 }
 
 #[test]

@@ -1,10 +1,16 @@
 //! `iolab sweep`: one row per block size with the same bytes moved at
-//! every point, the rw/sync matrix, CSV that parses, job files as the base,
-//! and bad grid values refused with exit 2 before anything is created.
+//! every point, the rw/sync matrix with MB/s, IOPS and p99 per column group,
+//! CSV that parses, job files as the base, bad grid values and places
+//! refused with exit 2 before anything is created, a run that fails
+//! mid-sweep reported with the points before it and its files removed, and
+//! the end fsync inside the measured time.
 
 mod common;
 
-use common::{entries, iolab, json_of};
+use std::path::Path;
+use std::process::Command as Proc;
+
+use common::{entries, iolab, json_of, Tmpfs};
 
 #[test]
 fn a_bs_range_moves_the_same_bytes_at_every_point() {
@@ -28,6 +34,8 @@ fn a_bs_range_moves_the_same_bytes_at_every_point() {
         .map(|p| p["values"]["bs"].as_str().unwrap())
         .collect();
     assert_eq!(bs, ["4k", "8k", "16k", "32k", "64k"]);
+    // `--rw=write` sets the option at every point: no axis of its own.
+    assert_eq!(v["axes"].as_array().unwrap().len(), 1, "{v}");
     for p in points {
         let run = &p["runs"][0];
         assert_eq!(run["write_bytes"], 2 << 20, "{p}");
@@ -63,22 +71,25 @@ fn rw_and_sync_make_the_columns_of_the_table() {
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text}");
-    for col in [
-        "write sync=none MB/s",
-        "write sync=dsync MB/s",
-        "read sync=none MB/s",
-        "read sync=dsync MB/s",
+    for group in [
+        "write sync=none",
+        "write sync=dsync",
+        "read sync=none",
+        "read sync=dsync",
     ] {
-        assert!(lines[0].contains(col), "{col} missing: {text}");
+        for metric in ["MB/s", "IOPS", "p99 us"] {
+            let col = format!("{group} {metric}");
+            assert!(lines[0].contains(&col), "{col} missing: {text}");
+        }
     }
     assert!(
         lines[1].starts_with("4k") && lines[2].starts_with("64k"),
         "{text}"
     );
-    // Every cell holds a number.
+    // Every cell holds a number: MB/s, IOPS and p99 of four groups.
     for l in &lines[1..] {
         let cells: Vec<&str> = l.split_whitespace().collect();
-        assert_eq!(cells.len(), 5, "{l}");
+        assert_eq!(cells.len(), 1 + 4 * 3, "{l}");
         for c in &cells[1..] {
             assert!(c.parse::<f64>().unwrap() > 0.0, "{l}");
         }
@@ -150,7 +161,10 @@ fn refused(grid: &[&str], want: &str) {
 fn bad_grid_values_exit_2_and_create_nothing() {
     refused(&["--bs", "1g..1k"], "--bs `1g..1k`");
     refused(&["--bs", "4x..8k"], "4x");
-    refused(&["--iodepth", "1,zero"], "--iodepth value `zero`");
+    refused(
+        &["--iodepth", "1,zero"],
+        "--iodepth value `zero`: `iodepth=zero`",
+    );
     refused(&["--numjobs", "1,-2"], "--numjobs value `-2`");
     refused(&["--direct", "0,2"], "--direct value `2`");
     refused(&["--rw", "read,sideways"], "--rw value `sideways`");
@@ -161,4 +175,191 @@ fn bad_grid_values_exit_2_and_create_nothing() {
     refused(&["--output-format", "xml"], "xml");
     refused(&["--bs", "4k", "--parse-only"], "--parse-only");
     refused(&["--rw", "read", "--rw=write"], "--rw given twice");
+    refused(
+        &["--bs", "4k", "--vary", "blocksize=8k"],
+        "sets the option `bs` twice (as `bs` and as `blocksize`)",
+    );
+    refused(
+        &["--sync", "none,fsync-at-end", "--vary", "end_fsync=0,1"],
+        "sets the option `end_fsync` twice",
+    );
+    refused(
+        &["--vary", "iodepth=1,2", "--vary", "iodepth=4"],
+        "`iodepth` twice",
+    );
+    let out = iolab()
+        .args(["sweep", "--size=1m", "--bs", "4k,8k", "--iodepth", "1,zero"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("built-in"), "{err}");
+}
+
+/// `iolab sweep ARGS` in `dir` writing `--output o.txt`, with a database
+/// in `dir`; the output.
+fn sweep_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    iolab()
+        .current_dir(dir)
+        .args(["sweep", "--output", "o.txt", "--db", "x.db"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_place_where_no_file_can_be_made_exits_2_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = sweep_in(
+        tmp.path(),
+        &[
+            "--filename=/nonexistent-iolab/x",
+            "--size=1m",
+            "--rw",
+            "write",
+            "--bs",
+            "4k,8k",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`/nonexistent-iolab/x`: the directory `/nonexistent-iolab` does not exist"),
+        "{err}"
+    );
+    assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
+
+    // A directory the user may not write in.
+    let ro = tmp.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let Some(_m) = Tmpfs::mount(&ro, "ro,size=1m") else {
+        eprintln!("skipped the read-only case: mounting a tmpfs needs root");
+        return;
+    };
+    let out = sweep_in(
+        tmp.path(),
+        &[
+            "--directory=ro",
+            "--size=1m",
+            "--rw",
+            "write",
+            "--bs",
+            "4k,8k",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the directory `ro` is not writable"), "{err}");
+    assert_eq!(entries(tmp.path()), ["ro"]);
+}
+
+#[test]
+fn a_failed_point_reports_the_points_before_it_and_removes_the_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("T");
+    std::fs::create_dir(&t).unwrap();
+    let Some(_fs) = Tmpfs::mount(&t, "size=1m") else {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    };
+    // 700 KiB fit once in 1 MiB; with two jobs the second file does not.
+    let out = sweep_in(
+        tmp.path(),
+        &[
+            "--directory=T",
+            "--size=700k",
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--numjobs",
+            "1,2",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("point numjobs=2: ") && err.contains("No space left on device"),
+        "{err}"
+    );
+    assert!(entries(&t).is_empty(), "{:?}", entries(&t));
+    let report = std::fs::read_to_string(tmp.path().join("o.txt")).unwrap();
+    let lines: Vec<&str> = report.lines().collect();
+    assert!(lines[0].starts_with("numjobs"), "{report}");
+    let point: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(point[0], "1", "{report}");
+    assert_eq!(
+        point.last(),
+        Some(&"716800"),
+        "the bytes of point 1: {report}"
+    );
+    assert!(
+        report.contains("\nfailed at point numjobs=2: ") && report.contains("No space left"),
+        "{report}"
+    );
+    // A failed sweep is not kept.
+    let db = tmp.path().join("x.db");
+    let kept = iolab_store::Store::open(&db).unwrap().len().unwrap();
+    assert_eq!(kept, 0);
+}
+
+#[test]
+fn the_end_fsync_is_inside_the_measured_time() {
+    // strace delays every fsync by a second on its way out: a point with
+    // fsync-at-end whose runtime holds its fsync takes at least that long,
+    // one without the fsync inside would take as long as its writes.
+    if Proc::new("strace").arg("-V").output().is_err() {
+        eprintln!("skipped: strace is not installed (Debian package strace)");
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let trace = dir.path().join("trace");
+    let out = Proc::new("strace")
+        .args(["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(&trace)
+        .args(["-e", "inject=fsync,fdatasync:delay_exit=1000000"])
+        .arg(assert_cmd::cargo::cargo_bin("iolab"))
+        .current_dir(dir.path())
+        .args([
+            "sweep",
+            "--no-store",
+            "--ioengine=psync",
+            "--filename=f",
+            "--size=1m",
+            "--bs",
+            "64k",
+            "--rw",
+            "write",
+            "--sync",
+            "none,fsync-at-end",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let syncs = trace.lines().filter(|l| l.contains("fsync(")).count();
+    assert_eq!(
+        syncs, 1,
+        "one fsync, at the end of the synced point: {trace}"
+    );
+    let v = json_of(&out.stdout);
+    let run = |sync: &str| {
+        v["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["values"]["sync"] == sync)
+            .map(|p| p["runs"][0].clone())
+            .unwrap()
+    };
+    let (buffered, synced) = (run("none"), run("fsync-at-end"));
+    assert_eq!(synced["write_bytes"], buffered["write_bytes"]);
+    let runtime_ns = synced["runtime_ns"].as_u64().unwrap();
+    assert!(runtime_ns >= 1_000_000_000, "{synced}");
+    // The same bytes over at least the fsync's second: at most 1 MiB/s.
+    assert!(
+        synced["write_bw"].as_f64().unwrap() <= 1048576.0,
+        "{synced}"
+    );
 }

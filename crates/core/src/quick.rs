@@ -17,7 +17,7 @@ use iolab_stats::meta::MetaPhaseKind;
 use iolab_stats::quick::{QuickResult, QuickTest};
 use iolab_stats::{Dir, RunResult};
 
-use crate::meta::{run_meta, MetaOptions};
+use crate::meta::{run_meta, MetaError, MetaOptions};
 use crate::plan;
 use crate::progress::Progress;
 use crate::run::{run_observed, Notice};
@@ -45,18 +45,40 @@ pub enum QuickError {
     NotADirectory(PathBuf),
     #[error("cannot write in `{}`: {}", .0.display(), .1)]
     NotWritable(PathBuf, std::io::Error),
-    #[error("`{}` has {} MiB free; the suite needs at least {} MiB", .0.display(), .1 >> 20, MIN_FILE >> 20)]
+    #[error(
+        "`{}` has {} MiB free; the suite's test file is a quarter of the free space (at most \
+         1 GiB) and must be at least {} MiB, so the suite needs {} MiB free \
+         (or give --size, at least {} MiB and below the free space)",
+        .0.display(), .1 >> 20, MIN_FILE >> 20, (4 * MIN_FILE) >> 20, MIN_FILE >> 20
+    )]
     NoRoom(PathBuf, u64),
+    #[error("--size {} MiB: the test file must be at least {} MiB", .0 >> 20, MIN_FILE >> 20)]
+    SizeTooSmall(u64),
+    #[error(
+        "--size {} MiB: `{}` has {} MiB free, and the suite needs the test file and {} MiB \
+         more for its metadata pass",
+        .size >> 20, .dir.display(), .free >> 20, SPARE >> 20
+    )]
+    SizeAboveFree { dir: PathBuf, size: u64, free: u64 },
     #[error("--time {0:?} leaves under 100 ms per test")]
     TooShort(Duration),
     #[error("ioengine {0}: {1}")]
     Engine(String, String),
+    #[error(
+        "ioengine {0} moves no data, so its figures would not be the storage's; the quick \
+         suite takes an engine that reads and writes: {1}"
+    )]
+    NoDataIo(String, String),
     #[error("{0}")]
     Plan(String),
 }
 
+/// Free space the suite needs beside its test file (the metadata pass,
+/// the filesystem's own blocks).
+pub const SPARE: u64 = 16 << 20;
+
 /// The smallest test file worth measuring.
-const MIN_FILE: u64 = 64 << 20;
+pub const MIN_FILE: u64 = 64 << 20;
 /// The test file with direct I/O, as the preset suites default to.
 const DIRECT_FILE: u64 = 1 << 30;
 
@@ -126,13 +148,30 @@ pub struct QuickSetup {
     pub notes: Vec<String>,
 }
 
-/// Chooses engine, direct I/O, file size and time per test for `opts`.
+/// Chooses engine, direct I/O, file size and time per test for `opts`,
+/// and checks every test's job, creating nothing but a probe file that is
+/// removed at once.
 pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
-    let dir = &opts.dir;
-    if !dir.is_dir() {
-        return Err(QuickError::NotADirectory(dir.clone()));
+    if !opts.dir.is_dir() {
+        return Err(QuickError::NotADirectory(opts.dir.clone()));
     }
+    // Results name the directory as it is, not as typed.
+    let dir = &opts
+        .dir
+        .canonicalize()
+        .map_err(|e| QuickError::NotWritable(opts.dir.clone(), e))?;
     let mut notes = Vec::new();
+    let engine = match &opts.engine {
+        Some(e) => {
+            let made = create(e, &EngineOpts::default())
+                .map_err(|err| QuickError::Engine(e.clone(), err.to_string()))?;
+            if !made.caps().needs_buffers {
+                return Err(QuickError::NoDataIo(e.clone(), data_engines().join(", ")));
+            }
+            e.clone()
+        }
+        None => best_engine(),
+    };
     let direct = if opts.buffered {
         notes.push("buffered I/O, as asked (--buffered)".to_string());
         false
@@ -150,38 +189,53 @@ pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
             Err(e) => return Err(QuickError::NotWritable(dir.clone(), e)),
         }
     };
-    let engine = match &opts.engine {
-        Some(e) => {
-            create(e, &EngineOpts::default())
-                .map_err(|err| QuickError::Engine(e.clone(), err.to_string()))?;
-            e.clone()
-        }
-        None => best_engine(),
-    };
     let free = available_space(dir).map_err(|e| QuickError::NotWritable(dir.clone(), e))?;
     let memory = iolab_engine::host::physical_memory();
     let file_bytes = match opts.size {
-        Some(s) => s,
-        None if direct => DIRECT_FILE.min(free / 4),
-        None => {
-            // Buffered reads come from the page cache unless the file is
-            // well above memory; use such a file only where it fits easily.
-            let beyond_cache = memory.saturating_mul(2);
-            if beyond_cache <= free / 2 && beyond_cache > 0 {
-                beyond_cache
-            } else {
-                DIRECT_FILE.min(free / 4)
+        Some(s) => {
+            let s = s / (1 << 20) * (1 << 20);
+            if s < MIN_FILE {
+                return Err(QuickError::SizeTooSmall(s));
             }
+            if s.saturating_add(SPARE) > free {
+                return Err(QuickError::SizeAboveFree {
+                    dir: dir.clone(),
+                    size: s,
+                    free,
+                });
+            }
+            s
+        }
+        None => {
+            let s = if direct {
+                DIRECT_FILE.min(free / 4)
+            } else {
+                // Buffered reads come from the page cache unless the file
+                // is well above memory; use such a file only where it fits
+                // easily.
+                let beyond_cache = memory.saturating_mul(2);
+                if beyond_cache <= free / 2 && beyond_cache > 0 {
+                    beyond_cache
+                } else {
+                    DIRECT_FILE.min(free / 4)
+                }
+            };
+            let s = s / (1 << 20) * (1 << 20);
+            if s < MIN_FILE {
+                return Err(QuickError::NoRoom(dir.clone(), free));
+            }
+            s
         }
     };
-    let file_bytes = file_bytes / (1 << 20) * (1 << 20);
-    if file_bytes < MIN_FILE {
-        return Err(QuickError::NoRoom(dir.clone(), free));
-    }
     if !direct && file_bytes < memory.saturating_mul(2) {
+        let why = if opts.size.is_some() {
+            "the size given with --size"
+        } else {
+            "and there is no room for a larger one"
+        };
         notes.push(format!(
             "reads may come from the page cache: the {} MiB test file is smaller than twice the \
-             memory ({} MiB), and there is no room for a larger one",
+             memory ({} MiB), {why}",
             file_bytes >> 20,
             memory >> 20
         ));
@@ -191,7 +245,7 @@ pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
         return Err(QuickError::TooShort(opts.time));
     }
     let file = dir.join(format!(".iolab-quick-{}.tmp", std::process::id()));
-    Ok(QuickSetup {
+    let setup = QuickSetup {
         dir: dir.clone(),
         file,
         engine,
@@ -200,7 +254,39 @@ pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
         test_time,
         meta_files: opts.meta_files,
         notes,
+    };
+    // Every test's job is one the plan accepts (mmap refuses direct=1,
+    // say) before anything runs.
+    let ctx = host_context();
+    for test in SUITE {
+        plan_of(&setup, test, &ctx)?;
+    }
+    Ok(setup)
+}
+
+/// The engines that read and write data, for the quick suite to choose
+/// among: those iolab has that the kernel allows and that move data.
+pub fn data_engines() -> Vec<&'static str> {
+    iolab_engine::ENGINE_NAMES
+        .iter()
+        .copied()
+        .filter(|e| create(e, &EngineOpts::default()).is_ok_and(|made| made.caps().needs_buffers))
+        .collect()
+}
+
+fn host_context() -> Context {
+    Context::from_env(Host {
+        page_size: iolab_engine::host::page_size(),
+        mb_memory: iolab_engine::host::physical_memory() >> 20,
+        ncpus: iolab_engine::host::online_cpus(),
     })
+}
+
+/// The plan of one test.
+fn plan_of(setup: &QuickSetup, test: &SuiteTest, ctx: &Context) -> Result<plan::Plan, QuickError> {
+    let jobs = iolab_spec::parse_text("quick", &job_text(setup, test), ctx)
+        .map_err(|e| QuickError::Plan(e.to_string()))?;
+    plan::build(&jobs).map_err(|e| QuickError::Plan(e.to_string()))
 }
 
 /// io_uring where the kernel allows it, else libaio, else psync.
@@ -264,20 +350,13 @@ fn run_tests(
     watch: Watch,
     result: &mut QuickResult,
 ) -> Result<(), QuickError> {
-    let ctx = Context::from_env(Host {
-        page_size: iolab_engine::host::page_size(),
-        mb_memory: iolab_engine::host::physical_memory() >> 20,
-        ncpus: iolab_engine::host::online_cpus(),
-    });
+    let ctx = host_context();
     for (i, test) in SUITE.iter().enumerate() {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             result.interrupted = true;
             break;
         }
-        let text = job_text(setup, test);
-        let jobs = iolab_spec::parse_text("quick", &text, &ctx)
-            .map_err(|e| QuickError::Plan(e.to_string()))?;
-        let plan = plan::build(&jobs).map_err(|e| QuickError::Plan(e.to_string()))?;
+        let plan = plan_of(setup, test, &ctx)?;
         let progress = Progress::new(&plan);
         let done = AtomicBool::new(false);
         let outcome = std::thread::scope(|s| {
@@ -305,15 +384,30 @@ fn run_tests(
         };
         result.tests.push(row);
     }
-    if !stop.load(std::sync::atomic::Ordering::Relaxed) && setup.meta_files > 0 {
-        result.tests.extend(meta_rows(setup, stop));
+    if !result.interrupted && setup.meta_files > 0 {
+        let (rows, interrupted) = meta_rows(setup, stop);
+        result.tests.extend(rows);
+        result.interrupted |= interrupted;
+    }
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        result.interrupted = true;
     }
     Ok(())
 }
 
+/// The metadata pass's row name: "META 10k files", "META 100 files".
+pub fn meta_label(files: u64) -> String {
+    if files >= 1000 && files % 1000 == 0 {
+        format!("META {}k files", files / 1000)
+    } else {
+        format!("META {files} files")
+    }
+}
+
 /// The metadata pass: `meta_files` empty files created, stat'ed and
-/// unlinked in one directory, one row per operation.
-fn meta_rows(setup: &QuickSetup, stop: &AtomicBool) -> Vec<QuickTest> {
+/// unlinked in one directory, one row per operation; and whether it was
+/// interrupted.
+fn meta_rows(setup: &QuickSetup, stop: &AtomicBool) -> (Vec<QuickTest>, bool) {
     let opts = MetaOptions {
         dir: setup.dir.clone(),
         files: setup.meta_files,
@@ -324,27 +418,33 @@ fn meta_rows(setup: &QuickSetup, stop: &AtomicBool) -> Vec<QuickTest> {
         ],
         ..MetaOptions::default()
     };
-    let name = format!("META {}k files", setup.meta_files / 1000);
+    let name = meta_label(setup.meta_files);
     match run_meta(&opts, stop) {
-        Ok(r) => r
-            .phases
-            .iter()
-            .filter(|p| opts.phases.contains(&p.phase))
-            .map(|p| QuickTest {
-                name: name.clone(),
-                op: p.phase.name().to_string(),
-                iops: p.ops_per_sec(),
-                p50_ns: p.percentile_ns(50.0).unwrap_or(0),
-                p99_ns: p.percentile_ns(99.0).unwrap_or(0),
+        Ok(r) => (
+            r.phases
+                .iter()
+                .filter(|p| opts.phases.contains(&p.phase))
+                .map(|p| QuickTest {
+                    name: name.clone(),
+                    op: p.phase.name().to_string(),
+                    iops: p.ops_per_sec(),
+                    p50_ns: p.percentile_ns(50.0).unwrap_or(0),
+                    p99_ns: p.percentile_ns(99.0).unwrap_or(0),
+                    ..Default::default()
+                })
+                .collect(),
+            false,
+        ),
+        Err(MetaError::Interrupted { .. }) => (Vec::new(), true),
+        Err(e) => (
+            vec![QuickTest {
+                name,
+                op: "create".to_string(),
+                error: Some(e.to_string()),
                 ..Default::default()
-            })
-            .collect(),
-        Err(e) => vec![QuickTest {
-            name,
-            op: "create".to_string(),
-            error: Some(e.to_string()),
-            ..Default::default()
-        }],
+            }],
+            false,
+        ),
     }
 }
 
@@ -465,7 +565,71 @@ mod tests {
         assert!(matches!(prepare(&o), Err(QuickError::Engine(..))));
         o = opts(dir.path());
         o.size = Some(1 << 20);
-        assert!(matches!(prepare(&o), Err(QuickError::NoRoom(..))));
+        assert!(matches!(prepare(&o), Err(QuickError::SizeTooSmall(..))));
+        o = opts(dir.path());
+        o.size = Some(1 << 60);
+        let e = prepare(&o).unwrap_err();
+        assert!(matches!(e, QuickError::SizeAboveFree { .. }), "{e}");
+        for engine in ["null", "filecreate", "dirstat"] {
+            o = opts(dir.path());
+            o.engine = Some(engine.to_string());
+            let e = prepare(&o).unwrap_err().to_string();
+            assert!(e.contains(engine) && e.contains("moves no data"), "{e}");
+            assert!(e.contains("psync") && !e.contains("null,"), "{e}");
+        }
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn the_no_room_message_states_the_real_requirement() {
+        let e = QuickError::NoRoom(PathBuf::from("/s"), 100 << 20).to_string();
+        assert!(e.starts_with("`/s` has 100 MiB free;"), "{e}");
+        assert!(e.contains("a quarter of the free space"), "{e}");
+        assert!(e.contains("the suite needs 256 MiB free"), "{e}");
+    }
+
+    #[test]
+    fn a_size_the_user_chose_is_said_to_be_chosen() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(dir.path());
+        o.buffered = true;
+        let notes = prepare(&o).unwrap().notes.join("\n");
+        assert!(notes.contains("the size given with --size"), "{notes}");
+        assert!(!notes.contains("no room"), "{notes}");
+    }
+
+    #[test]
+    fn the_directory_is_kept_absolute() {
+        let dir = tempfile::tempdir().unwrap();
+        // The same directory as a path relative to the current one.
+        let cwd = std::env::current_dir().unwrap();
+        let mut relative = PathBuf::new();
+        for _ in cwd.components().skip(1) {
+            relative.push("..");
+        }
+        relative.push(dir.path().strip_prefix("/").unwrap());
+        assert!(relative.is_relative() && relative.is_dir());
+        let setup = prepare(&opts(&relative)).unwrap();
+        assert!(setup.dir.is_absolute(), "{}", setup.dir.display());
+        assert_eq!(setup.dir, dir.path().canonicalize().unwrap());
+        assert!(setup.file.starts_with(&setup.dir));
+    }
+
+    #[test]
+    fn the_metadata_row_names_its_real_count() {
+        assert_eq!(meta_label(10_000), "META 10k files");
+        assert_eq!(meta_label(1000), "META 1k files");
+        assert_eq!(meta_label(100), "META 100 files");
+        assert_eq!(meta_label(1500), "META 1500 files");
+    }
+
+    #[test]
+    fn data_engines_move_data() {
+        let engines = data_engines();
+        assert!(engines.contains(&"psync"), "{engines:?}");
+        for e in ["null", "filecreate", "filestat", "filedelete"] {
+            assert!(!engines.contains(&e), "{engines:?}");
+        }
     }
 
     #[test]

@@ -1,25 +1,33 @@
 //! Parameter sweeps (`iolab sweep`): a base job run at every point of a
 //! grid of option values. This module owns the grid (axes parsed from
 //! `--bs 1k..1g`, value lists, `--sync none,dsync,fsync-at-end` and
-//! `--vary OPTION=V1,V2`), the check of every value and every point before
-//! anything runs, the runs themselves (repeats interleaved so that a drift
-//! of the machine touches every point alike) and the reduction of each
-//! run's `RunResult` to a [`PointRun`].
+//! `--vary OPTION=V1,V2`), the check of every value, every point and every
+//! place a file will be made before anything runs (an option the grid
+//! gives twice, under any of its names, is refused), the runs themselves
+//! (repeats interleaved so that a drift of the machine touches every point
+//! alike), the reduction of each run's `RunResult` to a [`PointRun`], and
+//! the cleanup after a run fails: the points that ran are kept, the files
+//! the sweep made are removed. A grid flag given a single value sets its
+//! option at every point and makes no axis.
 //!
 //! The base job's `size` stays as given at every point, so each point
 //! moves the same bytes whatever its block size (as `dd bs=X count=N/X`
 //! does). [`run_sweep`] is the whole study: base and axes in,
 //! [`SweepResult`] out.
 
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use iolab_engine::fsops;
 use iolab_spec::error::Location;
 use iolab_spec::raw::{RawOption, RawSection};
 use iolab_spec::resolve::{find_option, resolve, Sources};
 use iolab_spec::value::size::parse_size;
 use iolab_spec::value::KbBase;
-use iolab_spec::Context;
-use iolab_stats::sweep::{PointRun, SweepAxis, SweepPoint, SweepResult};
+use iolab_spec::{Context, Opt, SpecError};
+use iolab_stats::sweep::{PointRun, SweepAxis, SweepFailure, SweepPoint, SweepResult};
 use iolab_stats::{Dir, LatHist, Moments, RunResult};
 
 use crate::plan::{build, Plan};
@@ -28,17 +36,13 @@ use crate::run::run;
 /// Points a sweep may have at most.
 pub const MAX_POINTS: usize = 10_000;
 
-/// Why a sweep did not complete.
+/// Why a sweep cannot run: a grid value, the base job or a place for its
+/// files is wrong. Nothing ran and nothing was created. (A run that fails
+/// mid-sweep is part of the [`SweepResult`], with the points before it.)
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SweepError {
-    /// A grid value or the base job is wrong; nothing ran.
     #[error("{0}")]
     Invalid(String),
-    /// A run failed.
-    #[error("point {point}: {message}")]
-    Run { point: String, message: String },
-    #[error("interrupted at point {point}")]
-    Interrupted { point: String },
 }
 
 /// One axis of the grid: its name, its values as written, and the job
@@ -225,6 +229,17 @@ pub struct PreparedPoint {
     pub plan: Plan,
 }
 
+/// A grid checked and planned: the axes that vary (a grid flag given one
+/// value sets its option at every point and is no axis), every point, and
+/// the files the points will create.
+pub struct Prepared {
+    pub axes: Vec<GridAxis>,
+    pub points: Vec<PreparedPoint>,
+    /// Files that do not exist yet: what the sweep creates, removed again
+    /// when it fails or is interrupted.
+    pub new_files: Vec<PathBuf>,
+}
+
 /// A point's name for messages: `bs=4k iodepth=16`.
 fn point_label(axes: &[GridAxis], values: &[String]) -> String {
     axes.iter()
@@ -234,20 +249,95 @@ fn point_label(axes: &[GridAxis], values: &[String]) -> String {
         .join(" ")
 }
 
+/// A job-text error's message; the `built-in` location of the options the
+/// grid adds says nothing to the user.
+fn spec_message(e: SpecError) -> String {
+    match e.location {
+        Location::Builtin => e.message,
+        _ => e.to_string(),
+    }
+}
+
 fn plan_of(base: &Sources, options: &[(String, String)], ctx: &Context) -> Result<Plan, String> {
-    let jobs = resolve(&with_options(base, options), ctx).map_err(|e| e.to_string())?;
+    let jobs = resolve(&with_options(base, options), ctx).map_err(spec_message)?;
     build(&jobs).map_err(|e| e.to_string())
 }
 
-/// Checks each value of each axis on its own, then plans every point, so
-/// that a bad value is named before anything runs.
-pub fn prepare(
-    base: &Sources,
-    axes: &[GridAxis],
-    ctx: &Context,
-) -> Result<Vec<PreparedPoint>, SweepError> {
+/// Refuses two axes that set one option, under any of its names
+/// (`--bs` and `--vary blocksize`, `--sync` and `--vary end_fsync`).
+fn check_distinct(axes: &[GridAxis]) -> Result<(), SweepError> {
+    let mut seen: Vec<(Opt, &str)> = Vec::new();
+    for axis in axes {
+        let mut own: Vec<Opt> = Vec::new();
+        for (name, _) in axis.sets.iter().flatten() {
+            let raw = RawOption {
+                name: name.clone(),
+                value: None,
+                location: Location::Builtin,
+            };
+            let opt = find_option(&raw).map_err(|e| invalid(spec_message(e)))?;
+            if own.contains(&opt) {
+                continue;
+            }
+            if let Some((_, other)) = seen.iter().find(|(o, _)| *o == opt) {
+                let how = if *other == axis.name {
+                    format!("`{other}` twice")
+                } else {
+                    format!("as `{other}` and as `{}`", axis.name)
+                };
+                return Err(invalid(format!(
+                    "the grid sets the option `{}` twice ({how}); give it once",
+                    opt.name()
+                )));
+            }
+            own.push(opt);
+        }
+        seen.extend(own.into_iter().map(|o| (o, axis.name.as_str())));
+    }
+    Ok(())
+}
+
+/// Checks that a file the sweep would create can be made: its directory
+/// exists and the process may write in it.
+fn check_place(path: &Path) -> Result<(), String> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "`{}`: the directory `{}` does not exist",
+            path.display(),
+            dir.display()
+        )),
+        Err(e) => Err(format!("`{}`: {e}", dir.display())),
+        Ok(m) if !m.is_dir() => Err(format!(
+            "`{}`: `{}` is not a directory",
+            path.display(),
+            dir.display()
+        )),
+        Ok(_) => {
+            let c = CString::new(dir.as_os_str().as_bytes())
+                .map_err(|_| format!("`{}`: the path holds a NUL byte", dir.display()))?;
+            if fsops::can_write_dir(&c) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "`{}`: the directory `{}` is not writable",
+                    path.display(),
+                    dir.display()
+                ))
+            }
+        }
+    }
+}
+
+/// Checks each value of each axis on its own, that no option is given
+/// twice, and that every file the points would create can be made; then
+/// plans every point. A bad value is named before anything runs.
+pub fn prepare(base: &Sources, axes: &[GridAxis], ctx: &Context) -> Result<Prepared, SweepError> {
     plan_of(base, &[], ctx).map_err(|e| invalid(format!("the base job: {e}")))?;
-    let mut count: usize = 1;
+    check_distinct(axes)?;
     for axis in axes {
         if axis.values.is_empty() {
             return Err(invalid(format!("--{}: no values", axis.name)));
@@ -256,14 +346,21 @@ pub fn prepare(
             plan_of(base, set, ctx)
                 .map_err(|e| invalid(format!("--{} value `{v}`: {e}", axis.name)))?;
         }
-        count = count.saturating_mul(axis.values.len());
     }
+    let (fixed, axes): (Vec<&GridAxis>, Vec<&GridAxis>) =
+        axes.iter().partition(|a| a.values.len() == 1);
+    let fixed: Vec<(String, String)> = fixed.iter().flat_map(|a| a.sets[0].clone()).collect();
+    let axes: Vec<GridAxis> = axes.into_iter().cloned().collect();
+    let count = axes
+        .iter()
+        .fold(1usize, |n, a| n.saturating_mul(a.values.len()));
     if count > MAX_POINTS {
         return Err(invalid(format!(
             "the grid has {count} points, more than {MAX_POINTS}"
         )));
     }
     let mut points = Vec::with_capacity(count);
+    let mut new_files: Vec<PathBuf> = Vec::new();
     for k in 0..count {
         // Mixed radix, the first axis varying slowest.
         let mut idx = vec![0; axes.len()];
@@ -277,16 +374,27 @@ pub fn prepare(
             .zip(&idx)
             .map(|(a, &i)| a.values[i].clone())
             .collect();
-        let options: Vec<(String, String)> = axes
-            .iter()
-            .zip(&idx)
-            .flat_map(|(a, &i)| a.sets[i].iter().cloned())
-            .collect();
+        let mut options = fixed.clone();
+        options.extend(
+            axes.iter()
+                .zip(&idx)
+                .flat_map(|(a, &i)| a.sets[i].iter().cloned()),
+        );
         let plan = plan_of(base, &options, ctx)
-            .map_err(|e| invalid(format!("{}: {e}", point_label(axes, &values))))?;
+            .map_err(|e| invalid(format!("{}: {e}", point_label(&axes, &values))))?;
+        for f in plan.files.iter().filter(|f| !f.block_device) {
+            if f.existing.is_none() && !new_files.contains(&f.path) {
+                check_place(&f.path).map_err(invalid)?;
+                new_files.push(f.path.clone());
+            }
+        }
         points.push(PreparedPoint { values, plan });
     }
-    Ok(points)
+    Ok(Prepared {
+        axes,
+        points,
+        new_files,
+    })
 }
 
 /// The headline numbers of one run.
@@ -318,7 +426,9 @@ pub fn point_run(r: &RunResult) -> PointRun {
 
 /// Runs the sweep: every point `repeat` times, the repeats interleaved
 /// (all points once, then all again). `on_run(point, repeat)` hears each
-/// run before it starts.
+/// run before it starts. A run that fails, or an interruption, ends the
+/// sweep: the result holds the points that ran and says where it stopped,
+/// and the files the sweep created are removed.
 pub fn run_sweep(
     base: &Sources,
     axes: &[GridAxis],
@@ -331,37 +441,8 @@ pub fn run_sweep(
         return Err(invalid("--repeat 0: each point needs at least one run"));
     }
     let prepared = prepare(base, axes, ctx)?;
-    let mut points: Vec<SweepPoint> = prepared
-        .iter()
-        .map(|p| SweepPoint {
-            values: p.values.clone(),
-            runs: Vec::new(),
-        })
-        .collect();
-    for rep in 0..repeat {
-        for (p, out) in prepared.iter().zip(points.iter_mut()) {
-            let label = point_label(axes, &p.values);
-            if stop.load(Ordering::Relaxed) {
-                return Err(SweepError::Interrupted { point: label });
-            }
-            on_run(&label, rep);
-            let outcome = run(&p.plan, stop, &mut |_| {}).map_err(|e| SweepError::Run {
-                point: label.clone(),
-                message: e.to_string(),
-            })?;
-            if outcome.result.interrupted {
-                return Err(SweepError::Interrupted { point: label });
-            }
-            if let Some(message) = outcome.failure {
-                return Err(SweepError::Run {
-                    point: label,
-                    message,
-                });
-            }
-            out.runs.push(point_run(&outcome.result));
-        }
-    }
-    Ok(SweepResult {
+    let axes = &prepared.axes;
+    let mut result = SweepResult {
         axes: axes
             .iter()
             .map(|a| SweepAxis {
@@ -369,9 +450,56 @@ pub fn run_sweep(
                 values: a.values.clone(),
             })
             .collect(),
-        points,
+        points: prepared
+            .points
+            .iter()
+            .map(|p| SweepPoint {
+                values: p.values.clone(),
+                runs: Vec::new(),
+            })
+            .collect(),
         repeat,
-    })
+        ..SweepResult::default()
+    };
+    'runs: for rep in 0..repeat {
+        for (p, out) in prepared.points.iter().zip(result.points.iter_mut()) {
+            let label = point_label(axes, &p.values);
+            if stop.load(Ordering::Relaxed) {
+                result.interrupted = true;
+                break 'runs;
+            }
+            on_run(&label, rep);
+            let outcome = match run(&p.plan, stop, &mut |_| {}) {
+                Ok(o) => o,
+                Err(e) => {
+                    result.failure = Some(SweepFailure {
+                        point: label,
+                        message: e.to_string(),
+                    });
+                    break 'runs;
+                }
+            };
+            if outcome.result.interrupted {
+                result.interrupted = true;
+                break 'runs;
+            }
+            if let Some(message) = outcome.failure {
+                result.failure = Some(SweepFailure {
+                    point: label,
+                    message,
+                });
+                break 'runs;
+            }
+            out.runs.push(point_run(&outcome.result));
+        }
+    }
+    if !result.complete() {
+        result.points.retain(|p| !p.runs.is_empty());
+        for f in &prepared.new_files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+    Ok(result)
 }
 
 #[cfg(test)]
@@ -445,9 +573,140 @@ mod tests {
             Ok(_) => panic!("iodepth=zero was accepted"),
         };
         assert!(err.contains("--iodepth value `zero`"), "{err}");
+        assert!(!err.contains("built-in"), "{err}");
         let axes = [list_axis("rw", "read,sideways").unwrap()];
         assert!(prepare(&src, &axes, &ctx()).is_err());
         assert!(!tmp.path().join("f").exists());
+    }
+
+    fn err_of(src: &Sources, axes: &[GridAxis]) -> String {
+        match prepare(src, axes, &ctx()) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{axes:?} was accepted"),
+        }
+    }
+
+    #[test]
+    fn an_option_set_twice_under_any_name_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("f").display().to_string();
+        let src = Sources {
+            global: vec![raw("size", "1m"), raw("rw", "write"), raw("filename", &f)],
+            ..Sources::default()
+        };
+        let e = err_of(
+            &src,
+            &[bs_axis("4k").unwrap(), vary_axis("blocksize=8k").unwrap()],
+        );
+        assert!(e.contains("`bs` twice") && e.contains("`blocksize`"), "{e}");
+        let e = err_of(
+            &src,
+            &[
+                sync_axis("none,fsync-at-end").unwrap(),
+                vary_axis("end_fsync=0,1").unwrap(),
+            ],
+        );
+        assert!(e.contains("`end_fsync` twice"), "{e}");
+        let e = err_of(
+            &src,
+            &[
+                vary_axis("iodepth=1,2").unwrap(),
+                vary_axis("iodepth=4").unwrap(),
+            ],
+        );
+        assert!(e.contains("(`iodepth` twice)"), "{e}");
+        // Different options are fine.
+        assert!(prepare(
+            &src,
+            &[bs_axis("4k,8k").unwrap(), vary_axis("iodepth=1,2").unwrap()],
+            &ctx()
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn a_single_value_sets_its_option_without_an_axis() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("f").display().to_string();
+        let src = Sources {
+            global: vec![raw("size", "1m"), raw("filename", &f)],
+            ..Sources::default()
+        };
+        let p = match prepare(
+            &src,
+            &[
+                bs_axis("4k,8k").unwrap(),
+                list_axis("rw", "randwrite").unwrap(),
+            ],
+            &ctx(),
+        ) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        let names: Vec<&str> = p.axes.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["bs"]);
+        assert_eq!(p.points.len(), 2);
+        for point in &p.points {
+            assert!(point.plan.jobs[0].rw.mode.writes());
+            assert!(
+                point.plan.jobs[0].rw.mode.is_random(),
+                "rw=randwrite is set"
+            );
+        }
+        assert_eq!(p.new_files, [tmp.path().join("f")]);
+    }
+
+    #[test]
+    fn a_place_where_no_file_can_be_made_is_refused() {
+        let src = |filename: &str| Sources {
+            global: vec![
+                raw("size", "1m"),
+                raw("rw", "write"),
+                raw("filename", filename),
+            ],
+            ..Sources::default()
+        };
+        let axes = [bs_axis("4k,8k").unwrap()];
+        let e = err_of(&src("/nonexistent-iolab/x"), &axes);
+        assert!(e.contains("`/nonexistent-iolab` does not exist"), "{e}");
+        let tmp = tempfile::tempdir().unwrap();
+        let plain = tmp.path().join("plain");
+        std::fs::write(&plain, b"").unwrap();
+        let e = err_of(&src(&format!("{}/x", plain.display())), &axes);
+        assert!(e.contains("is not a directory"), "{e}");
+        // An existing file is used where it is.
+        assert!(prepare(&src(&plain.display().to_string()), &axes, &ctx()).is_ok());
+    }
+
+    #[test]
+    fn a_failed_point_keeps_the_points_before_it_and_removes_the_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().display().to_string();
+        // Points 1 and 2 write the file with verify headers of their kind;
+        // point 3 reads it expecting crc32c headers and finds md5 ones.
+        let src = Sources {
+            global: vec![
+                raw("size", "64k"),
+                raw("bs", "4k"),
+                raw("directory", &dir),
+                raw("ioengine", "psync"),
+            ],
+            ..Sources::default()
+        };
+        let axes = [
+            list_axis("rw", "write,read").unwrap(),
+            vary_axis("verify=crc32c,md5").unwrap(),
+        ];
+        let stop = AtomicBool::new(false);
+        let r = run_sweep(&src, &axes, 1, &ctx(), &stop, &mut |_, _| {}).unwrap();
+        let f = r.failure.as_ref().expect("the third point fails");
+        assert_eq!(f.point, "rw=read verify=crc32c");
+        assert!(!r.interrupted);
+        let ran: Vec<&[String]> = r.points.iter().map(|p| &p.values[..]).collect();
+        assert_eq!(ran, [["write", "crc32c"], ["write", "md5"]]);
+        assert_eq!(r.points[0].runs[0].write_bytes, 64 << 10);
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! publish (rows are phases; operations, total ms, ms per operation,
 //! operations per second, p50 and p99 latency), the same as Markdown, CSV
 //! with one line per phase in nanoseconds, and JSON with the setup and each
-//! phase's latency moments and percentiles (fio's `"%f"` keys).
+//! phase's latency moments and percentiles (fio's `"%f"` keys). A run that
+//! stopped early shows the phases that finished and says why.
 
 use std::fmt::Write as _;
 
@@ -86,11 +87,23 @@ pub fn describe(r: &MetaResult) -> String {
     )
 }
 
+/// The heading of the total time: "10,000 ops total ms" as published when
+/// every phase did the same number of operations, else "total ms" (the
+/// ops column gives each phase's count).
+fn total_heading(r: &MetaResult) -> String {
+    match r.phases.first() {
+        Some(first) if r.phases.iter().all(|p| p.ops == first.ops) => {
+            format!("{} ops total ms", grouped(first.ops))
+        }
+        _ => "total ms".to_string(),
+    }
+}
+
 fn table(r: &MetaResult, md: bool) -> String {
     let header = [
         "phase".to_string(),
         "ops".to_string(),
-        format!("{} ops total ms", grouped(r.setup.files)),
+        total_heading(r),
         "per op ms".to_string(),
         "ops/s".to_string(),
         "mean us".to_string(),
@@ -142,6 +155,18 @@ fn table(r: &MetaResult, md: bool) -> String {
     }
     for row in &rows {
         line(&mut out, row);
+    }
+    if let Some(why) = &r.failure {
+        let _ = write!(
+            out,
+            "\n{}stopped: {why}; {}\n",
+            if md { "- " } else { "" },
+            if r.phases.is_empty() {
+                "no phase finished"
+            } else {
+                "the phases above finished"
+            }
+        );
     }
     out
 }
@@ -232,6 +257,7 @@ pub fn meta_json(r: &MetaResult) -> Value {
         "directories": r.directories,
         "leaves": r.leaves,
         "phases": phases,
+        "failure": r.failure,
     })
 }
 
@@ -278,7 +304,47 @@ mod tests {
                 phase(MetaPhaseKind::Create, 10_000, 250_000_000, 25_000),
                 phase(MetaPhaseKind::Stat, 10_000, 20_000_000, 100),
             ],
+            failure: None,
         }
+    }
+
+    #[test]
+    fn the_total_heading_counts_operations_only_when_every_phase_did_as_many() {
+        let mut r = sample();
+        r.phases.insert(
+            0,
+            MetaPhase {
+                phase: MetaPhaseKind::Mkdir,
+                ops: 14,
+                elapsed_ns: 1_000_000,
+                lat: LatStat::default(),
+            },
+        );
+        let t = render_meta(&r, CompareFormat::Table);
+        let head = t.lines().nth(1).unwrap();
+        assert!(
+            head.contains(" total ms") && !head.contains("ops total ms"),
+            "{t}"
+        );
+        let mkdir: Vec<&str> = t.lines().nth(2).unwrap().split_whitespace().collect();
+        assert_eq!(mkdir[..3], ["mkdir", "14", "1.000"], "{t}");
+    }
+
+    #[test]
+    fn a_run_that_stopped_says_why_under_the_phases_that_finished() {
+        let mut r = sample();
+        r.failure = Some("unlink of /x/f3: Input/output error".into());
+        let t = render_meta(&r, CompareFormat::Table);
+        assert!(
+            t.ends_with(
+                "\nstopped: unlink of /x/f3: Input/output error; the phases above finished\n"
+            ),
+            "{t}"
+        );
+        let v: Value = serde_json::from_str(&render_meta(&r, CompareFormat::Json)).unwrap();
+        assert_eq!(v["failure"], "unlink of /x/f3: Input/output error");
+        let csv = render_meta(&r, CompareFormat::Csv);
+        assert_eq!(csv.lines().count(), 3, "{csv}");
     }
 
     #[test]

@@ -61,8 +61,7 @@ pub fn latency(ns: u64) -> String {
 }
 
 fn cells(t: &QuickTest) -> [String; 6] {
-    let failed = t.error.is_some() && t.iops == 0.0;
-    let (mb, iops) = if failed {
+    let (mb, iops) = if t.failed() {
         ("failed".to_string(), "-".to_string())
     } else {
         (

@@ -1,11 +1,13 @@
 //! Renderers of a parameter sweep's [`SweepResult`]. The table is a matrix:
 //! when the grid varies how the I/O is done (`rw`, `sync`, `direct`), each
-//! such combination becomes a column of MB/s ("read MB/s", "write sync=dsync
-//! MB/s") and the other axes make the rows, as in published block-size
-//! studies; otherwise each point is a row with MB/s, IOPS, p99 latency and
-//! the bytes moved. Repeated runs show the median and `±N%`, the spread
-//! (max - min) relative to the median. CSV is long form, one line per run;
-//! JSON holds the runs and each point's summaries.
+//! such combination becomes a group of columns, MB/s, IOPS and p99 latency
+//! ("read MB/s", "write sync=dsync IOPS", "write sync=dsync p99 us"), and
+//! the other axes make the rows, as in published block-size studies;
+//! otherwise each point is a row with MB/s, IOPS, p99 latency and the bytes
+//! moved. Repeated runs show the median and `±N%`, the spread (max - min)
+//! relative to the median. A sweep that stopped early says at which point
+//! and why under the table. CSV is long form, one line per run; JSON holds
+//! the runs and each point's summaries.
 
 use std::fmt::Write as _;
 
@@ -118,6 +120,22 @@ fn table(r: &SweepResult, md: bool) -> String {
     for row in &rows {
         line(&mut out, row);
     }
+    if let Some(f) = &r.failure {
+        let _ = write!(
+            out,
+            "\n{}failed at point {}: {}; the sweep stopped there\n",
+            if md { "- " } else { "" },
+            f.point,
+            f.message
+        );
+    }
+    if r.interrupted {
+        let _ = write!(
+            out,
+            "\n{}interrupted: the points not listed did not run\n",
+            if md { "- " } else { "" }
+        );
+    }
     out
 }
 
@@ -145,8 +163,11 @@ fn long(r: &SweepResult) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
-/// Rows are the values of the axes not in `mode`; a column of MB/s per
-/// combination of the `mode` axes' values.
+/// The metrics of each column group of the matrix.
+const PIVOT_METRICS: [PointMetric; 3] = [PointMetric::Mbps, PointMetric::Iops, PointMetric::P99Us];
+
+/// Rows are the values of the axes not in `mode`; a group of columns (MB/s,
+/// IOPS, p99 latency) per combination of the `mode` axes' values.
 fn pivot(r: &SweepResult, mode: &[usize]) -> (Vec<String>, Vec<Vec<String>>) {
     let shape: Vec<usize> = (0..r.axes.len()).filter(|i| !mode.contains(i)).collect();
     let key = |p: &SweepPoint, idx: &[usize]| -> Vec<String> {
@@ -177,7 +198,9 @@ fn pivot(r: &SweepResult, mode: &[usize]) -> (Vec<String>, Vec<Vec<String>>) {
                 }
             })
             .collect();
-        header.push(format!("{} MB/s", parts.join(" ")));
+        for m in PIVOT_METRICS {
+            header.push(format!("{} {}", parts.join(" "), m.label()));
+        }
     }
     let rows = row_keys
         .iter()
@@ -188,7 +211,9 @@ fn pivot(r: &SweepResult, mode: &[usize]) -> (Vec<String>, Vec<Vec<String>>) {
                     .points
                     .iter()
                     .find(|p| &key(p, &shape) == k && &key(p, mode) == c);
-                row.push(cell(p.and_then(|p| p.summary(PointMetric::Mbps))));
+                for m in PIVOT_METRICS {
+                    row.push(cell(p.and_then(|p| p.summary(m))));
+                }
             }
             row
         })
@@ -279,6 +304,8 @@ pub fn sweep_json(r: &SweepResult) -> Value {
         "axes": serde_json::to_value(&r.axes).unwrap_or(Value::Null),
         "repeat": r.repeat,
         "points": points,
+        "failure": serde_json::to_value(&r.failure).unwrap_or(Value::Null),
+        "interrupted": r.interrupted,
     })
 }
 
@@ -327,6 +354,7 @@ mod tests {
             axes,
             points,
             repeat: repeat as u32,
+            ..SweepResult::default()
         }
     }
 
@@ -355,14 +383,58 @@ mod tests {
         let t = render_sweep(&r, CompareFormat::Table);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 3, "{t}");
-        for col in ["read sync=none MB/s", "write sync=dsync MB/s"] {
+        for col in [
+            "read sync=none MB/s",
+            "read sync=none IOPS",
+            "read sync=none p99 us",
+            "write sync=dsync MB/s",
+            "write sync=dsync IOPS",
+            "write sync=dsync p99 us",
+        ] {
             assert!(lines[0].contains(col), "{col}: {t}");
         }
         assert!(lines[1].starts_with("4k"));
-        // Point 1 (4k read none): runs of 1.0, 1.1, 1.2 MB/s.
-        assert!(lines[1].contains("1.10 ±18%"), "{t}");
+        // Point 1 (4k read none): runs of 1.0, 1.1, 1.2 MB/s, 100 IOPS and
+        // a p99 of 12 us each; then point 2 (4k read dsync): 2.0 to 2.4.
+        let cells: Vec<&str> = lines[1].split("  ").filter(|c| !c.is_empty()).collect();
+        let cells: Vec<&str> = cells.iter().map(|c| c.trim()).collect();
+        assert_eq!(cells.len(), 1 + 4 * 3, "{t}");
+        assert_eq!(
+            cells[1..7],
+            [
+                "1.10 ±18%",
+                "100 ±0%",
+                "12.0 ±0%",
+                "2.20 ±18%",
+                "100 ±0%",
+                "12.0 ±0%"
+            ],
+            "{t}"
+        );
         let md = render_sweep(&r, CompareFormat::Markdown);
         assert!(md.lines().nth(1).unwrap().starts_with("| --"), "{md}");
+    }
+
+    #[test]
+    fn a_sweep_that_stopped_says_where() {
+        let mut r = result(&[("bs", &["4k", "8k"]), ("numjobs", &["1", "2"])], 1);
+        r.points.truncate(1);
+        r.failure = Some(iolab_stats::sweep::SweepFailure {
+            point: "bs=4k numjobs=2".into(),
+            message: "No space left on device".into(),
+        });
+        let t = render_sweep(&r, CompareFormat::Table);
+        assert_eq!(t.lines().count(), 2 + 2, "{t}");
+        assert!(t.ends_with(
+            "\nfailed at point bs=4k numjobs=2: No space left on device; the sweep stopped there\n"
+        ), "{t}");
+        let v: Value = serde_json::from_str(&render_sweep(&r, CompareFormat::Json)).unwrap();
+        assert_eq!(v["failure"]["point"], "bs=4k numjobs=2");
+        assert_eq!(v["interrupted"], false);
+        // CSV stays CSV.
+        let csv = render_sweep(&r, CompareFormat::Csv);
+        assert_eq!(csv.lines().count(), 2, "{csv}");
+        assert!(!csv.contains("failed"), "{csv}");
     }
 
     #[test]

@@ -182,6 +182,9 @@ pub struct MetaResult {
     pub leaves: u64,
     /// The phases in the order they ran.
     pub phases: Vec<MetaPhase>,
+    /// Why the run stopped before its last phase (an error, an
+    /// interruption); `phases` then holds the phases that finished.
+    pub failure: Option<String>,
 }
 
 impl MetaResult {
@@ -235,6 +238,7 @@ mod tests {
             directories: 0,
             leaves: 1,
             phases: vec![phase(4, 2_000_000, &[100, 100, 100, 1_000])],
+            failure: Some("unlink of /mnt/f3: Input/output error".into()),
         };
         let text = serde_json::to_string(&r).unwrap();
         assert!(text.contains("\"phase\":\"create\""), "{text}");

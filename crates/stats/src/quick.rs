@@ -32,6 +32,13 @@ pub struct QuickTest {
     pub error: Option<String>,
 }
 
+impl QuickTest {
+    /// Whether the test failed before producing any figure.
+    pub fn failed(&self) -> bool {
+        self.error.is_some() && self.iops == 0.0
+    }
+}
+
 /// Where the suite ran and what it chose.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct QuickResult {
@@ -53,4 +60,42 @@ pub struct QuickResult {
     pub tests: Vec<QuickTest>,
     /// Cut short by Ctrl-C.
     pub interrupted: bool,
+}
+
+impl QuickResult {
+    /// Whether no test produced a figure (every one failed, or none ran).
+    pub fn nothing_measured(&self) -> bool {
+        self.tests.iter().all(QuickTest::failed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_tests_and_results_without_figures() {
+        let ok = QuickTest {
+            iops: 10.0,
+            ..QuickTest::default()
+        };
+        let failed = QuickTest {
+            error: Some("No space left on device".into()),
+            ..QuickTest::default()
+        };
+        let cut = QuickTest {
+            iops: 3.0,
+            error: Some("verify".into()),
+            ..QuickTest::default()
+        };
+        assert!(failed.failed() && !ok.failed() && !cut.failed());
+        let mut r = QuickResult {
+            tests: vec![failed.clone(), failed.clone()],
+            ..QuickResult::default()
+        };
+        assert!(r.nothing_measured());
+        r.tests.push(cut);
+        assert!(!r.nothing_measured());
+        assert!(QuickResult::default().nothing_measured());
+    }
 }

@@ -68,12 +68,29 @@ impl PointMetric {
         PointMetric::Bytes,
     ];
 
+    /// The column heading: the metric and its unit.
     pub fn label(self) -> &'static str {
         match self {
             PointMetric::Mbps => "MB/s",
             PointMetric::Iops => "IOPS",
             PointMetric::P99Us => "p99 us",
             PointMetric::Bytes => "bytes",
+        }
+    }
+
+    /// The metric's name without its unit (`p99`), for stored metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            PointMetric::P99Us => "p99",
+            other => other.label(),
+        }
+    }
+
+    /// The unit of the metric's values.
+    pub fn unit(self) -> &'static str {
+        match self {
+            PointMetric::P99Us => "us",
+            other => other.label(),
         }
     }
 
@@ -105,15 +122,35 @@ impl SweepPoint {
     }
 }
 
+/// The run that stopped a sweep: its point (`bs=4k numjobs=2`) and why.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SweepFailure {
+    pub point: String,
+    pub message: String,
+}
+
 /// A whole sweep.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SweepResult {
     pub axes: Vec<SweepAxis>,
-    /// Every point of the grid, the first axis varying slowest.
+    /// Every point of the grid, the first axis varying slowest; after a
+    /// failure or an interruption, only the points that ran.
     pub points: Vec<SweepPoint>,
     /// Runs per point.
     pub repeat: u32,
+    /// The run that failed, when one did; the sweep stopped there.
+    pub failure: Option<SweepFailure>,
+    /// Stopped from outside (Ctrl-C) before every run was done.
+    pub interrupted: bool,
+}
+
+impl SweepResult {
+    /// Whether every point ran every time.
+    pub fn complete(&self) -> bool {
+        self.failure.is_none() && !self.interrupted
+    }
 }
 
 #[cfg(test)]
@@ -142,6 +179,11 @@ mod tests {
             ..SweepPoint::default()
         };
         assert!(none.summary(PointMetric::P99Us).is_none());
+        assert_eq!(
+            (PointMetric::P99Us.name(), PointMetric::P99Us.unit()),
+            ("p99", "us")
+        );
+        assert_eq!(PointMetric::Mbps.unit(), "MB/s");
 
         let r = SweepResult {
             axes: vec![SweepAxis {
@@ -150,7 +192,13 @@ mod tests {
             }],
             points: vec![p],
             repeat: 3,
+            failure: Some(SweepFailure {
+                point: "bs=8k".into(),
+                message: "No space left on device".into(),
+            }),
+            interrupted: false,
         };
+        assert!(!r.complete());
         let back: SweepResult = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(back, r);
     }

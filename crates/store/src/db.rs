@@ -1,11 +1,12 @@
 //! `Store`: the open results database. Opening checks the file before
-//! anything writes to it, brings the schema up to date, and sets WAL mode
-//! and a busy timeout so that several iolab processes can add results at
-//! once. Then records go in (one transaction each) and come back by id, by
+//! anything writes to it (an iolab database, of a schema this iolab knows,
+//! whose pages pass SQLite's quick check), brings the schema up to date,
+//! and sets WAL mode and a busy timeout so that several iolab processes can
+//! add results at once. Then records go in (one transaction each) and come back by id, by
 //! history filter, or all at once for export.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params, params_from_iter, Connection, OpenFlags, TransactionBehavior};
 
@@ -29,12 +30,24 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens the database at `path`, creating it (and its parent
-    /// directories) when missing or empty. A file that is not an iolab
-    /// database is refused and left untouched; one written by a newer
-    /// iolab is refused naming both schema versions.
+    /// Opens the database at `path` to add results, creating it (and its
+    /// parent directories) when missing or empty. A file that is not an
+    /// iolab database is refused and left untouched; so is a damaged one
+    /// (`PRAGMA quick_check`), before anything is written; one written by a
+    /// newer iolab is refused naming both schema versions.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        let path = path.as_ref().to_path_buf();
+        Store::open_with(path.as_ref(), true)
+    }
+
+    /// Opens the database at `path` as [`Store::open`] does, without the
+    /// quick check of every page: for reading results back, where a damaged
+    /// page shows as the error of the query that reads it.
+    pub fn open_for_reading(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        Store::open_with(path.as_ref(), false)
+    }
+
+    fn open_with(path: &Path, check: bool) -> Result<Store, StoreError> {
+        let path = path.to_path_buf();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
                 path: parent.to_path_buf(),
@@ -47,7 +60,7 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&path, flags).map_err(|e| sql(&path, e))?;
         let mut store = Store { conn, path };
-        store.prepare(on_disk)?;
+        store.prepare(on_disk, check && on_disk == OnDisk::Iolab)?;
         Ok(store)
     }
 
@@ -56,8 +69,9 @@ impl Store {
         &self.path
     }
 
-    /// Sets the connection up and brings the schema to [`SCHEMA_VERSION`].
-    fn prepare(&mut self, on_disk: OnDisk) -> Result<(), StoreError> {
+    /// Sets the connection up, checks the pages (with `check`) and brings
+    /// the schema to [`SCHEMA_VERSION`].
+    fn prepare(&mut self, on_disk: OnDisk, check: bool) -> Result<(), StoreError> {
         let path = self.path.clone();
         let e = |err| sql(&path, err);
         self.conn.busy_timeout(BUSY_TIMEOUT).map_err(e)?;
@@ -65,11 +79,16 @@ impl Store {
             .pragma_update(None, "foreign_keys", true)
             .map_err(e)?;
         // Under a write lock, so that two processes creating one database
-        // at once take turns: the second finds the first's schema.
+        // at once take turns: the second finds the first's schema. The
+        // check reads under it too: a reader's shared lock alone would make
+        // a writer's switch to WAL mode fail at once instead of waiting.
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(e)?;
+        if check {
+            check_pages(&tx, &path)?;
+        }
         let app_id: i32 = tx
             .pragma_query_value(None, "application_id", |r| r.get(0))
             .map_err(e)?;
@@ -104,10 +123,23 @@ impl Store {
                 .map_err(e)?;
         }
         tx.commit().map_err(e)?;
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(e)?;
+        // The switch to WAL needs the database to itself, and SQLite does
+        // not wait for that (another process's read of a database both just
+        // created would deadlock): it is retried until the busy timeout.
+        let deadline = Instant::now() + BUSY_TIMEOUT;
+        let mode: String = loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            {
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if f.code == rusqlite::ErrorCode::DatabaseBusy && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                other => break other.map_err(e)?,
+            }
+        };
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::Invalid {
                 path: path.clone(),
@@ -453,6 +485,31 @@ fn encode_windows(path: &Path, m: &Metric) -> Result<Option<String>, StoreError>
             what: format!("sample moments of metric '{}'", m.name),
             source,
         })
+}
+
+/// `PRAGMA quick_check` of every page; reads only. A database whose pages
+/// are damaged is refused, naming the first problems SQLite found.
+fn check_pages(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let damaged = |detail: String| StoreError::Damaged {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let checked: Result<Vec<String>, rusqlite::Error> = conn
+        .prepare("PRAGMA quick_check(3)")
+        .and_then(|mut stmt| stmt.query_map([], |r| r.get(0))?.collect());
+    match checked {
+        Ok(rows) if rows.len() == 1 && rows[0] == "ok" => Ok(()),
+        Ok(rows) => Err(damaged(rows.join("; "))),
+        Err(rusqlite::Error::SqliteFailure(f, msg))
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
+            ) =>
+        {
+            Err(damaged(msg.unwrap_or_else(|| f.to_string())))
+        }
+        Err(e) => Err(sql(path, e)),
+    }
 }
 
 fn sql(path: &Path, source: rusqlite::Error) -> StoreError {

@@ -20,6 +20,13 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
+    /// The file is an iolab database whose pages are damaged (`PRAGMA
+    /// quick_check` failed); it was left as it was.
+    #[error(
+        "{path}: the results database is damaged ({detail}); it was left untouched: \
+         recover what it holds with `sqlite3 {path} .recover`, or use another --db"
+    )]
+    Damaged { path: PathBuf, detail: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

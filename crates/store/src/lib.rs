@@ -19,5 +19,5 @@ pub use path::{default_path, default_path_from};
 pub use record::{
     Entry, Filter, Kind, Metric, Provenance, Record, SampleMoments, Stored, UnknownKind,
 };
-pub use runmetrics::run_metrics;
+pub use runmetrics::{repeated_run_metrics, run_metrics};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};

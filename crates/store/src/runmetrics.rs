@@ -2,9 +2,11 @@
 //! and direction that did I/O, bandwidth and IOPS (each with the moments
 //! of its per-window samples, so that two single runs can be tested
 //! against each other) and the median and 99th percentile completion
-//! latency.
+//! latency. A `run --repeat` record has the same metrics, each the median
+//! of the runs with the runs' values as its samples, so that any two runs
+//! can be diffed metric by metric.
 
-use iolab_stats::{Dir, RunResult};
+use iolab_stats::{Dir, RunResult, Summary};
 
 use crate::Metric;
 
@@ -51,6 +53,28 @@ pub fn run_metrics(result: &RunResult) -> Vec<Metric> {
         }
     }
     out
+}
+
+/// The metrics of repeated runs of one job set: those of [`run_metrics`],
+/// named alike, each the median over the runs that have it, with their
+/// values as samples.
+pub fn repeated_run_metrics(runs: &[RunResult]) -> Vec<Metric> {
+    let each: Vec<Vec<Metric>> = runs.iter().map(run_metrics).collect();
+    let Some(first) = each.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .filter_map(|m| {
+            let values: Vec<f64> = each
+                .iter()
+                .filter_map(|ms| ms.iter().find(|x| x.name == m.name))
+                .map(|x| x.value)
+                .collect();
+            let median = Summary::of(&values)?.median;
+            Some(Metric::new(m.name.clone(), median, m.unit.clone()).with_samples(values))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -104,5 +128,33 @@ mod tests {
         // The 50th of 100 latencies of 1..100 us is 50 us (bin value 50.0..).
         assert!((m[2].value - 50.0).abs() < 1.0, "{}", m[2].value);
         assert_eq!(m[2].unit, "us");
+    }
+
+    #[test]
+    fn repeats_have_the_names_of_a_single_run() {
+        let run = |bytes: u64| {
+            let mut job = JobResult {
+                name: "s".into(),
+                ..JobResult::default()
+            };
+            let d = &mut job.dirs[1];
+            d.io_bytes = bytes;
+            d.total_ios = bytes / 4096;
+            d.runtime_ns = 1_000_000_000;
+            d.clat.record(20_000);
+            RunResult {
+                jobs: vec![job],
+                ..RunResult::default()
+            }
+        };
+        let runs = [run(1_000_000), run(3_000_000), run(2_000_000)];
+        let single: Vec<String> = run_metrics(&runs[0]).into_iter().map(|m| m.name).collect();
+        let repeated = repeated_run_metrics(&runs);
+        let names: Vec<&str> = repeated.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, single);
+        assert_eq!(repeated[0].name, "s write MB/s");
+        assert_eq!(repeated[0].value, 2.0);
+        assert_eq!(repeated[0].samples, Some(vec![1.0, 3.0, 2.0]));
+        assert!(repeated_run_metrics(&[]).is_empty());
     }
 }

@@ -193,3 +193,51 @@ fn a_version_1_database_is_migrated_keeping_its_rows() {
     let id = store.insert(&rec).unwrap();
     assert!(common::same(&store.get(id).unwrap().unwrap().record, &rec));
 }
+
+/// A database of a few records with one of its pages overwritten, the
+/// header (and so the application id) intact.
+fn damaged_database(path: &Path) {
+    {
+        let mut store = Store::open(path).unwrap();
+        for seed in 0..20 {
+            store.insert(&common::record(Kind::Run, seed)).unwrap();
+        }
+    }
+    let mut bytes = std::fs::read(path).unwrap();
+    let page = 4096;
+    assert!(bytes.len() >= 4 * page, "{} bytes", bytes.len());
+    for b in &mut bytes[2 * page..3 * page] {
+        *b = 0xA5;
+    }
+    std::fs::write(path, &bytes).unwrap();
+}
+
+#[test]
+fn a_damaged_database_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damaged.db");
+    damaged_database(&path);
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    assert!(
+        msg.contains("damaged") && msg.contains("left untouched"),
+        "{msg}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the file changed");
+    let others: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n != "damaged.db")
+        .collect();
+    assert!(others.is_empty(), "{others:?}");
+    // A sound database passes the check.
+    let sound = dir.path().join("sound.db");
+    Store::open(&sound)
+        .unwrap()
+        .insert(&common::record(Kind::Meta, 1))
+        .unwrap();
+    assert_eq!(Store::open(&sound).unwrap().len().unwrap(), 1);
+}

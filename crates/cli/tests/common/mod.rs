@@ -293,3 +293,23 @@ impl Drop for LoopDev {
         let _ = Proc::new("losetup").args(["-d", &self.dev]).status();
     }
 }
+
+/// Makes `path` an iolab results database of a few records, then
+/// overwrites one of its pages: the header (and so the application id)
+/// stays intact, the records' pages do not.
+pub fn damaged_database(path: &Path) {
+    {
+        let mut store = iolab_store::Store::open(path).unwrap();
+        for i in 0..20 {
+            let mut r = iolab_store::Record::new(iolab_store::Kind::Meta);
+            r.result_json = format!("{{\"n\":{i},\"pad\":\"{}\"}}", "x".repeat(3000));
+            store.insert(&r).unwrap();
+        }
+    }
+    let mut bytes = std::fs::read(path).unwrap();
+    assert!(bytes.len() >= 4 * 4096, "{} bytes", bytes.len());
+    for b in &mut bytes[2 * 4096..3 * 4096] {
+        *b = 0xA5;
+    }
+    std::fs::write(path, &bytes).unwrap();
+}

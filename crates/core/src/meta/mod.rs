@@ -88,9 +88,17 @@ pub enum MetaError {
     /// The options are wrong; nothing was created.
     #[error("{0}")]
     Invalid(String),
-    /// An operation failed; what the run created has been removed.
+    /// An operation failed on `path`; what the run created has been
+    /// removed.
     #[error("{phase} of {}: {source}", path.display())]
     Op {
+        phase: MetaPhaseKind,
+        path: PathBuf,
+        source: io::Error,
+    },
+    /// A directory of the tree that a phase works in could not be opened.
+    #[error("{phase} phase: cannot open the directory {}: {source}", path.display())]
+    OpenDir {
         phase: MetaPhaseKind,
         path: PathBuf,
         source: io::Error,
@@ -119,6 +127,15 @@ impl MetaError {
     }
 }
 
+/// A run that did not finish: why, and what it measured before: the
+/// phases that finished, with [`MetaResult::failure`] saying why the rest
+/// did not run. What the run created has been removed.
+#[derive(Debug)]
+pub struct MetaFailure {
+    pub error: MetaError,
+    pub partial: Box<MetaResult>,
+}
+
 fn invalid(msg: impl Into<String>) -> MetaError {
     MetaError::Invalid(msg.into())
 }
@@ -139,15 +156,21 @@ pub fn validate(opts: &MetaOptions) -> Result<Tree, MetaError> {
             opts.threads
         )));
     }
+    let tree = Tree::new(opts.files, opts.dirs, opts.depth).map_err(|e| invalid(e.to_string()))?;
     for p in &opts.phases {
         if p.on_dirs() {
+            if tree.dirs().is_empty() {
+                return Err(invalid(format!(
+                    "--phases: `{p}` times the directories of a tree, and this run has one \
+                     directory (give --dirs N to make a tree)"
+                )));
+            }
             continue;
         }
         if !FILE_PHASES.contains(p) {
             return Err(invalid(format!("--phases: `{p}` is not a phase")));
         }
     }
-    let tree = Tree::new(opts.files, opts.dirs, opts.depth).map_err(|e| invalid(e.to_string()))?;
     let dir = &opts.dir;
     match std::fs::metadata(dir) {
         Err(e) => {
@@ -204,31 +227,52 @@ pub fn phase_order(opts: &MetaOptions, tree: &Tree) -> Vec<MetaPhaseKind> {
 /// `opts.dir`, runs the phases and removes everything it made, also when
 /// a phase fails or `stop` is set.
 pub fn run_meta(opts: &MetaOptions, stop: &AtomicBool) -> Result<MetaResult, MetaError> {
-    let tree = validate(opts)?;
-    let work_path = make_work_dir(&opts.dir)?;
-    let outcome = run_in(opts, &tree, &work_path, stop);
-    match outcome {
-        Ok(phases) => {
-            // Every file and directory is gone; an error removing the
-            // (empty) run directory is a failed run.
-            std::fs::remove_dir(&work_path).map_err(|source| MetaError::Setup {
-                what: "remove",
-                path: work_path.clone(),
-                source,
-            })?;
-            Ok(MetaResult {
-                setup: setup_of(opts),
-                directories: tree.dirs().len() as u64,
-                leaves: tree.leaves().len() as u64,
-                phases,
-            })
+    run_meta_partial(opts, stop).map_err(|f| f.error)
+}
+
+/// [`run_meta`], keeping what a run that fails or is stopped measured
+/// before: the phases that finished.
+pub fn run_meta_partial(opts: &MetaOptions, stop: &AtomicBool) -> Result<MetaResult, MetaFailure> {
+    let mut result = MetaResult {
+        setup: setup_of(opts),
+        ..MetaResult::default()
+    };
+    let fail = |error: MetaError, mut partial: MetaResult| {
+        partial.failure = Some(error.to_string());
+        MetaFailure {
+            error,
+            partial: Box::new(partial),
         }
+    };
+    let tree = match validate(opts) {
+        Ok(t) => t,
+        Err(e) => return Err(fail(e, result)),
+    };
+    result.directories = tree.dirs().len() as u64;
+    result.leaves = tree.leaves().len() as u64;
+    let work_path = match make_work_dir(&opts.dir) {
+        Ok(p) => p,
+        Err(e) => return Err(fail(e, result)),
+    };
+    let outcome = run_in(opts, &tree, &work_path, stop, &mut result.phases);
+    // Every file and directory is gone after a run that finished; an
+    // error removing the (empty) run directory is a failed run. After a
+    // failure, what the run made goes (best effort) and the error stays
+    // the one that stopped it.
+    let outcome = match outcome {
+        Ok(()) => std::fs::remove_dir(&work_path).map_err(|source| MetaError::Setup {
+            what: "remove",
+            path: work_path.clone(),
+            source,
+        }),
         Err(e) => {
-            // Best effort: what the run made goes, the error stays the one
-            // that stopped it.
-            let _ = std::fs::remove_dir_all(&work_path);
+            let _ = remove_tree(&work_path);
             Err(e)
         }
+    };
+    match outcome {
+        Ok(()) => Ok(result),
+        Err(e) => Err(fail(e, result)),
     }
 }
 
@@ -237,7 +281,8 @@ fn run_in(
     tree: &Tree,
     work_path: &Path,
     stop: &AtomicBool,
-) -> Result<Vec<MetaPhase>, MetaError> {
+    phases: &mut Vec<MetaPhase>,
+) -> Result<(), MetaError> {
     let work = fsops::open_dir(&c_path(work_path)?).map_err(|source| MetaError::Setup {
         what: "open",
         path: work_path.to_path_buf(),
@@ -254,7 +299,6 @@ fn run_in(
         stop,
     };
     let mut prefix = b'f';
-    let mut phases = Vec::new();
     for kind in phase_order(opts, tree) {
         if opts.cold {
             drop_caches().map_err(|source| MetaError::DropCaches {
@@ -278,7 +322,31 @@ fn run_in(
         }?;
         phases.push(result);
     }
-    Ok(phases)
+    Ok(())
+}
+
+/// Removes the run's directory and everything in it. The failure being
+/// cleaned up after may be EMFILE: when `remove_dir_all` (a descriptor per
+/// level of the tree) fails, each directory is read whole and closed
+/// before its entries go, so that one free descriptor is enough.
+fn remove_tree(path: &Path) -> io::Result<()> {
+    if std::fs::remove_dir_all(path).is_ok() {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(path)?
+        .map(|e| {
+            let e = e?;
+            Ok((e.path(), e.file_type()?.is_dir()))
+        })
+        .collect::<io::Result<Vec<(PathBuf, bool)>>>()?;
+    for (p, is_dir) in entries {
+        if is_dir {
+            remove_tree(&p)?;
+        } else {
+            std::fs::remove_file(&p)?;
+        }
+    }
+    std::fs::remove_dir(path)
 }
 
 /// Writes back dirty data and drops clean page, dentry and inode caches.

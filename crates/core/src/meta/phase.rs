@@ -3,7 +3,8 @@
 //! of one operation being the start of the next), the split of a phase's
 //! files over threads, and the merge of their latencies and wall times into
 //! a [`MetaPhase`]. The first failing operation stops every thread of the
-//! phase and is reported with the file it was working on.
+//! phase and is reported with what it was made on: the file, or the
+//! directory of the tree that could not be opened.
 
 use std::ffi::CStr;
 use std::io;
@@ -39,6 +40,8 @@ pub(crate) struct PhaseCtx<'a> {
 enum Stopped {
     /// An operation failed on item `index`.
     Failed { index: u64, err: io::Error },
+    /// The directory `path` (holding the next items) could not be opened.
+    OpenDir { path: PathBuf, err: io::Error },
     /// Another worker failed or the run was stopped.
     Aborted,
 }
@@ -110,6 +113,13 @@ fn merge(
                     source: err,
                 })
             }
+            Err(Stopped::OpenDir { path, err }) => {
+                return Err(MetaError::OpenDir {
+                    phase: kind,
+                    path,
+                    source: err,
+                })
+            }
             Err(Stopped::Aborted) => aborted = true,
         }
     }
@@ -166,8 +176,13 @@ impl PhaseCtx<'_> {
             if i >= next_leaf_at {
                 let leaf = self.tree.leaf_of(i);
                 next_leaf_at = self.tree.first_file_of(leaf + 1);
-                let fd = fsops::open_dir_at(self.work, &self.tree.leaves()[leaf])
-                    .map_err(|err| Stopped::Failed { index: i, err })?;
+                let fd =
+                    fsops::open_dir_at(self.work, &self.tree.leaves()[leaf]).map_err(|err| {
+                        Stopped::OpenDir {
+                            path: self.leaf_path(leaf),
+                            err,
+                        }
+                    })?;
                 leaf_fd = Some(fd);
                 t0 = Instant::now();
             }
@@ -190,17 +205,21 @@ impl PhaseCtx<'_> {
         })
     }
 
+    /// The path of leaf directory `leaf`, for messages.
+    fn leaf_path(&self, leaf: usize) -> PathBuf {
+        let leaf = self.tree.leaves()[leaf].to_string_lossy();
+        if leaf == "." {
+            self.work_path.to_path_buf()
+        } else {
+            self.work_path.join(&*leaf)
+        }
+    }
+
     /// The path of file `i` named with `prefix`, for messages.
     fn file_path(&self, prefix: u8, i: u64) -> PathBuf {
-        let leaf = &self.tree.leaves()[self.tree.leaf_of(i)];
         let mut names = NameBuf::new();
         let name = names.name(prefix, i).to_string_lossy().into_owned();
-        let leaf = leaf.to_string_lossy();
-        if leaf == "." {
-            self.work_path.join(name)
-        } else {
-            self.work_path.join(&*leaf).join(name)
-        }
+        self.leaf_path(self.tree.leaf_of(i)).join(name)
     }
 
     pub fn create(&self) -> Result<MetaPhase, MetaError> {

@@ -24,6 +24,26 @@ fn entries(dir: &Path) -> Vec<String> {
 
 static GO: AtomicBool = AtomicBool::new(false);
 
+/// The phases over `tree` in `dir` (open as `work`), never stopped.
+fn phase_ctx<'a>(
+    work: std::os::fd::BorrowedFd<'a>,
+    dir: &'a Path,
+    tree: &'a Tree,
+    files: u64,
+    threads: u32,
+) -> PhaseCtx<'a> {
+    PhaseCtx {
+        work,
+        work_path: dir,
+        tree,
+        files,
+        threads,
+        file_size: 0,
+        fsync: false,
+        stop: &GO,
+    }
+}
+
 #[test]
 fn every_phase_counts_every_file_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -66,17 +86,7 @@ fn the_tree_has_the_requested_shape() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = Tree::new(90, 3, 2).unwrap();
     let work = fsops::open_dir(&c_path(tmp.path()).unwrap()).unwrap();
-    let stop = AtomicBool::new(false);
-    let ctx = PhaseCtx {
-        work: work.as_fd(),
-        work_path: tmp.path(),
-        tree: &tree,
-        files: 90,
-        threads: 2,
-        file_size: 0,
-        fsync: false,
-        stop: &stop,
-    };
+    let ctx = phase_ctx(work.as_fd(), tmp.path(), &tree, 90, 2);
     assert_eq!(ctx.dirs(MetaPhaseKind::Mkdir).unwrap().ops, 12);
     assert_eq!(ctx.create().unwrap().ops, 90);
 
@@ -189,17 +199,7 @@ fn a_failed_operation_names_the_phase_and_file_and_cleans_up() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = Tree::new(10, 0, 0).unwrap();
     let work = fsops::open_dir(&c_path(tmp.path()).unwrap()).unwrap();
-    let stop = AtomicBool::new(false);
-    let ctx = PhaseCtx {
-        work: work.as_fd(),
-        work_path: tmp.path(),
-        tree: &tree,
-        files: 10,
-        threads: 1,
-        file_size: 0,
-        fsync: false,
-        stop: &stop,
-    };
+    let ctx = phase_ctx(work.as_fd(), tmp.path(), &tree, 10, 1);
     ctx.create().unwrap();
     std::fs::remove_file(tmp.path().join("f7")).unwrap();
     let err = ctx.stat(b'f').unwrap_err();
@@ -210,4 +210,72 @@ fn a_failed_operation_names_the_phase_and_file_and_cleans_up() {
         "{msg}"
     );
     assert!(msg.contains("No such file"), "{msg}");
+}
+
+#[test]
+fn a_directory_that_cannot_be_opened_is_named_not_a_file_in_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = Tree::new(8, 2, 2).unwrap();
+    let work = fsops::open_dir(&c_path(tmp.path()).unwrap()).unwrap();
+    let ctx = phase_ctx(work.as_fd(), tmp.path(), &tree, 8, 1);
+    ctx.dirs(MetaPhaseKind::Mkdir).unwrap();
+    // The first leaf is gone: its open fails before any file in it is made.
+    std::fs::remove_dir(tmp.path().join("d0/d0")).unwrap();
+    let err = ctx.create().unwrap_err();
+    assert!(matches!(err, MetaError::OpenDir { .. }), "{err:?}");
+    let msg = err.to_string();
+    let leaf = tmp.path().join("d0/d0").display().to_string();
+    assert!(
+        msg.starts_with("create phase: cannot open the directory ") && msg.contains(&leaf),
+        "{msg}"
+    );
+    assert!(!msg.contains("f0"), "{msg}");
+}
+
+#[test]
+fn directory_phases_need_a_tree() {
+    let tmp = tempfile::tempdir().unwrap();
+    for p in [MetaPhaseKind::Mkdir, MetaPhaseKind::Rmdir] {
+        let o = MetaOptions {
+            phases: vec![p],
+            ..opts(tmp.path(), 10)
+        };
+        let err = run_meta(&o, &GO).unwrap_err();
+        assert!(err.is_invalid(), "{err}");
+        assert!(
+            err.to_string().contains(&format!("`{p}`")) && err.to_string().contains("--dirs"),
+            "{err}"
+        );
+        // With a tree they are accepted (they run anyway).
+        let o = MetaOptions { dirs: 2, ..o };
+        assert!(validate(&o).is_ok());
+    }
+    assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
+fn a_run_that_did_not_finish_says_why_with_what_it_measured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = MetaOptions {
+        phases: vec![MetaPhaseKind::Stat],
+        ..opts(tmp.path(), 30)
+    };
+    let r = run_meta_partial(&o, &GO).unwrap();
+    assert!(r.failure.is_none());
+    assert_eq!(r.phases.len(), 3);
+    // Stopped before its first phase: no phase finished, and it says why.
+    let stop = AtomicBool::new(true);
+    let f = run_meta_partial(&o, &stop).unwrap_err();
+    assert!(
+        matches!(f.error, MetaError::Interrupted { .. }),
+        "{}",
+        f.error
+    );
+    assert!(f.partial.phases.is_empty());
+    assert_eq!(
+        f.partial.failure.as_deref(),
+        Some("interrupted during the create phase")
+    );
+    assert_eq!(f.partial.setup.files, 30);
+    assert!(entries(tmp.path()).is_empty());
 }

@@ -1,0 +1,155 @@
+//! Where every subcommand's report goes: standard output, or the file of
+//! `--output FILE`. The file is checked before anything runs (a path that
+//! cannot be written is a bad command line: exit 2, nothing written) and
+//! written once the report exists. A reader that closes standard output
+//! early (`iolab show 3 | head`) ends the command quietly.
+
+use std::ffi::CString;
+use std::io::Write as _;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use anyhow::{Context as _, Result};
+
+/// Checks that `path` can be written, creating and changing nothing: an
+/// existing file must be writable, a new one needs a directory the
+/// process may write in. The message names the path.
+pub fn check(path: &Path) -> Result<(), String> {
+    let fail = |why: String| Err(format!("--output `{}`: {why}", path.display()));
+    if path.as_os_str().is_empty() {
+        return fail("an empty path".into());
+    }
+    let missing = match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return fail("a directory".into()),
+        Ok(_) => {
+            // Opening for appending changes nothing and tells whether the
+            // file may be written.
+            return match std::fs::OpenOptions::new().append(true).open(path) {
+                Ok(_) => Ok(()),
+                Err(e) => fail(e.to_string()),
+            };
+        }
+        Err(e) => e,
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return fail(format!("the directory `{}` does not exist", dir.display()))
+        }
+        Err(e) => return fail(format!("`{}`: {e}", dir.display())),
+        Ok(m) if !m.is_dir() => return fail(format!("`{}` is not a directory", dir.display())),
+        Ok(_) => {}
+    }
+    let writable = CString::new(dir.as_os_str().as_bytes())
+        .map(|c| iolab_engine::fsops::can_write_dir(&c))
+        .unwrap_or(false);
+    if !writable {
+        return fail(format!("the directory `{}` is not writable", dir.display()));
+    }
+    if missing.kind() == std::io::ErrorKind::NotFound {
+        Ok(())
+    } else {
+        fail(missing.to_string())
+    }
+}
+
+/// [`check`] for an optional `--output`.
+pub fn check_opt(path: Option<&Path>) -> Result<(), String> {
+    path.map_or(Ok(()), check)
+}
+
+/// Writes `text` to `output`, or to standard output.
+pub fn emit(output: Option<&Path>, text: &str) -> Result<()> {
+    let mut out = Out::open(output)?;
+    out.write(text)?;
+    out.finish()
+}
+
+/// Whether `err` comes from writing to a pipe whose reader has gone.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A report being written: standard output or the `--output` file.
+pub enum Out {
+    Stdout(std::io::Stdout),
+    File(std::fs::File, std::path::PathBuf),
+}
+
+impl Out {
+    /// Standard output, or `path` created (truncated when it exists).
+    pub fn open(path: Option<&Path>) -> Result<Out> {
+        Ok(match path {
+            Some(p) => Out::File(
+                std::fs::File::create(p)
+                    .with_context(|| format!("cannot write --output file `{}`", p.display()))?,
+                p.to_path_buf(),
+            ),
+            None => Out::Stdout(std::io::stdout()),
+        })
+    }
+
+    pub fn write(&mut self, text: &str) -> Result<()> {
+        match self {
+            Out::Stdout(s) => {
+                let mut s = s.lock();
+                s.write_all(text.as_bytes())?;
+                s.flush()?;
+            }
+            Out::File(f, p) => f
+                .write_all(text.as_bytes())
+                .with_context(|| format!("cannot write --output file `{}`", p.display()))?,
+        }
+        Ok(())
+    }
+
+    pub fn finish(&mut self) -> Result<()> {
+        match self {
+            Out::Stdout(s) => s.flush()?,
+            Out::File(f, p) => f
+                .flush()
+                .with_context(|| format!("cannot write --output file `{}`", p.display()))?,
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_that_cannot_be_written_are_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let e = check(Path::new("/nonexistent-iolab/o.txt")).unwrap_err();
+        assert!(
+            e.contains("/nonexistent-iolab/o.txt") && e.contains("does not exist"),
+            "{e}"
+        );
+        assert!(check(tmp.path()).unwrap_err().contains("a directory"));
+        let plain = tmp.path().join("plain");
+        std::fs::write(&plain, b"keep").unwrap();
+        let e = check(&plain.join("o.txt")).unwrap_err();
+        assert!(e.contains("is not a directory"), "{e}");
+        // Writable places pass and nothing is created or changed.
+        check(&tmp.path().join("new.txt")).unwrap();
+        check(&plain).unwrap();
+        assert!(!tmp.path().join("new.txt").exists());
+        assert_eq!(std::fs::read(&plain).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn broken_pipes_are_told_apart() {
+        let pipe = anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+            .context("writing the report");
+        assert!(is_broken_pipe(&pipe));
+        let other = anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert!(!is_broken_pipe(&other));
+    }
+}
