@@ -12,7 +12,7 @@ IOLAB_DB=$(mktemp -u --suffix=.db)
 export IOLAB_DB
 trap 'rm -f "$log" "$IOLAB_DB" "$IOLAB_DB-wal" "$IOLAB_DB-shm"' EXIT
 status=0
-cargo test --workspace 2>&1 | tee "$log" || status=$?
+cargo test --workspace --no-fail-fast 2>&1 | tee "$log" || status=$?
 awk '/^test result:/ { p += $4; f += $6; s += $8 }
      END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
 exit "$status"

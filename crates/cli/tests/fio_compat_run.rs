@@ -259,9 +259,17 @@ fn normal_output_has_fios_lines_in_fios_order() {
             String::from_utf8(fio).unwrap(),
             String::from_utf8(ours).unwrap(),
         );
+        let (mut want, mut got) = (structural(&fio), structural(&ours));
+        // Bandwidth and IOPS sample lines print once a job has run for a
+        // sample window (500 ms): a size-bounded job near that length has
+        // them in one run and not in the next, whichever tool runs it.
+        let sample = |l: &String| l.starts_with("   bw (") || l.starts_with("   iops ");
+        if want.iter().any(sample) != got.iter().any(sample) {
+            want.retain(|l| !sample(l));
+            got.retain(|l| !sample(l));
+        }
         assert_eq!(
-            structural(&fio),
-            structural(&ours),
+            want, got,
             "{}\n--- fio\n{fio}\n--- iolab\n{ours}",
             case.name
         );
