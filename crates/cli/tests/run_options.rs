@@ -290,12 +290,16 @@ fn continue_on_error_goes_on_after_eio_and_counts_as_fio() {
         .stderr(predicate::str::contains("EIO"));
 }
 
-/// The files under `dir` that process `pid` has open now.
+/// The files under `dir` that process `pid` has open now, in any of its
+/// threads (a worker has a descriptor table of its own).
 fn open_files(pid: u32, dir: &Path) -> BTreeSet<PathBuf> {
-    let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
         return BTreeSet::new();
     };
-    fds.filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+    tasks
+        .filter_map(|t| fs::read_dir(t.ok()?.path().join("fd")).ok())
+        .flatten()
+        .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
         .filter(|p| p.starts_with(dir))
         .collect()
 }
@@ -543,4 +547,40 @@ fn randrepeat_0_draws_new_offsets_each_run_and_randseed_repeats_them() {
     // A randseed the job gives wins over randrepeat=0: identical files.
     let [a, b] = two_runs(d, &["--randrepeat=0", "--randseed=5"]);
     assert!(a == b, "randseed=5 should repeat offsets and data");
+}
+
+#[test]
+fn each_worker_opens_its_files_in_a_descriptor_table_of_its_own() {
+    // A table the thread does not share lets the kernel skip reference
+    // counting of the file on every read and write: the worker's files show
+    // under its own task, not in the process's (main thread's) table.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    fs::write(root.join("f"), vec![1u8; 1 << 20]).unwrap();
+    let mut child = Proc::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["run", "--no-store", "--name=p", "--rw=randread", "--bs=4k"])
+        .args(["--filename=f", "--size=1m", "--time_based", "--runtime=2"])
+        .current_dir(&root)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut seen_in_task = false;
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end && child.try_wait().unwrap().is_none() {
+        if !open_files(pid, &root).is_empty() {
+            seen_in_task = true;
+            let main: BTreeSet<PathBuf> = fs::read_dir(format!("/proc/{pid}/fd"))
+                .map(|d| {
+                    d.filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+                        .filter(|p| p.starts_with(&root))
+                        .collect()
+                })
+                .unwrap_or_default();
+            assert!(main.is_empty(), "the main thread's table holds {main:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(seen_in_task, "the worker's file was seen open");
 }
