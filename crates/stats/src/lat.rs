@@ -16,7 +16,7 @@ pub struct LatStat {
 }
 
 impl LatStat {
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, ns: u64) {
         self.moments.record(ns);
         self.hist.record(ns);
@@ -59,11 +59,17 @@ impl LatBuckets {
     #[inline]
     pub fn record(&mut self, ns: u64) {
         if ns < 1_000 {
-            self.ns[bucket(ns, 10)] += 1;
+            self.ns[BUCKET_OF[ns as usize] as usize] += 1;
         } else if ns < 1_000_000 {
-            self.us[bucket(ns / 1_000, 10)] += 1;
+            self.us[BUCKET_OF[(ns / 1_000) as usize] as usize] += 1;
         } else {
-            self.ms[bucket(ns / 1_000_000, 11)] += 1;
+            let ms = ns / 1_000_000;
+            let i = if ms < 2_000 {
+                BUCKET_OF[ms as usize] as usize
+            } else {
+                11
+            };
+            self.ms[i] += 1;
         }
     }
 
@@ -84,15 +90,22 @@ impl LatBuckets {
     }
 }
 
-/// The index of the first bound above v among the first `n` bounds, or `n`
-/// when v is at or above them all.
-#[inline]
-fn bucket(v: u64, n: usize) -> usize {
-    LAT_BUCKET_BOUNDS[..n]
-        .iter()
-        .position(|&b| v < b)
-        .unwrap_or(n)
-        .min(n)
+/// For each v below 2000, the index of the first bound above v: one load
+/// per I/O instead of a search of the bounds.
+static BUCKET_OF: [u8; 2_000] = bucket_table();
+
+const fn bucket_table() -> [u8; 2_000] {
+    let mut t = [0u8; 2_000];
+    let mut v = 0;
+    while v < 2_000 {
+        let mut i = 0;
+        while v as u64 >= LAT_BUCKET_BOUNDS[i] {
+            i += 1;
+        }
+        t[v] = i as u8;
+        v += 1;
+    }
+    t
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ impl Moments {
     }
 
     /// Add one sample (fio's `add_stat_sample`).
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, value: u64) {
         self.min = self.min.min(value);
         self.max = self.max.max(value);

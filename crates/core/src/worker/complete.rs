@@ -166,7 +166,7 @@ impl Worker {
     /// Accounts one completed I/O. False when the job must stop (an error
     /// that does not continue, a rate below rate_min, the deadline).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub(super) fn finish(
         &mut self,
         cx: &Cx,
