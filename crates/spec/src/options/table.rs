@@ -853,23 +853,6 @@ option_table! {
         .help("Give each job clone its own log files (0: clones of a job share them)")
         .example("0");
 
-    // ---- Steady state ----
-    Steadystate = opt("steadystate", Kind::SteadyState, C::SteadyState)
-        .aliases(&["ss"])
-        .default("iops_slope:0.01%")
-        .help("Criterion and limit that say the job has reached steady state")
-        .example("iops:10%");
-    SteadystateDuration = opt("steadystate_duration", Kind::Time(TimeUnit::Sec), C::SteadyState)
-        .aliases(&["ss_dur"])
-        .default("0")
-        .help("Stop once the criterion has held over a window this long (0: off)")
-        .example("30");
-    SteadystateRampTime = opt("steadystate_ramp_time", Kind::Time(TimeUnit::Sec), C::SteadyState)
-        .aliases(&["ss_ramp"])
-        .default("0")
-        .help("Wait this long before collecting steady-state samples")
-        .example("10");
-
     // ---- io_uring engine ----
     Hipri = opt("hipri", Kind::Bool, C::IoUring)
         .default("0")
