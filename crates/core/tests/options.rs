@@ -672,6 +672,21 @@ fn gtod_reduce_drops_latencies_but_fio_keeps_the_samples() {
 }
 
 #[test]
+fn bandwidth_and_iops_samples_have_their_own_windows() {
+    // fio 3.33 on this job: bw_samples 1, iops_samples 7 (250 ms windows
+    // ending at 250 .. 1750 ms; the window of 1000 ms ends once).
+    let dir = tempfile::tempdir().unwrap();
+    let j = run_ok(&format!(
+        "[w]\nfilename={}/f\nsize=1m\nrw=randread\ntime_based\nruntime=1900ms\n\
+         bwavgtime=1000\niopsavgtime=250\n",
+        dir.path().display()
+    ));
+    let r = j.dir(Dir::Read);
+    assert_eq!(r.bw_samples.count(), 1);
+    assert_eq!(r.iops_samples.count(), 7);
+}
+
+#[test]
 fn percentile_switches_reach_the_setup() {
     let j = stats_job("clat_percentiles=0\nlat_percentiles=1\npercentile_list=50:99.5");
     let s = &j.setup;

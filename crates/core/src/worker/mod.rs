@@ -183,7 +183,7 @@ impl Worker {
         let timed = !stats.disable_clat || !stats.disable_lat;
         let paced = self.rate.is_some() || self.think.is_some() || self.min_rate.is_some();
         let t_begin = clock.now();
-        let mut m = Measure::new(clock, t_begin, job.ramp_time, stats.bw_avg);
+        let mut m = Measure::new(clock, t_begin, job.ramp_time, stats.bw_avg, stats.iops_avg);
         let deadline = job
             .runtime
             .map(|r| t_begin + clock.ticks(job.ramp_time + r));
