@@ -60,6 +60,7 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
         }
         for clone in 0..job.numjobs() {
             let mut pj = job_settings(&cx, spec_index, clone, groups[spec_index])?;
+            pj.cpus = cpus_allowed(&cx, jobs.len())?;
             let (io_total, regions) = place_files(&cx, clone, &pj, &mut files, &mut by_path)?;
             pj.openfiles = match pj.openfiles {
                 0 => regions.len() as u32,
@@ -324,6 +325,8 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             iops_avg: ms(Opt::Iopsavgtime),
         },
         group_reporting: job.flag(Opt::GroupReporting),
+        cpus: None,
+        nice: job.int(Opt::Nice).unwrap_or(0).clamp(-20, 19) as i32,
         exitall: job.flag(Opt::Exitall),
         exit_what: match job.choice(Opt::ExitWhat) {
             Some("all") => ExitWhat::All,
@@ -380,6 +383,35 @@ fn rates(cx: &Ctx, bs: &[BsSpec; 3]) -> Result<[u64; 3], PlanError> {
         };
     }
     Ok(out)
+}
+
+/// The CPUs of the clone that is thread `thread` of the run (0-based, in
+/// start order): the whole `cpus_allowed` set, or with
+/// `cpus_allowed_policy=split` its CPU number `thread` modulo the set's
+/// size, as fio numbers its threads across jobs. A CPU the machine does
+/// not have is refused, as fio refuses it when it reads the option.
+fn cpus_allowed(cx: &Ctx, thread: usize) -> Result<Option<Vec<u32>>, PlanError> {
+    let Some(Value::Cpus(list)) = cx.job.get(Opt::CpusAllowed) else {
+        return Ok(None);
+    };
+    let have = iolab_engine::host::configured_cpus();
+    if let Some(&cpu) = list.0.iter().find(|&&c| u64::from(c) >= have) {
+        return Err(cx.err(
+            Some(Opt::CpusAllowed),
+            format!(
+                "cpus_allowed: CPU {cpu} is beyond this machine's CPUs (0-{})",
+                have.saturating_sub(1)
+            ),
+        ));
+    }
+    let cpus = &list.0;
+    if cpus.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(match cx.job.choice(Opt::CpusAllowedPolicy) {
+        Some("split") => vec![cpus[thread % cpus.len()]],
+        _ => cpus.clone(),
+    }))
 }
 
 /// `file_service_type`, for the kinds iolab implements.

@@ -253,6 +253,11 @@ pub struct PlanJob {
     pub pace: PaceSpec,
     pub stats: StatsSpec,
     pub group_reporting: bool,
+    /// The CPUs the clone's thread is pinned to (`cpus_allowed`, one of
+    /// them with `cpus_allowed_policy=split`); None leaves it free.
+    pub cpus: Option<Vec<u32>>,
+    /// Added to the clone thread's nice value when it starts (`nice`).
+    pub nice: i32,
     pub exitall: bool,
     pub exit_what: ExitWhat,
     pub continue_on_error: &'static str,

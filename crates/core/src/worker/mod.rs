@@ -64,14 +64,19 @@ pub fn run_clone(job: &PlanJob, index: u32, files: &[PlanFile], shared: &Shared)
     }
     if !shared.stopped() {
         slot.set_state(RunState::Initializing);
-        match Worker::new(job, index, files) {
-            Ok(mut w) => {
-                shared.progress.mark_started(index as usize);
-                w.run(job, files, shared, slot, &mut result);
-            }
-            Err((errno, msg)) => {
-                result.error = errno;
-                result.error_detail = msg;
+        if let Err((errno, msg)) = setup::place_thread(job) {
+            result.error = errno;
+            result.error_detail = msg;
+        } else {
+            match Worker::new(job, index, files) {
+                Ok(mut w) => {
+                    shared.progress.mark_started(index as usize);
+                    w.run(job, files, shared, slot, &mut result);
+                }
+                Err((errno, msg)) => {
+                    result.error = errno;
+                    result.error_detail = msg;
+                }
             }
         }
     }

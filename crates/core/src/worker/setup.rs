@@ -175,6 +175,30 @@ impl Worker {
     }
 }
 
+/// The clone's thread on the CPUs and at the niceness the job asks for
+/// (`cpus_allowed`, `nice`), before anything else of the job happens, as
+/// fio places its job processes.
+pub(super) fn place_thread(job: &PlanJob) -> Result<(), SetupError> {
+    let fail = |what: String, e: std::io::Error| {
+        (e.raw_os_error().unwrap_or(EINVAL), format!("{what}: {e}"))
+    };
+    if let Some(cpus) = &job.cpus {
+        iolab_engine::host::pin_thread(cpus).map_err(|e| {
+            let list = cpus
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            fail(format!("cpus_allowed: cannot run on CPUs {list}"), e)
+        })?;
+    }
+    if job.nice != 0 {
+        iolab_engine::host::renice_thread(job.nice)
+            .map_err(|e| fail(format!("nice={}", job.nice), e))?;
+    }
+    Ok(())
+}
+
 /// Before the job: `pre_read` reads the clone's region of the file into
 /// the page cache (it also turns `invalidate` off, as in fio); otherwise
 /// `invalidate` drops the region's cached pages. Neither is measured.

@@ -223,7 +223,7 @@ const CPU_POLICIES: &[Choice] = &[
     choice(
         "split",
         &[],
-        "each clone is pinned to its own CPU of the set",
+        "each thread gets one CPU of the set in turn, counting the run's threads across jobs",
     ),
 ];
 
@@ -640,7 +640,7 @@ option_table! {
     Nice = opt("nice", Kind::Int, C::Threads)
         .default("0")
         .range(-20, 19)
-        .help("Scheduling niceness of the job's threads")
+        .help("Added to the scheduling niceness of each of the job's threads, as nice(3)")
         .example("10");
 
     // ---- Data buffers ----
