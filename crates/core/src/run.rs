@@ -1,5 +1,6 @@
 //! The run: a `Plan` executed phase by phase (a `stonewall` job waits for
-//! every job before it), one thread per job clone, files laid out before
+//! every job before it; a `wait_for` job waits in its phase for the job it
+//! names), one thread per job clone, files laid out before
 //! the phase that first uses them, disk statistics around the whole run,
 //! and the clones' results merged into fio's jobs and reporting groups.
 
@@ -81,6 +82,8 @@ pub fn run_observed(
     let mut failure: Option<String> = None;
     // Each clone's own stop flag, raised by another job's exitall.
     let halts: Vec<AtomicBool> = plan.jobs.iter().map(|_| AtomicBool::new(false)).collect();
+    // Each clone's "has finished", which wait_for watches.
+    let finished: Vec<AtomicBool> = plan.jobs.iter().map(|_| AtomicBool::new(false)).collect();
     let mut layout_rng = Rng::for_job(0x1a7, 0, Stream::Data);
 
     'phases: for phase in &plan.phases {
@@ -139,12 +142,16 @@ pub fn run_observed(
                     let shared = Shared {
                         stop,
                         halt: &halts[ji],
+                        finished: &finished,
                         progress,
                     };
                     let (halts, phase) = (&halts, phase.clone());
                     std::thread::Builder::new()
                         .name(format!("{}.{}", job.name, job.clone))
                         .spawn_scoped(s, move || {
+                            // Raised however the clone ends, a panic included,
+                            // so that no wait_for waits forever.
+                            let _finished = Raise(&shared.finished[ji]);
                             let r = run_clone(job, ji as u32, files, &shared);
                             if job.exitall {
                                 exit(plan, job, phase, halts);
@@ -211,6 +218,15 @@ pub fn run_observed(
     }
     crate::warn::attach_run_warnings(plan, sparse, &mut result);
     Ok(RunOutcome { result, failure })
+}
+
+/// Raises a flag when dropped.
+struct Raise<'a>(&'a AtomicBool);
+
+impl Drop for Raise<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 /// A job with `exitall` has finished: stop the jobs its `exit_what`

@@ -61,6 +61,7 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
         for clone in 0..job.numjobs() {
             let mut pj = job_settings(&cx, spec_index, clone, groups[spec_index])?;
             pj.cpus = cpus_allowed(&cx, jobs.len())?;
+            pj.wait_for = waitees(&cx, set, spec_index, &jobs)?;
             let (io_total, regions) = place_files(&cx, clone, &pj, &mut files, &mut by_path)?;
             pj.openfiles = match pj.openfiles {
                 0 => regions.len() as u32,
@@ -275,6 +276,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         time_based,
         ramp_time: duration(job, Opt::RampTime),
         startdelay: duration(job, Opt::Startdelay),
+        wait_for: Vec::new(),
         create_on_open: job.flag(Opt::CreateOnOpen),
         allow_file_create: job.flag(Opt::AllowFileCreate),
         unlink_each_loop: job.flag(Opt::UnlinkEachLoop),
@@ -383,6 +385,40 @@ fn rates(cx: &Ctx, bs: &[BsSpec; 3]) -> Result<[u64; 3], PlanError> {
         };
     }
     Ok(out)
+}
+
+/// The clones planned so far that `wait_for` names: every clone of the
+/// jobs before this one with that name. fio refuses a name that no earlier
+/// job has (a later job's included) and the job's own name.
+fn waitees(
+    cx: &Ctx,
+    set: &JobSet,
+    spec: usize,
+    planned: &[PlanJob],
+) -> Result<Vec<usize>, PlanError> {
+    let Some(name) = cx.job.text(Opt::WaitFor).filter(|n| !n.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    if name == cx.job.name {
+        return Err(cx.err(
+            Some(Opt::WaitFor),
+            format!("wait_for={name}: a job cannot wait for itself"),
+        ));
+    }
+    if !set.jobs[..spec].iter().any(|j| j.name == name) {
+        return Err(cx.err(
+            Some(Opt::WaitFor),
+            format!(
+                "wait_for={name}: no job before this one is named `{name}` (the job waited for must come first)"
+            ),
+        ));
+    }
+    Ok(planned
+        .iter()
+        .enumerate()
+        .filter(|(_, j)| j.name == name)
+        .map(|(i, _)| i)
+        .collect())
 }
 
 /// The CPUs of the clone that is thread `thread` of the run (0-based, in

@@ -222,6 +222,9 @@ pub struct PlanJob {
     pub time_based: bool,
     pub ramp_time: Duration,
     pub startdelay: Duration,
+    /// Clones (indexes into `Plan::jobs`) that must have finished before
+    /// this one starts (`wait_for`: every clone of the named earlier job).
+    pub wait_for: Vec<usize>,
     /// Files are created by the job's open, not before it.
     pub create_on_open: bool,
     /// A missing file may be created (`allow_file_create`).

@@ -36,11 +36,14 @@ const EINVAL: i32 = 22;
 const EIO: i32 = 5;
 const EILSEQ: i32 = 84;
 
-/// What a worker shares with the run: the run's stop flag (Ctrl-C) and
-/// the clone's own (another job's exitall).
+/// What a worker shares with the run: the run's stop flag (Ctrl-C), the
+/// clone's own (another job's exitall), and which clones have finished
+/// (for `wait_for`).
 pub struct Shared<'a> {
     pub stop: &'a AtomicBool,
     pub halt: &'a AtomicBool,
+    /// One flag per clone of the plan, raised when it has finished.
+    pub finished: &'a [AtomicBool],
     /// The run's progress counters, for a status line.
     pub progress: &'a Progress,
 }
@@ -61,6 +64,16 @@ pub fn run_clone(job: &PlanJob, index: u32, files: &[PlanFile], shared: &Shared)
     let slot = shared.progress.clone_slot(index as usize);
     if !job.startdelay.is_zero() {
         sleep_unless_stopped(job.startdelay, shared);
+    }
+    // wait_for: the job starts once the named job has finished (and its
+    // startdelay, counted from the run's start, is over, as in fio).
+    while !shared.stopped()
+        && !job
+            .wait_for
+            .iter()
+            .all(|&i| shared.finished[i].load(Ordering::Acquire))
+    {
+        std::thread::sleep(Duration::from_millis(5));
     }
     if !shared.stopped() {
         slot.set_state(RunState::Initializing);
