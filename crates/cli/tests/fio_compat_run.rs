@@ -81,6 +81,21 @@ const CASES: &[Case] = &[
         text: "[f]\ndirectory=DIR\nrw=write\nsize=256k\nfsync=1\n",
         sized: true,
     },
+    Case {
+        name: "stats=0 jobs left out, an empty group",
+        text: "[global]\ndirectory=DIR\nsize=256k\nrw=read\n[a]\n[b]\nstats=0\nnumjobs=2\n[c]\nrw=write\nstonewall\n[d]\nstats=0\nstonewall\n",
+        sized: true,
+    },
+    Case {
+        name: "stats=0 inside a reported group",
+        text: "[global]\ndirectory=DIR\nsize=256k\nrw=read\ngroup_reporting\n[a]\n[b]\nstats=0\nnumjobs=2\n[c]\nstats=0\nstonewall\n[d]\nstonewall\n",
+        sized: true,
+    },
+    Case {
+        name: "a job waiting for another",
+        text: "[global]\ndirectory=DIR\nsize=256k\n[w]\nrw=write\n[r]\nrw=read\nwait_for=w\n",
+        sized: true,
+    },
 ];
 
 fn run_both(text: &str, format: &str) -> (Vec<u8>, Vec<u8>) {

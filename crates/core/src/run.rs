@@ -211,7 +211,18 @@ pub fn run_observed(
     // Group totals come from the jobs as reported (merged clones count as
     // one job for the min and max bandwidth, as in fio), and every group
     // gets its heading, as fio prints one for each group id.
-    result.jobs = merge_reported(plan, clones);
+    // stats=0: the job is left out of the jobs and groups reported. fio
+    // still gives each such clone without group_reporting an empty entry
+    // in its JSON and terse output; the renderers make those.
+    let mut reported = Vec::with_capacity(clones.len());
+    for (c, job) in clones.into_iter().zip(&plan.jobs) {
+        if job.reported {
+            reported.push((c, job.group_reporting));
+        } else if !job.group_reporting {
+            result.stats_off.push(c.elapsed_s);
+        }
+    }
+    result.jobs = merge_reported(reported);
     for g in 0..plan.groups {
         let members = result.jobs.iter().filter(|c| c.groupid == g);
         result.groups.push(GroupResult::from_jobs(g, members));
@@ -245,13 +256,12 @@ fn exit(plan: &Plan, job: &PlanJob, phase: std::ops::Range<usize>, halts: &[Atom
 }
 
 /// The jobs as fio reports them: each clone on its own, except that
-/// clones and jobs of one group with `group_reporting` are merged into the
-/// first.
-fn merge_reported(plan: &Plan, clones: Vec<JobResult>) -> Vec<JobResult> {
+/// clones and jobs of one group with `group_reporting` (the flag beside
+/// each clone) are merged into the first.
+fn merge_reported(clones: Vec<(JobResult, bool)>) -> Vec<JobResult> {
     let mut out: Vec<JobResult> = Vec::new();
     let mut merging_group: Option<u32> = None;
-    for (i, c) in clones.into_iter().enumerate() {
-        let grouped = plan.jobs.get(i).map(|j| j.group_reporting).unwrap_or(false);
+    for (c, grouped) in clones {
         match (grouped, merging_group, out.last_mut()) {
             (true, Some(g), Some(last)) if g == c.groupid => last.merge(&c),
             (true, _, _) => {

@@ -4,7 +4,24 @@
 //! a job's share of its group's bandwidth, and the percentiles a job asked
 //! for.
 
-use iolab_stats::{Dir, GroupResult, JobResult, LatHist, RunResult};
+use iolab_stats::{Dir, GroupResult, JobResult, JobSetup, LatHist, RunResult};
+
+/// The entry fio 3.33 lists in its JSON and terse output for a job clone
+/// that ran with `stats=0`: no name, group -1, nothing measured, no
+/// percentile list; `elapsed` as for any job.
+pub fn stats_off_entry(elapsed_s: u64) -> JobResult {
+    JobResult {
+        groupid: u32::MAX,
+        elapsed_s,
+        setup: JobSetup {
+            clat_percentiles: false,
+            lat_percentiles: false,
+            ..JobSetup::default()
+        },
+        clones: 1,
+        ..JobResult::default()
+    }
+}
 
 /// Nanoseconds to whole milliseconds, as fio's runtimes are.
 pub fn ms(ns: u64) -> u64 {

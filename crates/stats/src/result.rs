@@ -340,6 +340,10 @@ pub struct RunResult {
     pub interrupted: bool,
     /// Options common to all jobs, as fio prints "global options".
     pub global_options: Vec<(String, String)>,
+    /// Job clones that ran with `stats=0` and without group_reporting:
+    /// left out of `jobs` and `groups`, but fio lists an empty entry for
+    /// each in its JSON and terse output. The elapsed seconds of each.
+    pub stats_off: Vec<u64>,
 }
 
 #[cfg(test)]

@@ -326,6 +326,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             bw_avg: ms(Opt::Bwavgtime),
             iops_avg: ms(Opt::Iopsavgtime),
         },
+        reported: job.flag(Opt::Stats),
         group_reporting: job.flag(Opt::GroupReporting),
         cpus: None,
         nice: job.int(Opt::Nice).unwrap_or(0).clamp(-20, 19) as i32,

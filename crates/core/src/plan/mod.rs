@@ -255,6 +255,9 @@ pub struct PlanJob {
     pub random: RandomSpec,
     pub pace: PaceSpec,
     pub stats: StatsSpec,
+    /// The job's results are reported (fio's `stats`; with `stats=0` the
+    /// job runs but is left out of the jobs and groups reported).
+    pub reported: bool,
     pub group_reporting: bool,
     /// The CPUs the clone's thread is pinned to (`cpus_allowed`, one of
     /// them with `cpus_allowed_policy=split`); None leaves it free.
