@@ -7,9 +7,9 @@
 //! `"fio version"`, and an `"iolab"` object last in each job and in the
 //! document.
 
-use iolab_stats::{Dir, DirResult, JobResult, LatStat, Moments, RunResult};
+use iolab_stats::{Dir, DirResult, JobResult, LatStat, Moments, RunResult, UnifiedRw};
 
-use crate::calc;
+use crate::calc::{self, Shown};
 use crate::jsonw::{Json, Obj};
 use crate::units::ctime;
 use crate::RenderOpts;
@@ -81,16 +81,23 @@ fn job(run: &RunResult, j: &JobResult, plus: bool) -> Obj {
     if !j.options.is_empty() {
         o.obj("job options", options(&j.options));
     }
-    for d in Dir::ALL {
-        o.obj(d.key(), direction(run, j, d, plus));
+    // unified_rw_reporting: with `mixed`, fio 3.33 prints the one "mixed"
+    // direction and no sync object; with `both`, "mixed" after sync.
+    let unified = s.unified_rw;
+    if unified != UnifiedRw::Mixed {
+        for d in Dir::ALL {
+            o.obj(d.key(), direction(run, j, Shown::Dir(d), plus));
+        }
+        let mut sync = Obj::new();
+        sync.uint("total_ios", j.sync.count()).obj(
+            "lat_ns",
+            lat(j, &j.sync, s.clat_percentiles || s.lat_percentiles, plus),
+        );
+        o.obj("sync", sync);
     }
-
-    let mut sync = Obj::new();
-    sync.uint("total_ios", j.sync.count()).obj(
-        "lat_ns",
-        lat(j, &j.sync, s.clat_percentiles || s.lat_percentiles, plus),
-    );
-    o.obj("sync", sync);
+    if unified.mixed() {
+        o.obj("mixed", direction(run, j, Shown::Mixed, plus));
+    }
 
     let (usr, sys) = calc::cpu(j);
     o.uint("job_runtime", calc::ms(j.runtime_ns))
@@ -175,8 +182,8 @@ fn keyed(keys: &[&str], values: &[f64]) -> Obj {
     o
 }
 
-fn direction(run: &RunResult, j: &JobResult, d: Dir, plus: bool) -> Obj {
-    let r: &DirResult = j.dir(d);
+fn direction(run: &RunResult, j: &JobResult, d: Shown, plus: bool) -> Obj {
+    let r: &DirResult = &calc::shown_result(j, d);
     let s = &j.setup;
     let bw_bytes = r.bw_bytes();
     let mut o = Obj::new();

@@ -2,18 +2,19 @@
 //! job, fields in the order of fio's HOWTO ("Terse output"): version, fio
 //! version, job name, group, error; read then write status (KiB, KiB/s,
 //! IOPS, ms; slat, clat in usec; 20 percentile slots; lat; bandwidth
-//! samples); CPU; I/O depths; latency buckets in usec (with the nsec
-//! buckets folded into the first) and msec; each disk's statistics; with
-//! `continue_on_error`, the error count and the first error; and the
-//! description when there is one. Version 3 has no trim fields. After the
-//! jobs, an empty line (no name, group -1) per clone that ran with
-//! `stats=0`, as fio 3.33 prints them.
+//! samples), with `unified_rw_reporting` the "mixed" status instead of
+//! them (`mixed`) or after them (`both`); CPU; I/O depths; latency buckets
+//! in usec (with the nsec buckets folded into the first) and msec; each
+//! disk's statistics; with `continue_on_error`, the error count and the
+//! first error; and the description when there is one. Version 3 has no
+//! trim fields. After the jobs, an empty line (no name, group -1) per
+//! clone that ran with `stats=0`, as fio 3.33 prints them.
 
 use std::fmt::Write;
 
 use iolab_stats::{Dir, JobResult, LatStat, RunResult};
 
-use crate::calc;
+use crate::calc::{self, Shown};
 use crate::units::{f6, fixed_w};
 use crate::RenderOpts;
 
@@ -39,7 +40,9 @@ fn line(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
         "3;{};{};{};{}",
         opts.fio_version, j.name, j.groupid as i32, j.error
     );
-    for d in [Dir::Read, Dir::Write] {
+    // unified_rw_reporting: the "mixed" status instead of the read and
+    // write ones, or after them (fio 3.33's layout).
+    for d in calc::shown(j.setup.unified_rw, &[Dir::Read, Dir::Write]) {
         direction(out, run, j, d);
     }
 
@@ -96,8 +99,8 @@ fn line(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
     out.push('\n');
 }
 
-fn direction(out: &mut String, run: &RunResult, j: &JobResult, d: Dir) {
-    let r = j.dir(d);
+fn direction(out: &mut String, run: &RunResult, j: &JobResult, d: Shown) {
+    let r = &calc::shown_result(j, d);
     let (bw, iops) = if r.runtime_ns > 0 {
         (r.bw_bytes() / 1024, r.iops() as u64)
     } else {

@@ -17,6 +17,7 @@ use iolab_engine::file::FallocMode;
 use iolab_engine::SyncMode;
 
 use crate::gen::Seeds;
+use iolab_stats::UnifiedRw;
 
 use super::{
     BsSpec, EngineTuning, ExitWhat, Fadvise, FileService, JobFile, Layout, PaceSpec, Plan,
@@ -325,6 +326,11 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             disable_bw: job.flag(Opt::DisableBwMeasurement) || gtod_reduce,
             bw_avg: ms(Opt::Bwavgtime),
             iops_avg: ms(Opt::Iopsavgtime),
+            unified_rw: match job.choice(Opt::UnifiedRwReporting) {
+                Some("mixed") => UnifiedRw::Mixed,
+                Some("both") => UnifiedRw::Both,
+                _ => UnifiedRw::None,
+            },
         },
         reported: job.flag(Opt::Stats),
         group_reporting: job.flag(Opt::GroupReporting),

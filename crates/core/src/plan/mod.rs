@@ -15,7 +15,7 @@ use std::time::Duration;
 use iolab_engine::file::FallocMode;
 use iolab_engine::SyncMode;
 
-use iolab_stats::JobSetup;
+use iolab_stats::{JobSetup, UnifiedRw};
 
 use crate::gen::Seeds;
 use iolab_spec::value::{BlockRange, Distribution, RwSpec, SplitEntry};
@@ -118,6 +118,8 @@ pub struct StatsSpec {
     /// Bandwidth and IOPS sample windows.
     pub bw_avg: Duration,
     pub iops_avg: Duration,
+    /// `unified_rw_reporting`.
+    pub unified_rw: UnifiedRw,
 }
 
 /// Rate limits, minimum rates and think time.
@@ -291,6 +293,7 @@ impl PlanJob {
             lat_percentiles: self.stats.lat_percentiles,
             slat_percentiles: self.stats.slat_percentiles,
             continue_on_error: self.continue_on_error != "none",
+            unified_rw: self.stats.unified_rw,
             ..JobSetup::default()
         }
     }
