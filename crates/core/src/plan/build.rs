@@ -4,7 +4,7 @@
 //! a size that is missing, direct I/O with a block size no device takes).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use iolab_spec::kinds::format_value;
@@ -293,6 +293,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         pre_read: job.flag(Opt::PreRead),
         overwrite: job.flag(Opt::Overwrite),
         file_append: job.flag(Opt::FileAppend),
+        fill_device: job.flag(Opt::FillDevice),
         unlink: job.flag(Opt::Unlink),
         fadvise,
         fallocate,
@@ -457,6 +458,26 @@ fn cpus_allowed(cx: &Ctx, thread: usize) -> Result<Option<Vec<u32>>, PlanError> 
     }))
 }
 
+/// Bytes still free on the filesystem that holds (or will hold) `path`.
+fn free_space(cx: &Ctx, path: &Path) -> Result<u64, PlanError> {
+    let at = if path.exists() {
+        path
+    } else {
+        path.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+    };
+    iolab_engine::file::available_space(at).map_err(|e| {
+        cx.err(
+            Some(Opt::FillDevice),
+            format!(
+                "fill_device: cannot tell the free space of `{}`: {e}",
+                at.display()
+            ),
+        )
+    })
+}
+
 /// `file_service_type`, for the kinds iolab implements.
 fn file_service(cx: &Ctx) -> Result<FileService, PlanError> {
     match cx.job.value(Opt::FileServiceType) {
@@ -533,9 +554,16 @@ fn place_files(
             }
         }
         let existing = disk.size.filter(|s| *s > 0 || disk.block_device);
+        let sized = job.size(Opt::Size).is_some() || job.size(Opt::Filesize).is_some();
+        // fill_device without a size: a regular file may grow by all the
+        // space left on its filesystem and one block more, so that the job
+        // always ends on the full filesystem's ENOSPC (fio "sets size to
+        // something really large" and stops there).
+        let fill = pj.fill_device && !sized && !disk.block_device;
         // The file's own extent: filesize, else its share of size, else
         // what is on disk.
         let per_file = match (job.size(Opt::Filesize), job.size(Opt::Size)) {
+            _ if fill => existing.unwrap_or(0) + free_space(cx, &path)? + max_bs,
             (Some(SizeValue::Bytes(b)), _) => b,
             (Some(SizeValue::Percent(p)), _) | (None, Some(SizeValue::Percent(p))) => match existing {
                 Some(e) => resolve_size(SizeValue::Percent(p), e) / if job.get(Opt::Filesize).is_some() { 1 } else { nfiles },
@@ -582,8 +610,7 @@ fn place_files(
         // An existing device or file bounds the region; a file iolab makes
         // is made large enough.
         let mut len = per_file;
-        let sized = job.size(Opt::Size).is_some() || job.size(Opt::Filesize).is_some();
-        let fixed_end = if disk.block_device || !sized {
+        let fixed_end = if disk.block_device || !(sized || fill) {
             existing
         } else {
             None
@@ -620,19 +647,23 @@ fn place_files(
                 existing: disk.size,
                 block_device: disk.block_device,
                 layout: Layout::AsIs,
+                fill: false,
             });
             files.len() - 1
         });
         let f = &mut files[idx];
         f.size = f.size.max(end);
+        f.fill |= pj.fill_device;
         if !diskless && !f.block_device && f.existing.unwrap_or(0) < f.size {
             // Data is written first when the file will be read, or when
             // overwrite=1 asks for writes over existing blocks; otherwise
             // the space is only allocated, or (create_on_open=1) the job's
             // open creates the file.
+            // A file that fill_device writes is not preallocated: the job
+            // itself finds where the space ends.
             f.layout = if reads || pj.overwrite || f.layout == Layout::Write {
                 Layout::Write
-            } else if f.layout == Layout::Allocate || !pj.create_on_open {
+            } else if f.layout == Layout::Allocate || !(pj.create_on_open || f.fill) {
                 Layout::Allocate
             } else {
                 Layout::OnOpen

@@ -81,6 +81,9 @@ pub struct PlanFile {
     pub existing: Option<u64>,
     pub block_device: bool,
     pub layout: Layout,
+    /// A `fill_device` job uses it: laying it out stops, without an error,
+    /// when the filesystem is full.
+    pub fill: bool,
 }
 
 /// One file of a job clone and the region of it the clone works on.
@@ -251,6 +254,9 @@ pub struct PlanJob {
     pub overwrite: bool,
     /// The I/O region starts at the file's end as it was when planned.
     pub file_append: bool,
+    /// Write until the filesystem is full: ENOSPC or EDQUOT on a write
+    /// ends the job without an error (`fill_device`).
+    pub fill_device: bool,
     pub unlink: bool,
     pub fadvise: Fadvise,
     pub fallocate: FallocMode,

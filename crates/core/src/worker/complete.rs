@@ -215,6 +215,12 @@ impl Worker {
                     return false;
                 }
             }
+            // fill_device: the filesystem is full, which ends the job
+            // without an error, as the I/O that found it counts in
+            // total_ios.
+            Err(errno) if job.fill_device && crate::layout::full_errno(errno) => {
+                return false;
+            }
             Err(errno) => {
                 out.total_err += 1;
                 if out.first_error == 0 {

@@ -33,6 +33,7 @@ use measure::Measure;
 use pace::{MinRate, RateLimit, Think};
 
 const EINVAL: i32 = 22;
+const ENOSPC: i32 = 28;
 const EIO: i32 = 5;
 const EILSEQ: i32 = 84;
 
@@ -141,6 +142,9 @@ struct Worker {
     /// What write buffers hold (`data`), and verify when it is on.
     data: crate::data::DataGen,
     verify: Option<verify::Verifier>,
+    /// Bytes of I/O per loop: the job's io_size, or less when fill_device
+    /// found less room than planned.
+    io_size: u64,
     rate: Option<RateLimit>,
     think: Option<Think>,
     min_rate: Option<MinRate>,
@@ -182,7 +186,7 @@ impl Worker {
         let (loops, limit_bytes) = if job.time_based {
             (1, u64::MAX)
         } else {
-            (job.loops.max(1), job.io_size)
+            (job.loops.max(1), self.io_size)
         };
         let limit_ios = job.number_ios.unwrap_or(u64::MAX);
         // fio counts reads and writes towards the size, and trims only in

@@ -8,12 +8,12 @@ use iolab_stats::Dir;
 
 use crate::data::DataGen;
 use crate::gen::{BsGen, OffsetGen, Pattern, Region, RwMix, Stream};
-use crate::plan::{BsSpec, Fadvise, Layout, PlanFile, PlanJob};
+use crate::plan::{BsSpec, Fadvise, JobFile, Layout, PlanFile, PlanJob};
 
 use super::fileset::{FileSet, WFile};
 use super::pace::{MinRate, RateLimit, Think};
 use super::verify::Verifier;
-use super::{Worker, EINVAL, EIO};
+use super::{Worker, EINVAL, EIO, ENOSPC};
 
 /// A setup failure: the errno for fio's `error` field and the message.
 pub(super) type SetupError = (i32, String);
@@ -57,8 +57,11 @@ impl Worker {
         let offset_rng = seeds.rng(index, Stream::Offset);
         let writes = mode.writes() || mode.trims();
         let mut wfiles = Vec::with_capacity(job.files.len());
+        let mut io_size = job.io_size;
         for (fi, jf) in job.files.iter().enumerate() {
             let pf = &files[jf.file];
+            let jf = &filled(job, pf, jf)?;
+            io_size = io_size.saturating_sub(job.files[fi].len - jf.len);
             let spec = FileSpec {
                 path: pf.path.clone(),
                 read: mode.reads()
@@ -168,11 +171,36 @@ impl Worker {
             needs_data,
             data,
             verify,
+            io_size,
             rate: RateLimit::new(&job.pace, data_rng.substream(1), both),
             think: Think::new(&job.pace),
             min_rate: MinRate::new(&job.pace),
         })
     }
+}
+
+/// A file region after a `fill_device` layout, which stops where the
+/// filesystem was full: as much of the region as the file holds, in whole
+/// blocks (the region itself for every other file).
+fn filled(job: &PlanJob, pf: &PlanFile, jf: &JobFile) -> Result<JobFile, SetupError> {
+    if !pf.fill || pf.layout != Layout::Write {
+        return Ok(*jf);
+    }
+    let have = std::fs::metadata(&pf.path).map(|m| m.len()).unwrap_or(0);
+    let room = have.saturating_sub(jf.offset).min(jf.len);
+    let min_bs = job.bs.iter().map(BsSpec::min).min().unwrap_or(1).max(1);
+    let len = room - room % min_bs;
+    if len < job.max_bs() {
+        return Err((
+            ENOSPC,
+            format!(
+                "fill_device: `{}` holds {have} bytes after filling its filesystem, \
+                 less than a block of the job's region",
+                pf.path.display()
+            ),
+        ));
+    }
+    Ok(JobFile { len, ..*jf })
 }
 
 /// The clone's thread on the CPUs and at the niceness the job asks for

@@ -439,7 +439,7 @@ option_table! {
     FillDevice = opt("fill_device", Kind::Bool, C::IoSize)
         .aliases(&["fill_fs"])
         .default("0")
-        .help("Write until the device or filesystem is full (ENOSPC) instead of up to size")
+        .help("Without size, write until the filesystem is full; ENOSPC ends the job without an error")
         .example("1");
     FileAppend = opt("file_append", Kind::Bool, C::IoSize)
         .default("0")
