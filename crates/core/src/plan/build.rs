@@ -20,7 +20,7 @@ use crate::gen::Seeds;
 use iolab_stats::UnifiedRw;
 
 use super::{
-    BsSpec, EngineTuning, ExitWhat, Fadvise, FileService, JobFile, Layout, PaceSpec, Plan,
+    BsSpec, EngineTuning, ExitWhat, Fadvise, FileService, JobFile, Layout, LogSpec, PaceSpec, Plan,
     PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
 };
 
@@ -62,6 +62,9 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
         for clone in 0..job.numjobs() {
             let mut pj = job_settings(&cx, spec_index, clone, groups[spec_index])?;
             pj.cpus = cpus_allowed(&cx, jobs.len())?;
+            if let Some(logs) = &mut pj.logs {
+                logs.thread = jobs.len() as u32 + 1;
+            }
             pj.wait_for = waitees(&cx, set, spec_index, &jobs)?;
             let (io_total, regions) = place_files(&cx, clone, &pj, &mut files, &mut by_path)?;
             pj.openfiles = match pj.openfiles {
@@ -232,6 +235,20 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         .map(|(o, v)| (o.name().to_string(), format_value(o.def(), v, kb)))
         .collect();
 
+    let logs = log_spec(job);
+    // fio's log_avg_msec: a bandwidth (IOPS) log that averages sets the
+    // sample window, unless bwavgtime (iopsavgtime) is given; one that
+    // records every I/O makes the samples per I/O too.
+    let avg_msec = logs.as_ref().map_or(0, |l| l.avg_msec);
+    let window = |log: bool, opt: Opt| match (log, avg_msec) {
+        (true, n) if n > 0 && job.get(opt).is_none() => Duration::from_millis(n),
+        _ => ms(opt),
+    };
+    let per_io = |log: bool| log && avg_msec == 0;
+    let (bw_log, iops_log) = logs
+        .as_ref()
+        .map_or((false, false), |l| (l.bw.is_some(), l.iops.is_some()));
+
     let verify = verify_spec(cx, &bs)?;
     let buffers = buffer_spec(cx, verify.is_some());
     let mut rw = job.rw();
@@ -325,14 +342,17 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             disable_clat: job.flag(Opt::DisableClat) || gtod_reduce,
             disable_slat: job.flag(Opt::DisableSlat) || gtod_reduce,
             disable_bw: job.flag(Opt::DisableBwMeasurement) || gtod_reduce,
-            bw_avg: ms(Opt::Bwavgtime),
-            iops_avg: ms(Opt::Iopsavgtime),
+            bw_avg: window(bw_log, Opt::Bwavgtime),
+            iops_avg: window(iops_log, Opt::Iopsavgtime),
+            bw_per_io: per_io(bw_log),
+            iops_per_io: per_io(iops_log),
             unified_rw: match job.choice(Opt::UnifiedRwReporting) {
                 Some("mixed") => UnifiedRw::Mixed,
                 Some("both") => UnifiedRw::Both,
                 _ => UnifiedRw::None,
             },
         },
+        logs,
         reported: job.flag(Opt::Stats),
         group_reporting: job.flag(Opt::GroupReporting),
         cpus: None,
@@ -349,6 +369,29 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         description: job.text(Opt::Description).unwrap_or_default(),
         options,
     })
+}
+
+/// The logs the job writes: None when it asks for none. A bare
+/// `write_*_log` takes the job's name as the prefix, as fio does.
+fn log_spec(job: &JobSpec) -> Option<LogSpec> {
+    let prefix = |opt: Opt| {
+        job.text(opt)
+            .map(|p| if p.is_empty() { job.name.clone() } else { p })
+    };
+    let msec = |opt: Opt| job.int(opt).unwrap_or(0).max(0) as u64;
+    let spec = LogSpec {
+        bw: prefix(Opt::WriteBwLog),
+        iops: prefix(Opt::WriteIopsLog),
+        lat: prefix(Opt::WriteLatLog),
+        hist: prefix(Opt::WriteHistLog),
+        avg_msec: msec(Opt::LogAvgMsec),
+        hist_msec: msec(Opt::LogHistMsec),
+        offset: job.flag(Opt::LogOffset),
+        per_job: job.flag(Opt::PerJobLogs),
+        thread: 0,
+    };
+    (spec.bw.is_some() || spec.iops.is_some() || spec.lat.is_some() || spec.hist.is_some())
+        .then_some(spec)
 }
 
 /// The rate limit of each direction in bytes per second: `rate`, or

@@ -121,8 +121,51 @@ pub struct StatsSpec {
     /// Bandwidth and IOPS sample windows.
     pub bw_avg: Duration,
     pub iops_avg: Duration,
+    /// Bandwidth and IOPS samples are taken per I/O instead of per window,
+    /// as fio takes them when its bandwidth or IOPS log records every I/O
+    /// (`log_avg_msec=0`): bytes over the I/O's completion latency, and 1.
+    pub bw_per_io: bool,
+    pub iops_per_io: bool,
     /// `unified_rw_reporting`.
     pub unified_rw: UnifiedRw,
+}
+
+/// The log files a job clone writes (`write_bw_log`, `write_iops_log`,
+/// `write_lat_log`, `write_hist_log`), in fio's names and formats.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogSpec {
+    /// File name prefixes of the logs asked for (the job's name when the
+    /// option is given bare).
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    pub lat: Option<String>,
+    pub hist: Option<String>,
+    /// `log_avg_msec`: 0 logs every I/O; N logs a mean per N ms (latency
+    /// logs) or one entry per sample window (bandwidth and IOPS logs).
+    pub avg_msec: u64,
+    /// `log_hist_msec`: a histogram entry per direction this often (0:
+    /// none, the file is left empty, as fio leaves it).
+    pub hist_msec: u64,
+    /// `log_offset`: entries carry the I/O's offset.
+    pub offset: bool,
+    /// `per_job_logs`: each clone writes files of its own, named with its
+    /// thread number; otherwise the clones of a job append to one file.
+    pub per_job: bool,
+    /// fio's thread number of the clone: its place in the run, from 1.
+    pub thread: u32,
+}
+
+impl LogSpec {
+    /// The file of one log: `PREFIX_KIND.N.log`, or `PREFIX_KIND.log`
+    /// without per_job_logs (KIND is bw, iops, slat, clat, lat or
+    /// clat_hist).
+    pub fn path(&self, prefix: &str, kind: &str) -> PathBuf {
+        if self.per_job {
+            PathBuf::from(format!("{prefix}_{kind}.{}.log", self.thread))
+        } else {
+            PathBuf::from(format!("{prefix}_{kind}.log"))
+        }
+    }
 }
 
 /// Rate limits, minimum rates and think time.
@@ -263,6 +306,8 @@ pub struct PlanJob {
     pub random: RandomSpec,
     pub pace: PaceSpec,
     pub stats: StatsSpec,
+    /// The log files it writes, if any.
+    pub logs: Option<LogSpec>,
     /// The job's results are reported (fio's `stats`; with `stats=0` the
     /// job runs but is left out of the jobs and groups reported).
     pub reported: bool,

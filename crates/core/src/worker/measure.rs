@@ -16,6 +16,8 @@ use iolab_stats::{DepthDist, Dir, JobResult};
 
 use crate::gen::RwMix;
 
+use super::logs::Logs;
+
 /// One averaging window: what completed in it per direction (bytes for
 /// bandwidth, I/Os for IOPS), when it began and when it ends.
 #[derive(Clone, Copy)]
@@ -31,7 +33,7 @@ impl Window {
         Window {
             acc: [0; 3],
             start,
-            end: start + every,
+            end: start.saturating_add(every),
             every,
         }
     }
@@ -69,21 +71,22 @@ pub(super) struct Measure {
 impl Measure {
     /// Measuring a clone that starts at `begin` (clock ticks), with
     /// bandwidth samples every `bw_every` and IOPS samples every
-    /// `iops_every`.
+    /// `iops_every` (None: no windows, the logs take samples per I/O).
     pub fn new(
         clock: &Clock,
         begin: u64,
         ramp: Duration,
-        bw_every: Duration,
-        iops_every: Duration,
+        bw_every: Option<Duration>,
+        iops_every: Option<Duration>,
     ) -> Measure {
+        let every = |d: Option<Duration>| d.map_or(u64::MAX, |d| clock.ticks(d));
         Measure {
             ramping: !ramp.is_zero(),
             ramp_end: begin + clock.ticks(ramp),
             start: begin,
             cpu0: thread_cpu_usage(),
-            bw: Window::new(begin, clock.ticks(bw_every)),
-            iops: Window::new(begin, clock.ticks(iops_every)),
+            bw: Window::new(begin, every(bw_every)),
+            iops: Window::new(begin, every(iops_every)),
             ramped: [(0, 0); 3],
         }
     }
@@ -99,14 +102,21 @@ impl Measure {
     /// and returns true then; otherwise takes the samples of a window that
     /// is over.
     #[inline]
-    pub fn tick(&mut self, t1: u64, clock: &Clock, out: &mut JobResult, mix: &RwMix) -> bool {
+    pub fn tick(
+        &mut self,
+        t1: u64,
+        clock: &Clock,
+        out: &mut JobResult,
+        mix: &RwMix,
+        logs: Option<&mut Logs>,
+    ) -> bool {
         if self.ramping {
             if t1 >= self.ramp_end {
                 self.end_ramp(out);
                 return true;
             }
         } else if t1 >= self.bw.end || t1 >= self.iops.end {
-            self.sample(t1, clock, out, mix);
+            self.sample(t1, clock, out, mix, logs);
         }
         false
     }
@@ -140,19 +150,33 @@ impl Measure {
     /// job uses. fio 3.33 reports them even with disable_bw_measurement
     /// (its helper thread takes them), and so does iolab.
     #[cold]
-    fn sample(&mut self, t1: u64, clock: &Clock, out: &mut JobResult, mix: &RwMix) {
+    fn sample(
+        &mut self,
+        t1: u64,
+        clock: &Clock,
+        out: &mut JobResult,
+        mix: &RwMix,
+        mut logs: Option<&mut Logs>,
+    ) {
+        let ms = clock.ns_between(self.start, t1) / 1_000_000;
         if t1 >= self.bw.end {
             let kib = self.bw.close(t1, clock, 1024);
-            for dir in Dir::ALL.into_iter().filter(|d| mix.uses(*d)) {
-                out.dirs[dir as usize].bw_samples.record(kib[dir as usize]);
+            for d in Dir::ALL.into_iter().filter(|d| mix.uses(*d)) {
+                let d = d as usize;
+                out.dirs[d].bw_samples.record(kib[d]);
+                if let Some(l) = logs.as_deref_mut() {
+                    l.sample(false, ms, d, kib[d]);
+                }
             }
         }
         if t1 >= self.iops.end {
             let ios = self.iops.close(t1, clock, 1);
-            for dir in Dir::ALL.into_iter().filter(|d| mix.uses(*d)) {
-                out.dirs[dir as usize]
-                    .iops_samples
-                    .record(ios[dir as usize]);
+            for d in Dir::ALL.into_iter().filter(|d| mix.uses(*d)) {
+                let d = d as usize;
+                out.dirs[d].iops_samples.record(ios[d]);
+                if let Some(l) = logs.as_deref_mut() {
+                    l.sample(true, ms, d, ios[d]);
+                }
             }
         }
     }

@@ -9,6 +9,7 @@
 mod complete;
 mod errors;
 mod fileset;
+mod logs;
 mod measure;
 mod pace;
 mod setup;
@@ -145,6 +146,8 @@ struct Worker {
     /// Bytes of I/O per loop: the job's io_size, or less when fill_device
     /// found less room than planned.
     io_size: u64,
+    /// The log files, when the job writes any.
+    logs: Option<Box<logs::Logs>>,
     rate: Option<RateLimit>,
     think: Option<Think>,
     min_rate: Option<MinRate>,
@@ -205,7 +208,15 @@ impl Worker {
         let timed = !stats.disable_clat || !stats.disable_lat;
         let paced = self.rate.is_some() || self.think.is_some() || self.min_rate.is_some();
         let t_begin = clock.now();
-        let mut m = Measure::new(clock, t_begin, job.ramp_time, stats.bw_avg, stats.iops_avg);
+        // Samples per window, unless a log that records every I/O takes
+        // them per I/O.
+        let mut m = Measure::new(
+            clock,
+            t_begin,
+            job.ramp_time,
+            (!stats.bw_per_io).then_some(stats.bw_avg),
+            (!stats.iops_per_io).then_some(stats.iops_avg),
+        );
         let deadline = job
             .runtime
             .map(|r| t_begin + clock.ticks(job.ramp_time + r));
@@ -467,6 +478,14 @@ impl Worker {
         }
         let runtime = clock.ns_between(m.start, end);
         out.runtime_ns = runtime;
+        if let Some(logs) = &mut self.logs {
+            if let Err(e) = logs.finish(runtime / 1_000_000) {
+                if out.error == 0 {
+                    (out.error, out.error_detail) =
+                        (e.raw_os_error().unwrap_or(EIO), e.to_string());
+                }
+            }
+        }
         for dir in Dir::ALL {
             // Verify's read-back makes a write job read too.
             if self.mix.uses(dir) || out.dirs[dir as usize].total_ios > 0 {

@@ -11,6 +11,7 @@ use crate::gen::{BsGen, OffsetGen, Pattern, Region, RwMix, Stream};
 use crate::plan::{BsSpec, Fadvise, JobFile, Layout, PlanFile, PlanJob};
 
 use super::fileset::{FileSet, WFile};
+use super::logs::Logs;
 use super::pace::{MinRate, RateLimit, Think};
 use super::verify::Verifier;
 use super::{Worker, EINVAL, EIO, ENOSPC};
@@ -172,6 +173,10 @@ impl Worker {
             data,
             verify,
             io_size,
+            logs: job
+                .logs
+                .as_ref()
+                .map(|spec| Box::new(Logs::new(spec, job.reported, job.stats.disable_bw))),
             rate: RateLimit::new(&job.pace, data_rng.substream(1), both),
             think: Think::new(&job.pace),
             min_rate: MinRate::new(&job.pace),

@@ -800,7 +800,7 @@ option_table! {
     DisableBwMeasurement = opt("disable_bw_measurement", Kind::Bool, C::Reporting)
         .aliases(&["disable_bw"])
         .default("0")
-        .help("Skip bandwidth logging; samples are still reported, as in fio 3.33")
+        .help("No per-I/O bandwidth log entries (log_avg_msec=0) nor the samples they give")
         .example("1");
     Bwavgtime = opt("bwavgtime", Kind::Int, C::Reporting)
         .default("500")
