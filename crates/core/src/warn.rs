@@ -375,11 +375,13 @@ pub fn run_warnings(plan: &Plan, result: &RunResult) -> Vec<Warning> {
             }
         }
 
-        // The job's own samples and CPU time.
+        // The job's own samples and CPU time. Samples taken per I/O (a
+        // bandwidth log with log_avg_msec=0) say nothing of the run's
+        // length or steadiness.
         let busiest = job
             .dirs
             .iter()
-            .filter(|d| d.total_ios > 0)
+            .filter(|d| d.total_ios > 0 && !pj.stats.bw_per_io)
             .max_by_key(|d| d.bw_samples.count());
         if let Some(d) = busiest {
             let n = d.bw_samples.count();
@@ -507,6 +509,17 @@ mod tests {
         let w = run_warnings(&p, &r);
         assert_eq!(codes(&w), ["unstable"]);
         assert!(w[0].to_string().contains("ramp_time="), "{}", w[0]);
+    }
+
+    #[test]
+    fn samples_per_io_say_nothing_of_length_or_steadiness() {
+        // A bandwidth log with log_avg_msec=0: the samples are per I/O.
+        let p = plan(&format!("{JOB}write_bw_log=/nonexistent-dir/p\n"));
+        assert!(p.jobs[0].stats.bw_per_io);
+        let r = result(&p, 64 << 20, &[100, 100], 1);
+        assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
+        let r = result(&p, 64 << 20, &[300, 100, 90, 110, 95, 105], 3);
+        assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
     }
 
     #[test]
