@@ -81,6 +81,31 @@ const CASES: &[Case] = &[
         text: "[f]\ndirectory=DIR\nrw=write\nsize=256k\nfsync=1\n",
         sized: true,
     },
+    Case {
+        name: "stats=0 jobs left out, an empty group",
+        text: "[global]\ndirectory=DIR\nsize=256k\nrw=read\n[a]\n[b]\nstats=0\nnumjobs=2\n[c]\nrw=write\nstonewall\n[d]\nstats=0\nstonewall\n",
+        sized: true,
+    },
+    Case {
+        name: "stats=0 inside a reported group",
+        text: "[global]\ndirectory=DIR\nsize=256k\nrw=read\ngroup_reporting\n[a]\n[b]\nstats=0\nnumjobs=2\n[c]\nstats=0\nstonewall\n[d]\nstonewall\n",
+        sized: true,
+    },
+    Case {
+        name: "reads and writes reported as one (unified_rw_reporting=1)",
+        text: "[m]\ndirectory=DIR\nrw=randrw\nsize=1m\nunified_rw_reporting=1\n",
+        sized: true,
+    },
+    Case {
+        name: "each direction and their sum, two groups",
+        text: "[global]\ndirectory=DIR\nsize=1m\nunified_rw_reporting=both\n[a]\nrw=randrw\n[b]\nrw=write\nnumjobs=2\ngroup_reporting\nstonewall\n",
+        sized: true,
+    },
+    Case {
+        name: "a job waiting for another",
+        text: "[global]\ndirectory=DIR\nsize=256k\n[w]\nrw=write\n[r]\nrw=read\nwait_for=w\n",
+        sized: true,
+    },
 ];
 
 fn run_both(text: &str, format: &str) -> (Vec<u8>, Vec<u8>) {
@@ -186,9 +211,12 @@ fn json_matches_fio_key_for_key_and_counts_exactly() {
                         case.name, f["jobname"]
                     );
                 }
-                let total = |j: &Value| {
-                    j["read"]["io_bytes"].as_u64().unwrap()
-                        + j["write"]["io_bytes"].as_u64().unwrap()
+                // With unified_rw_reporting=mixed only "mixed" is there.
+                let total = |j: &Value| match j.get("read") {
+                    Some(r) => {
+                        r["io_bytes"].as_u64().unwrap() + j["write"]["io_bytes"].as_u64().unwrap()
+                    }
+                    None => j["mixed"]["io_bytes"].as_u64().unwrap(),
                 };
                 assert_eq!(
                     total(f),
@@ -272,6 +300,53 @@ fn normal_output_has_fios_lines_in_fios_order() {
             want, got,
             "{}\n--- fio\n{fio}\n--- iolab\n{ours}",
             case.name
+        );
+    }
+}
+
+#[test]
+fn terse_has_fios_fields_with_unified_reporting() {
+    if !fio_available() {
+        return;
+    }
+    for mode in ["mixed", "both"] {
+        let text = format!("[t]\ndirectory=DIR\nrw=randrw\nsize=1m\nunified_rw_reporting={mode}\n");
+        let (fio, ours) = run_both(&text, "terse");
+        let fields = |out: &[u8]| -> Vec<String> {
+            let text = String::from_utf8_lossy(out);
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("3;"))
+                .expect("a terse line");
+            // Disk fields (nine per disk, from its name) depend on the
+            // machine and the run.
+            let mut f: Vec<String> = line.split(';').map(str::to_string).collect();
+            while f.len() > 9 && {
+                let name = &f[f.len() - 9];
+                name.chars().any(|c| c.is_ascii_alphabetic()) && !name.contains('%')
+            } {
+                f.truncate(f.len() - 9);
+            }
+            f
+        };
+        let (f, o) = (fields(&fio), fields(&ours));
+        assert_eq!(
+            f.len(),
+            o.len(),
+            "{mode}: fields before the disks\n{f:?}\n{o:?}"
+        );
+        // The same fields hold percentiles, the same hold percentages.
+        let kind = |v: &str| (v.contains("%="), v.ends_with('%'));
+        let fk: Vec<_> = f.iter().map(|v| kind(v)).collect();
+        let ok: Vec<_> = o.iter().map(|v| kind(v)).collect();
+        assert_eq!(fk, ok, "{mode}");
+        // The mixed section's KiB agree exactly (the split between reads
+        // and writes is drawn at random).
+        let at = 5 + 41 * if mode == "mixed" { 0 } else { 2 };
+        assert_eq!(
+            (&f[at], &o[at]),
+            (&"1024".to_string(), &"1024".to_string()),
+            "{mode}"
         );
     }
 }

@@ -77,16 +77,36 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> io::Result<P
             while pos < file.size {
                 let n = CHUNK.min((file.size - pos) as usize);
                 fill_random(&mut buf[..n], rng);
-                f.write_all(&buf[..n])?;
-                pos += n as u64;
+                match f.write_all(&buf[..n]) {
+                    Ok(()) => pos += n as u64,
+                    // fill_device: the filesystem is full, and the file
+                    // holds what fitted.
+                    Err(e) if file.fill && is_full(&e) => {
+                        pos = f.metadata()?.len();
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             f.sync_all()?;
             Ok(Prepared {
                 created,
-                written: file.size - have,
+                written: pos - have,
             })
         }
     }
+}
+
+/// Linux's ENOSPC (no space left on device) and EDQUOT (disk quota
+/// exceeded): what ends a `fill_device` job.
+pub(crate) fn full_errno(errno: i32) -> bool {
+    const ENOSPC: i32 = 28;
+    const EDQUOT: i32 = 122;
+    errno == ENOSPC || errno == EDQUOT
+}
+
+fn is_full(e: &io::Error) -> bool {
+    e.raw_os_error().is_some_and(full_errno)
 }
 
 fn open_for_layout(path: &Path) -> io::Result<File> {
@@ -110,6 +130,7 @@ mod tests {
             existing: std::fs::metadata(path).ok().map(|m| m.len()),
             block_device: false,
             layout,
+            fill: false,
         }
     }
 

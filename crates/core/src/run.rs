@@ -1,5 +1,6 @@
 //! The run: a `Plan` executed phase by phase (a `stonewall` job waits for
-//! every job before it), one thread per job clone, files laid out before
+//! every job before it; a `wait_for` job waits in its phase for the job it
+//! names), one thread per job clone, files laid out before
 //! the phase that first uses them, disk statistics around the whole run,
 //! and the clones' results merged into fio's jobs and reporting groups.
 
@@ -81,6 +82,8 @@ pub fn run_observed(
     let mut failure: Option<String> = None;
     // Each clone's own stop flag, raised by another job's exitall.
     let halts: Vec<AtomicBool> = plan.jobs.iter().map(|_| AtomicBool::new(false)).collect();
+    // Each clone's "has finished", which wait_for watches.
+    let finished: Vec<AtomicBool> = plan.jobs.iter().map(|_| AtomicBool::new(false)).collect();
     let mut layout_rng = Rng::for_job(0x1a7, 0, Stream::Data);
 
     'phases: for phase in &plan.phases {
@@ -139,12 +142,16 @@ pub fn run_observed(
                     let shared = Shared {
                         stop,
                         halt: &halts[ji],
+                        finished: &finished,
                         progress,
                     };
                     let (halts, phase) = (&halts, phase.clone());
                     std::thread::Builder::new()
                         .name(format!("{}.{}", job.name, job.clone))
                         .spawn_scoped(s, move || {
+                            // Raised however the clone ends, a panic included,
+                            // so that no wait_for waits forever.
+                            let _finished = Raise(&shared.finished[ji]);
                             let r = run_clone(job, ji as u32, files, &shared);
                             if job.exitall {
                                 exit(plan, job, phase, halts);
@@ -204,13 +211,33 @@ pub fn run_observed(
     // Group totals come from the jobs as reported (merged clones count as
     // one job for the min and max bandwidth, as in fio), and every group
     // gets its heading, as fio prints one for each group id.
-    result.jobs = merge_reported(plan, clones);
+    // stats=0: the job is left out of the jobs and groups reported. fio
+    // still gives each such clone without group_reporting an empty entry
+    // in its JSON and terse output; the renderers make those.
+    let mut reported = Vec::with_capacity(clones.len());
+    for (c, job) in clones.into_iter().zip(&plan.jobs) {
+        if job.reported {
+            reported.push((c, job.group_reporting));
+        } else if !job.group_reporting {
+            result.stats_off.push(c.elapsed_s);
+        }
+    }
+    result.jobs = merge_reported(reported);
     for g in 0..plan.groups {
         let members = result.jobs.iter().filter(|c| c.groupid == g);
         result.groups.push(GroupResult::from_jobs(g, members));
     }
     crate::warn::attach_run_warnings(plan, sparse, &mut result);
     Ok(RunOutcome { result, failure })
+}
+
+/// Raises a flag when dropped.
+struct Raise<'a>(&'a AtomicBool);
+
+impl Drop for Raise<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 /// A job with `exitall` has finished: stop the jobs its `exit_what`
@@ -229,13 +256,12 @@ fn exit(plan: &Plan, job: &PlanJob, phase: std::ops::Range<usize>, halts: &[Atom
 }
 
 /// The jobs as fio reports them: each clone on its own, except that
-/// clones and jobs of one group with `group_reporting` are merged into the
-/// first.
-fn merge_reported(plan: &Plan, clones: Vec<JobResult>) -> Vec<JobResult> {
+/// clones and jobs of one group with `group_reporting` (the flag beside
+/// each clone) are merged into the first.
+fn merge_reported(clones: Vec<(JobResult, bool)>) -> Vec<JobResult> {
     let mut out: Vec<JobResult> = Vec::new();
     let mut merging_group: Option<u32> = None;
-    for (i, c) in clones.into_iter().enumerate() {
-        let grouped = plan.jobs.get(i).map(|j| j.group_reporting).unwrap_or(false);
+    for (c, grouped) in clones {
         match (grouped, merging_group, out.last_mut()) {
             (true, Some(g), Some(last)) if g == c.groupid => last.merge(&c),
             (true, _, _) => {

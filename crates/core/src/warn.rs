@@ -597,12 +597,13 @@ fn compression(
 }
 
 /// The job's own bandwidth samples: too few, too scattered, or a start
-/// much faster than the rest.
+/// much faster than the rest. Samples taken per I/O (a bandwidth log with
+/// log_avg_msec=0) say nothing of the run's length or steadiness.
 fn samples(job: &JobResult, pj: &PlanJob, out: &mut Vec<Warning>) {
     let busiest = job
         .dirs
         .iter()
-        .filter(|d| d.total_ios > 0)
+        .filter(|d| d.total_ios > 0 && !pj.stats.bw_per_io)
         .max_by_key(|d| d.bw_samples.count());
     let Some(d) = busiest else {
         return;
@@ -842,6 +843,17 @@ mod tests {
         assert_eq!(fast_start(&[20, 40, 100, 100, 100, 100]), None);
         assert_eq!(fast_start(&[150, 100, 100, 100, 100, 100]), None);
         assert_eq!(fast_start(&[900, 100, 100, 100]), None, "too few");
+    }
+
+    #[test]
+    fn samples_per_io_say_nothing_of_length_or_steadiness() {
+        // A bandwidth log with log_avg_msec=0: the samples are per I/O.
+        let p = plan(&format!("{JOB}write_bw_log=/nonexistent-dir/p\n"));
+        assert!(p.jobs[0].stats.bw_per_io);
+        let r = result(&p, 64 << 20, &[100, 100], 1);
+        assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
+        let r = result(&p, 64 << 20, &[300, 100, 90, 110, 95, 105], 3);
+        assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
     }
 
     #[test]

@@ -672,6 +672,70 @@ fn gtod_reduce_drops_latencies_but_fio_keeps_the_samples() {
 }
 
 #[test]
+fn wait_for_starts_a_job_when_the_named_one_has_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = run_text(&format!(
+        "[global]\ndirectory={}\nsize=256k\nrw=read\n\
+         [a]\ntime_based\nruntime=1200ms\nnumjobs=2\n[b]\nwait_for=a\n[c]\n",
+        dir.path().display()
+    ));
+    assert_eq!(out.failure, None);
+    let jobs = &out.result.jobs;
+    let elapsed = |name: &str| {
+        jobs.iter()
+            .filter(|j| j.name == name)
+            .map(|j| j.elapsed_s)
+            .max()
+            .unwrap()
+    };
+    // b waited the 1.2 s of both clones of a, c did not wait; elapsed is
+    // in whole seconds, rounded up.
+    assert!(elapsed("a") >= 2 && elapsed("b") >= 2, "{jobs:?}");
+    assert!(elapsed("c") <= 1, "{jobs:?}");
+    // Unlike stonewall, wait_for starts no new group.
+    assert!(jobs.iter().all(|j| j.groupid == 0));
+    assert_eq!(jobs[2].dir(Dir::Read).io_bytes, 256 << 10);
+}
+
+#[test]
+fn wait_for_names_an_earlier_job() {
+    let head = "[global]\nsize=64k\nfilename=/nonexistent/f\n";
+    for (jobs, want) in [
+        (
+            "[a]\nwait_for=zz\n",
+            "job `a`: wait_for=zz: no job before this one is named `zz`",
+        ),
+        (
+            "[a]\nwait_for=b\n[b]\n",
+            "job `a`: wait_for=b: no job before this one is named `b`",
+        ),
+        (
+            "[a]\nwait_for=a\n",
+            "job `a`: wait_for=a: a job cannot wait for itself",
+        ),
+    ] {
+        let e = plan_error(&format!("{head}{jobs}"));
+        assert!(e.contains(want), "{e}");
+        assert!(e.starts_with("job.fio:5:"), "{e}");
+    }
+}
+
+#[test]
+fn bandwidth_and_iops_samples_have_their_own_windows() {
+    // fio 3.33 on this job: bw_samples 1, iops_samples 7 (250 ms windows
+    // ending at 250 .. 1750 ms; the window of 1000 ms ends once).
+    let dir = tempfile::tempdir().unwrap();
+    let j = run_ok(&format!(
+        "[w]\nfilename={}/f\nsize=1m\nrw=randread\ntime_based\nruntime=1900ms\n\
+         bwavgtime=1000\niopsavgtime=250\n",
+        dir.path().display()
+    ));
+    let r = j.dir(Dir::Read);
+    assert_eq!(r.bw_samples.count(), 1);
+    assert_eq!(r.iops_samples.count(), 7);
+}
+
+#[test]
 fn percentile_switches_reach_the_setup() {
     let j = stats_job("clat_percentiles=0\nlat_percentiles=1\npercentile_list=50:99.5");
     let s = &j.setup;

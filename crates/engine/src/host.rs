@@ -1,7 +1,9 @@
 //! Facts about the host that only a system call can tell: the page size,
 //! the amount of physical memory (the job language's `$pagesize` and
 //! `$mb_memory` keywords read them), the CPU usage of the calling thread
-//! (fio's per-job usr/sys/ctx/majf/minf), and the Ctrl-C counter.
+//! (fio's per-job usr/sys/ctx/majf/minf), and the Ctrl-C counter. And the
+//! calling thread's CPU affinity and niceness (fio's `cpus_allowed` and
+//! `nice`).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Once;
@@ -38,6 +40,90 @@ pub fn online_cpus() -> u64 {
     } else {
         1
     }
+}
+
+/// Number of CPUs the system has configured, online or not: CPU numbers
+/// run from 0 to this minus one.
+pub fn configured_cpus() -> u64 {
+    // SAFETY: sysconf takes no pointers and has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    if n > 0 {
+        n as u64
+    } else {
+        online_cpus()
+    }
+}
+
+/// Restricts the calling thread to the given CPUs (sched_setaffinity(2) on
+/// the thread alone). EINVAL when none of them is usable (offline, or
+/// outside the process's cpuset).
+pub fn pin_thread(cpus: &[u32]) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is a plain bit mask; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let capacity = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    for &cpu in cpus {
+        if cpu as usize >= capacity {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: `cpu` is below the set's capacity, checked above.
+        unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed, alive for the
+    // call; pid 0 names the calling thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The CPUs the calling thread may run on (sched_getaffinity(2)).
+pub fn thread_cpus() -> std::io::Result<Vec<u32>> {
+    // SAFETY: cpu_set_t is a plain bit mask; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed; pid
+    // 0 names the calling thread.
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let capacity = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    Ok((0..capacity)
+        // SAFETY: `c` is below the set's capacity.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .map(|c| c as u32)
+        .collect())
+}
+
+/// The calling thread's nice value.
+pub fn thread_nice() -> std::io::Result<i32> {
+    let tid = thread_id() as libc::id_t;
+    // getpriority may return -1 as a value: errno tells it from an error.
+    // SAFETY: __errno_location returns the calling thread's errno slot.
+    unsafe { *libc::__errno_location() = 0 };
+    // SAFETY: getpriority takes no pointers; PRIO_PROCESS with a thread id
+    // names that thread on Linux.
+    let n = unsafe { libc::getpriority(libc::PRIO_PROCESS, tid) };
+    // SAFETY: as above.
+    if n == -1 && unsafe { *libc::__errno_location() } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(n)
+}
+
+/// Adds `increment` to the calling thread's nice value, within -20..=19,
+/// as nice(3) does for a process (fio's `nice` option calls nice(3) in
+/// each job). Lowering it needs CAP_SYS_NICE (EACCES or EPERM otherwise).
+/// Returns the new value.
+pub fn renice_thread(increment: i32) -> std::io::Result<i32> {
+    let value = (thread_nice()? + increment).clamp(-20, 19);
+    let tid = thread_id() as libc::id_t;
+    // SAFETY: setpriority takes no pointers; PRIO_PROCESS with a thread id
+    // changes only that thread on Linux.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, value) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(value)
 }
 
 /// Local time's offset from UTC in seconds now (fio prints local times).
@@ -210,6 +296,38 @@ mod tests {
         assert!(ps >= 4096 && ps.is_power_of_two(), "page size {ps}");
         assert!(physical_memory() >= 64 << 20);
         assert!(online_cpus() >= 1);
+    }
+
+    #[test]
+    fn pinning_and_renicing_change_only_the_calling_thread() {
+        let main_cpus = thread_cpus().unwrap();
+        let main_nice = thread_nice().unwrap();
+        let first = main_cpus[0];
+        let (cpus, nice) = std::thread::spawn(move || {
+            pin_thread(&[first]).unwrap();
+            let nice = renice_thread(3).unwrap();
+            (thread_cpus().unwrap(), (nice, thread_nice().unwrap()))
+        })
+        .join()
+        .unwrap();
+        assert_eq!(cpus, [first]);
+        let want = (main_nice + 3).min(19);
+        assert_eq!(nice, (want, want));
+        assert_eq!(thread_cpus().unwrap(), main_cpus, "the caller is untouched");
+        assert_eq!(thread_nice().unwrap(), main_nice);
+        assert!(configured_cpus() >= main_cpus.len() as u64);
+    }
+
+    #[test]
+    fn pinning_to_a_cpu_the_machine_lacks_fails() {
+        let beyond = configured_cpus() as u32;
+        let e = std::thread::spawn(move || pin_thread(&[beyond]))
+            .join()
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+        let e = pin_thread(&[1 << 20]).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
     }
 
     #[test]

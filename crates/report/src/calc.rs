@@ -4,7 +4,28 @@
 //! a job's share of its group's bandwidth, and the percentiles a job asked
 //! for.
 
-use iolab_stats::{Dir, GroupResult, JobResult, LatHist, RunResult};
+use std::borrow::Cow;
+
+use iolab_stats::{
+    Dir, DirResult, GroupResult, JobResult, JobSetup, LatHist, RunResult, UnifiedRw,
+};
+
+/// The entry fio 3.33 lists in its JSON and terse output for a job clone
+/// that ran with `stats=0`: no name, group -1, nothing measured, no
+/// percentile list; `elapsed` as for any job.
+pub fn stats_off_entry(elapsed_s: u64) -> JobResult {
+    JobResult {
+        groupid: u32::MAX,
+        elapsed_s,
+        setup: JobSetup {
+            clat_percentiles: false,
+            lat_percentiles: false,
+            ..JobSetup::default()
+        },
+        clones: 1,
+        ..JobResult::default()
+    }
+}
 
 /// Nanoseconds to whole milliseconds, as fio's runtimes are.
 pub fn ms(ns: u64) -> u64 {
@@ -82,10 +103,71 @@ pub fn group<'a>(run: &'a RunResult, job: &JobResult) -> Option<&'a GroupResult>
     run.groups.iter().find(|g| g.groupid == job.groupid)
 }
 
-/// The group's aggregate bandwidth in a direction, bytes/s (0 without a
-/// group).
-pub fn group_agg(run: &RunResult, job: &JobResult, d: Dir) -> u64 {
-    group(run, job).map_or(0, |g| g.dirs[d as usize].agg_bw_bytes)
+/// One direction of a job's report: fio's read, write or trim, or the
+/// three summed as "mixed" (`unified_rw_reporting`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shown {
+    Dir(Dir),
+    Mixed,
+}
+
+impl Shown {
+    /// fio's name of it in JSON and the job's lines.
+    pub fn key(self) -> &'static str {
+        match self {
+            Shown::Dir(d) => d.key(),
+            Shown::Mixed => "mixed",
+        }
+    }
+}
+
+/// What a report shows of `dirs` for a job: the directions themselves,
+/// with `unified_rw_reporting=mixed` their sum instead, with `both` the
+/// directions and then their sum.
+pub fn shown(unified: UnifiedRw, dirs: &[Dir]) -> Vec<Shown> {
+    let mut out: Vec<Shown> = if unified == UnifiedRw::Mixed {
+        Vec::new()
+    } else {
+        dirs.iter().map(|&d| Shown::Dir(d)).collect()
+    };
+    if unified.mixed() {
+        out.push(Shown::Mixed);
+    }
+    out
+}
+
+/// A job's results in a shown direction.
+pub fn shown_result(job: &JobResult, s: Shown) -> Cow<'_, DirResult> {
+    match s {
+        Shown::Dir(d) => Cow::Borrowed(job.dir(d)),
+        Shown::Mixed => Cow::Owned(job.mixed()),
+    }
+}
+
+/// The group's aggregate bandwidth in a shown direction, bytes/s (0
+/// without a group).
+pub fn group_agg(run: &RunResult, job: &JobResult, s: Shown) -> u64 {
+    group(run, job).map_or(0, |g| match s {
+        Shown::Dir(d) => g.dirs[d as usize].agg_bw_bytes,
+        Shown::Mixed => g.mixed.agg_bw_bytes,
+    })
+}
+
+/// fio's "issued rwts" counts (issued, short, dropped per direction): with
+/// `unified_rw_reporting=mixed` all of them in the first place.
+pub fn issued_rwts(job: &JobResult) -> [[u64; 3]; 3] {
+    let d = &job.dirs;
+    let mut rows = [
+        job.issued,
+        [d[0].short_ios, d[1].short_ios, d[2].short_ios],
+        [d[0].drop_ios, d[1].drop_ios, d[2].drop_ios],
+    ];
+    if job.setup.unified_rw == UnifiedRw::Mixed {
+        for row in rows.iter_mut() {
+            *row = [row.iter().sum(), 0, 0];
+        }
+    }
+    rows
 }
 
 /// A job's mean sampled bandwidth (KiB/s) as percent of its group's

@@ -2,13 +2,16 @@
 //! global options, one object per reported job and the disks' statistics,
 //! keys in fio's order and with fio's units (ns latencies, KiB/s `bw`, ms
 //! runtimes). json+ adds each latency histogram's non-empty bins next to
-//! its percentiles. iolab's additions: `"iolab version"` after
+//! its percentiles. After the jobs, fio's empty entry for each clone that
+//! ran with `stats=0`. iolab's additions: `"iolab version"` after
 //! `"fio version"`, and an `"iolab"` object last in each job and in the
 //! document.
 
-use iolab_stats::{Dir, DirResult, JobResult, LatStat, Moments, RunResult, VerifyFailure};
+use iolab_stats::{
+    Dir, DirResult, JobResult, LatStat, Moments, RunResult, UnifiedRw, VerifyFailure,
+};
 
-use crate::calc;
+use crate::calc::{self, Shown};
 use crate::jsonw::{Json, Obj};
 use crate::units::ctime;
 use crate::RenderOpts;
@@ -38,6 +41,7 @@ pub(crate) fn document(run: &RunResult, opts: &RenderOpts, plus: bool) -> Obj {
         .jobs
         .iter()
         .map(|j| Json::Obj(job(run, j, plus)))
+        .chain(run.stats_off.iter().map(|&e| Json::Obj(stats_off(run, e))))
         .collect();
     root.add("jobs", Json::Arr(jobs));
     if !run.disks.is_empty() {
@@ -85,16 +89,23 @@ fn job(run: &RunResult, j: &JobResult, plus: bool) -> Obj {
     if !j.options.is_empty() {
         o.obj("job options", options(&j.options));
     }
-    for d in Dir::ALL {
-        o.obj(d.key(), direction(run, j, d, plus));
+    // unified_rw_reporting: with `mixed`, fio 3.33 prints the one "mixed"
+    // direction and no sync object; with `both`, "mixed" after sync.
+    let unified = s.unified_rw;
+    if unified != UnifiedRw::Mixed {
+        for d in Dir::ALL {
+            o.obj(d.key(), direction(run, j, Shown::Dir(d), plus));
+        }
+        let mut sync = Obj::new();
+        sync.uint("total_ios", j.sync.count()).obj(
+            "lat_ns",
+            lat(j, &j.sync, s.clat_percentiles || s.lat_percentiles, plus),
+        );
+        o.obj("sync", sync);
     }
-
-    let mut sync = Obj::new();
-    sync.uint("total_ios", j.sync.count()).obj(
-        "lat_ns",
-        lat(j, &j.sync, s.clat_percentiles || s.lat_percentiles, plus),
-    );
-    o.obj("sync", sync);
+    if unified.mixed() {
+        o.obj("mixed", direction(run, j, Shown::Mixed, plus));
+    }
 
     let (usr, sys) = calc::cpu(j);
     o.uint("job_runtime", calc::ms(j.runtime_ns))
@@ -183,6 +194,20 @@ fn verify_failure(f: &VerifyFailure) -> Obj {
     o
 }
 
+/// fio's entry for a clone with `stats=0`: an empty job without a name,
+/// in group 4294967295 (-1 as fio's unsigned group id), whose pairs stop
+/// after `latency_ms`; iolab says what it is under `"iolab"`.
+fn stats_off(run: &RunResult, elapsed_s: u64) -> Obj {
+    let mut o = job(run, &calc::stats_off_entry(elapsed_s), false);
+    if let Some(end) = o.0.iter().position(|(k, _)| k == "latency_ms") {
+        o.0.truncate(end + 1);
+    }
+    let mut iolab = Obj::new();
+    iolab.str("left_out", "stats=0");
+    o.obj("iolab", iolab);
+    o
+}
+
 fn keyed(keys: &[&str], values: &[f64]) -> Obj {
     let mut o = Obj::new();
     for (k, &v) in keys.iter().zip(values) {
@@ -191,8 +216,8 @@ fn keyed(keys: &[&str], values: &[f64]) -> Obj {
     o
 }
 
-fn direction(run: &RunResult, j: &JobResult, d: Dir, plus: bool) -> Obj {
-    let r: &DirResult = j.dir(d);
+fn direction(run: &RunResult, j: &JobResult, d: Shown, plus: bool) -> Obj {
+    let r: &DirResult = &calc::shown_result(j, d);
     let s = &j.setup;
     let bw_bytes = r.bw_bytes();
     let mut o = Obj::new();
@@ -256,4 +281,51 @@ fn lat(j: &JobResult, l: &LatStat, percentiles: bool, plus: bool) -> Obj {
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stats_off_clone_gets_fios_empty_entry() {
+        // fio 3.33's entry for a job with stats=0: these keys, in this
+        // order, and nothing measured.
+        let fio_keys = [
+            "groupid",
+            "error",
+            "eta",
+            "elapsed",
+            "read",
+            "write",
+            "trim",
+            "sync",
+            "job_runtime",
+            "usr_cpu",
+            "sys_cpu",
+            "ctx",
+            "majf",
+            "minf",
+            "iodepth_level",
+            "iodepth_submit",
+            "iodepth_complete",
+            "latency_ns",
+            "latency_us",
+            "latency_ms",
+        ];
+        let run = RunResult {
+            stats_off: vec![3],
+            ..Default::default()
+        };
+        let o = stats_off(&run, 3);
+        let keys: Vec<&str> = o.0.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys[..keys.len() - 1], fio_keys);
+        assert_eq!(keys.last(), Some(&"iolab"));
+        assert_eq!(o.0[0].1, Json::Int(4294967295));
+        assert_eq!(o.0[3].1, Json::UInt(3));
+        let doc = render(&run, &RenderOpts::default(), false);
+        assert!(doc.contains("\"groupid\" : 4294967295"), "{doc}");
+        assert!(!doc.contains("jobname"));
+        assert!(!doc.contains("percentile"));
+    }
 }

@@ -3,13 +3,17 @@
 //! the end: a block per job (per direction IOPS/BW, latency lines with
 //! their unit, percentile tables, bandwidth and IOPS samples; latency
 //! buckets, sync latencies, CPU, depth distributions), the run status of
-//! each group and the disks' statistics.
+//! each group and the disks' statistics. With `unified_rw_reporting` the
+//! directions are summed as "mixed" (instead of them, or after them with
+//! `both`). fio 3.33 prints that `both` block's first line as
+//! "mixed: IOPS=0, BW=0 (0)(0B/...)" whatever was done; iolab prints the
+//! numbers its JSON and terse (and fio's) carry.
 
 use std::fmt::Write;
 
 use iolab_stats::{Dir, DirResult, JobResult, LatHist, Moments, RunResult};
 
-use crate::calc;
+use crate::calc::{self, Shown};
 use crate::units::{ctime, digits, fixed_w, num2str, scale_lat, Unit};
 use crate::{RenderOpts, UnitBase};
 
@@ -69,16 +73,16 @@ pub fn render(run: &RunResult, opts: &RenderOpts) -> String {
     }
     for g in &run.groups {
         let _ = writeln!(out, "\nRun status group {} (all jobs):", g.groupid);
-        for d in Dir::ALL {
-            let gd = &g.dirs[d as usize];
+        for s in calc::shown(g.unified_rw, &Dir::ALL) {
+            let (gd, name) = match s {
+                Shown::Dir(Dir::Read) => (&g.dirs[0], "READ"),
+                Shown::Dir(Dir::Write) => (&g.dirs[1], "WRITE"),
+                Shown::Dir(Dir::Trim) => (&g.dirs[2], "TRIM"),
+                Shown::Mixed => (&g.mixed, "MIXED"),
+            };
             if gd.max_runtime_ns == 0 {
                 continue;
             }
-            let name = match d {
-                Dir::Read => "READ",
-                Dir::Write => "WRITE",
-                Dir::Trim => "TRIM",
-            };
             let bw = |v: u64| rate(v, opts, opts.pow2());
             let bw_alt = |v: u64| rate(v, opts, !opts.pow2());
             let _ = writeln!(
@@ -163,10 +167,10 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
     if !j.description.is_empty() {
         let _ = writeln!(out, "  Description  : [{}]", j.description);
     }
-    for d in Dir::ALL {
-        let r = j.dir(d);
+    for s in calc::shown(j.setup.unified_rw, &Dir::ALL) {
+        let r = calc::shown_result(j, s);
         if r.io_bytes > 0 && r.runtime_ns > 0 {
-            direction(out, run, j, d, r, opts);
+            direction(out, run, j, s, &r, opts);
         }
     }
 
@@ -215,20 +219,20 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
         "     complete  : {}",
         dist(&calc::depth_batches(&j.depth.complete), BATCHES)
     );
-    let [r, w, t] = &j.dirs;
+    let [issued, short, dropped] = calc::issued_rwts(j);
     let _ = writeln!(
         out,
         "     issued rwts: total={},{},{},{} short={},{},{},0 dropped={},{},{},0",
-        j.issued[0],
-        j.issued[1],
-        j.issued[2],
+        issued[0],
+        issued[1],
+        issued[2],
         j.sync.count(),
-        r.short_ios,
-        w.short_ios,
-        t.short_ios,
-        r.drop_ios,
-        w.drop_ios,
-        t.drop_ios
+        short[0],
+        short[1],
+        short[2],
+        dropped[0],
+        dropped[1],
+        dropped[2]
     );
     let s = &j.setup;
     if s.continue_on_error {
@@ -264,7 +268,7 @@ fn direction(
     out: &mut String,
     run: &RunResult,
     j: &JobResult,
-    d: Dir,
+    d: Shown,
     r: &DirResult,
     opts: &RenderOpts,
 ) {
@@ -279,7 +283,7 @@ fn direction(
         rate(bw, opts, !pow2),
         size(r.io_bytes, opts, pow2),
         calc::ms(r.runtime_ns),
-        if d == Dir::Write {
+        if d == Shown::Dir(Dir::Write) {
             "; 0 zone resets"
         } else {
             ""
@@ -528,6 +532,44 @@ mod tests {
         ));
         assert!(text.contains("\nRun status group 0 (all jobs):\n   READ: bw=4000KiB/s (4096kB/s)"));
         assert!(!text.contains("Disk stats"));
+    }
+
+    #[test]
+    fn unified_mixed_reports_one_direction_and_issued_counts_in_the_first() {
+        // fio 3.33 with unified_rw_reporting=mixed on randrw: "mixed" and
+        // "MIXED" lines only, issued rwts all in the first place.
+        let mut j = job_with_clat(&[1000, 2000, 3000]);
+        j.dirs[1] = j.dirs[0].clone();
+        j.issued = [3, 3, 0];
+        j.dirs[0].short_ios = 1;
+        j.dirs[1].short_ios = 2;
+        j.setup.unified_rw = iolab_stats::UnifiedRw::Mixed;
+        let mut run = RunResult {
+            jobs: vec![j],
+            ..Default::default()
+        };
+        run.groups = vec![GroupResult::from_jobs(0, run.jobs.iter())];
+        let text = render(&run, &RenderOpts::default());
+        assert!(
+            text.contains("\n  mixed: IOPS=6000, BW=23.4MiB/s (24.6MB/s)(24.0KiB/1msec)\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains(" read:") && !text.contains(" write:"),
+            "{text}"
+        );
+        assert!(
+            text.contains("     issued rwts: total=6,0,0,0 short=3,0,0,0 dropped=0,0,0,0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  MIXED: bw=23.4MiB/s (24.6MB/s), 23.4MiB/s-23.4MiB/s"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("READ:") && !text.contains("WRITE:"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -2,16 +2,19 @@
 //! job, fields in the order of fio's HOWTO ("Terse output"): version, fio
 //! version, job name, group, error; read then write status (KiB, KiB/s,
 //! IOPS, ms; slat, clat in usec; 20 percentile slots; lat; bandwidth
-//! samples); CPU; I/O depths; latency buckets in usec (with the nsec
-//! buckets folded into the first) and msec; each disk's statistics; with
-//! `continue_on_error`, the error count and the first error; and the
-//! description when there is one. Version 3 has no trim fields.
+//! samples), with `unified_rw_reporting` the "mixed" status instead of
+//! them (`mixed`) or after them (`both`); CPU; I/O depths; latency buckets
+//! in usec (with the nsec buckets folded into the first) and msec; each
+//! disk's statistics; with `continue_on_error`, the error count and the
+//! first error; and the description when there is one. Version 3 has no
+//! trim fields. After the jobs, an empty line (no name, group -1) per
+//! clone that ran with `stats=0`, as fio 3.33 prints them.
 
 use std::fmt::Write;
 
 use iolab_stats::{Dir, JobResult, LatStat, RunResult};
 
-use crate::calc;
+use crate::calc::{self, Shown};
 use crate::units::{f6, fixed_w};
 use crate::RenderOpts;
 
@@ -23,16 +26,23 @@ pub fn render(run: &RunResult, opts: &RenderOpts) -> String {
     for j in &run.jobs {
         line(&mut out, run, j, opts);
     }
+    // fio's lines for the clones that ran with stats=0.
+    for &elapsed in &run.stats_off {
+        line(&mut out, run, &calc::stats_off_entry(elapsed), opts);
+    }
     out
 }
 
 fn line(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
+    // fio prints the group id signed here (-1 for a stats=0 entry).
     let _ = write!(
         out,
         "3;{};{};{};{}",
-        opts.fio_version, j.name, j.groupid, j.error
+        opts.fio_version, j.name, j.groupid as i32, j.error
     );
-    for d in [Dir::Read, Dir::Write] {
+    // unified_rw_reporting: the "mixed" status instead of the read and
+    // write ones, or after them (fio 3.33's layout).
+    for d in calc::shown(j.setup.unified_rw, &[Dir::Read, Dir::Write]) {
         direction(out, run, j, d);
     }
 
@@ -89,8 +99,8 @@ fn line(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
     out.push('\n');
 }
 
-fn direction(out: &mut String, run: &RunResult, j: &JobResult, d: Dir) {
-    let r = j.dir(d);
+fn direction(out: &mut String, run: &RunResult, j: &JobResult, d: Shown) {
+    let r = &calc::shown_result(j, d);
     let (bw, iops) = if r.runtime_ns > 0 {
         (r.bw_bytes() / 1024, r.iops() as u64)
     } else {
@@ -167,6 +177,33 @@ fn usec_stat(out: &mut String, l: &LatStat) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stats_off_clone_gets_fios_empty_line() {
+        // fio 3.33 on [a] and [b] stats=0 (its disk fields left out).
+        let fio = "3;fio-3.33;;-1;0;0;0;0;0;0;0;0.000000;0.000000;0;0;0.000000;0.000000;\
+            0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;\
+            0%=0;0%=0;0%=0;0%=0;0;0;0.000000;0.000000;0;0;0.000000%;0.000000;0.000000;\
+            0;0;0;0;0;0;0.000000;0.000000;0;0;0.000000;0.000000;\
+            0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;0%=0;\
+            0%=0;0%=0;0%=0;0%=0;0;0;0.000000;0.000000;0;0;0.000000%;0.000000;0.000000;\
+            0.000000%;0.000000%;0;0;0;0.0%;0.0%;0.0%;0.0%;0.0%;0.0%;0.0%;-nan%;0.00%;0.00%;\
+            0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;\
+            0.00%;0.00%;0.00%;0.00%;0.00%;0.00%\n";
+        let run = RunResult {
+            jobs: vec![JobResult {
+                name: "a".into(),
+                ..Default::default()
+            }],
+            stats_off: vec![1],
+            ..Default::default()
+        };
+        let text = render(&run, &RenderOpts::default());
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("3;fio-3.33;a;0;0;"));
+        assert_eq!(lines[1], fio);
+    }
 
     #[test]
     fn a_job_without_io_has_all_fields_and_fios_nan() {

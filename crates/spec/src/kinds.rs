@@ -5,8 +5,8 @@
 use crate::error::ValueError;
 use crate::options::{suggest_word, Kind, OptDef};
 use crate::value::{
-    blocks, cpus, distribution, expr, files, pattern, percentiles, perdir, size, steadystate, time,
-    KbBase, RwMode, RwSpec, SizeValue, Value,
+    blocks, cpus, distribution, expr, files, pattern, percentiles, perdir, size, time, KbBase,
+    RwMode, RwSpec, SizeValue, Value,
 };
 
 /// Parses `text` as a value of `def`'s kind. `None` is a bare option.
@@ -76,7 +76,6 @@ pub fn parse_value(def: &OptDef, text: Option<&str>, kb: KbBase) -> Result<Value
         Kind::Percentiles => Value::Floats(percentiles::parse_percentiles(text)?),
         Kind::Cpus => Value::Cpus(cpus::parse_cpus(text)?),
         Kind::Files => Value::Files(files::parse_files(text)?),
-        Kind::SteadyState => Value::SteadyState(steadystate::parse_steadystate_kb(text, kb)?),
         Kind::Pattern => Value::Pattern(pattern::parse_pattern(text)?),
     };
     Ok(value)
@@ -107,7 +106,6 @@ pub fn format_value(def: &OptDef, value: &Value, kb: KbBase) -> String {
         Value::Floats(f) => percentiles::format_percentiles(f),
         Value::Cpus(c) => cpus::format_cpus(c),
         Value::Files(f) => files::format_files(f),
-        Value::SteadyState(s) => steadystate::format_steadystate(s),
         Value::Pattern(p) => pattern::format_pattern(p),
     }
 }

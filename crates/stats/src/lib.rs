@@ -30,7 +30,7 @@ pub use result::{
     CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult, JobWarning,
     RunResult, VerifyFailure,
 };
-pub use setup::{JobSetup, DEFAULT_PERCENTILES};
+pub use setup::{JobSetup, UnifiedRw, DEFAULT_PERCENTILES};
 
 mod compare;
 pub mod dist;

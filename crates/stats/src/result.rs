@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{JobSetup, LatBuckets, LatStat, Moments};
+use crate::{JobSetup, LatBuckets, LatStat, Moments, UnifiedRw};
 
 /// A data direction, in fio's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -258,6 +258,17 @@ impl JobResult {
         &self.dirs[d as usize]
     }
 
+    /// Reads, writes and trims as one direction (fio's "mixed" of
+    /// `unified_rw_reporting`): counts and bytes added, latencies merged
+    /// as one population, bandwidth and IOPS samples added up field by
+    /// field, the longest runtime.
+    pub fn mixed(&self) -> DirResult {
+        let mut m = self.dirs[0].clone();
+        m.merge(&self.dirs[1]);
+        m.merge(&self.dirs[2]);
+        m
+    }
+
     /// Adds another clone into this one (group_reporting). Job runtimes
     /// add up (fio sums `total_run_time`), direction runtimes take the
     /// longer.
@@ -315,47 +326,96 @@ pub struct GroupDir {
     pub max_runtime_ns: u64,
 }
 
+impl GroupDir {
+    /// The totals of one direction over the group's jobs: bytes added, the
+    /// slowest and fastest job, the shortest and longest runtime, and the
+    /// bytes over the longest runtime. Jobs that did nothing there count
+    /// for nothing.
+    fn over<'a>(dirs: impl Iterator<Item = &'a DirResult>) -> GroupDir {
+        Self::combine(
+            dirs.filter(|r| r.runtime_ns > 0 || r.io_bytes > 0)
+                .map(|r| {
+                    let bw = r.bw_bytes();
+                    GroupDir {
+                        io_bytes: r.io_bytes,
+                        agg_bw_bytes: 0,
+                        min_bw_bytes: bw,
+                        max_bw_bytes: bw,
+                        min_runtime_ns: r.runtime_ns,
+                        max_runtime_ns: r.runtime_ns,
+                    }
+                }),
+        )
+    }
+
+    /// Group lines as one: bytes added, the least of the minimums, the
+    /// most of the maximums, and the bytes over the longest runtime.
+    fn combine(parts: impl Iterator<Item = GroupDir>) -> GroupDir {
+        let mut g: Option<GroupDir> = None;
+        for p in parts {
+            g = Some(match g {
+                None => p,
+                Some(g) => GroupDir {
+                    io_bytes: g.io_bytes + p.io_bytes,
+                    agg_bw_bytes: 0,
+                    min_bw_bytes: g.min_bw_bytes.min(p.min_bw_bytes),
+                    max_bw_bytes: g.max_bw_bytes.max(p.max_bw_bytes),
+                    min_runtime_ns: g.min_runtime_ns.min(p.min_runtime_ns),
+                    max_runtime_ns: g.max_runtime_ns.max(p.max_runtime_ns),
+                },
+            });
+        }
+        let mut g = g.unwrap_or_default();
+        if g.max_runtime_ns > 0 {
+            g.agg_bw_bytes = (g.io_bytes as u128 * 1_000_000_000 / g.max_runtime_ns as u128) as u64;
+        }
+        g
+    }
+}
+
 /// A reporting group.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct GroupResult {
     pub groupid: u32,
     pub dirs: [GroupDir; 3],
+    /// The first job's `unified_rw_reporting`, which decides the lines
+    /// reported.
+    pub unified_rw: UnifiedRw,
+    /// The "MIXED" line of `unified_rw_reporting`: with `mixed`, over each
+    /// job's directions summed; with `both`, the three lines above as one
+    /// (fio 3.33 computes them so). Empty without unified reporting.
+    pub mixed: GroupDir,
 }
 
 impl GroupResult {
-    /// The group totals of jobs (each one clone, not yet merged).
+    /// The group totals of jobs (each one clone, not yet merged). The
+    /// first job's `unified_rw_reporting` decides the mixed line.
     pub fn from_jobs<'a>(groupid: u32, jobs: impl Iterator<Item = &'a JobResult> + Clone) -> Self {
-        let mut g = GroupResult {
-            groupid,
-            ..Default::default()
+        let dirs = Dir::ALL.map(|d| GroupDir::over(jobs.clone().map(|j| j.dir(d))));
+        let unified_rw = jobs
+            .clone()
+            .next()
+            .map(|j| j.setup.unified_rw)
+            .unwrap_or_default();
+        let mixed = match unified_rw {
+            UnifiedRw::None => GroupDir::default(),
+            UnifiedRw::Mixed => {
+                let mixed: Vec<DirResult> = jobs.map(JobResult::mixed).collect();
+                GroupDir::over(mixed.iter())
+            }
+            UnifiedRw::Both => GroupDir::combine(
+                dirs.iter()
+                    .copied()
+                    .filter(|g| g.max_runtime_ns > 0 || g.io_bytes > 0),
+            ),
         };
-        for d in Dir::ALL {
-            let gd = &mut g.dirs[d as usize];
-            let mut any = false;
-            for j in jobs.clone() {
-                let r = j.dir(d);
-                if r.runtime_ns == 0 && r.io_bytes == 0 {
-                    continue;
-                }
-                let bw = r.bw_bytes();
-                if !any {
-                    gd.min_bw_bytes = bw;
-                    gd.min_runtime_ns = r.runtime_ns;
-                    any = true;
-                }
-                gd.io_bytes += r.io_bytes;
-                gd.min_bw_bytes = gd.min_bw_bytes.min(bw);
-                gd.max_bw_bytes = gd.max_bw_bytes.max(bw);
-                gd.min_runtime_ns = gd.min_runtime_ns.min(r.runtime_ns);
-                gd.max_runtime_ns = gd.max_runtime_ns.max(r.runtime_ns);
-            }
-            if gd.max_runtime_ns > 0 {
-                gd.agg_bw_bytes =
-                    (gd.io_bytes as u128 * 1_000_000_000 / gd.max_runtime_ns as u128) as u64;
-            }
+        GroupResult {
+            groupid,
+            dirs,
+            unified_rw,
+            mixed,
         }
-        g
     }
 }
 
@@ -394,6 +454,10 @@ pub struct RunResult {
     pub interrupted: bool,
     /// Options common to all jobs, as fio prints "global options".
     pub global_options: Vec<(String, String)>,
+    /// Job clones that ran with `stats=0` and without group_reporting:
+    /// left out of `jobs` and `groups`, but fio lists an empty entry for
+    /// each in its JSON and terse output. The elapsed seconds of each.
+    pub stats_off: Vec<u64>,
 }
 
 #[cfg(test)]
@@ -481,6 +545,74 @@ mod tests {
             "a direction it did not use"
         );
         assert_eq!(a.unflushed_bytes, Some(4097));
+    }
+
+    #[test]
+    fn mixed_sums_the_directions() {
+        let mut j = JobResult::default();
+        j.dirs[0] = dir(400 << 10, 100, 2000);
+        j.dirs[1] = dir(200 << 10, 50, 1990);
+        for v in [100, 300] {
+            j.dirs[0].clat.record(v);
+        }
+        j.dirs[1].clat.record(1100);
+        for (r, w) in [(400, 200), (408, 199), (399, 208)] {
+            j.dirs[0].bw_samples.record(r);
+            j.dirs[1].bw_samples.record(w);
+        }
+        let m = j.mixed();
+        assert_eq!((m.io_bytes, m.total_ios), (600 << 10, 150));
+        assert_eq!(m.runtime_ns, 2_000_000_000, "the longest");
+        // Latencies: one population of the three samples.
+        assert_eq!(m.clat.count(), 3);
+        assert_eq!(m.clat.moments.mean(), 500.0);
+        assert_eq!(m.clat.moments.max(), Some(1100));
+        // Samples: added up field by field, as fio 3.33 shows them
+        // (mixed bw_min = read's min + write's min, six samples).
+        let b = &m.bw_samples;
+        assert_eq!((b.min(), b.max(), b.count()), (Some(598), Some(616), 6));
+        assert!((b.mean() - 604.666_666).abs() < 1e-5);
+    }
+
+    #[test]
+    fn the_mixed_group_line_of_each_mode() {
+        // fio 3.33, two randrw jobs at 400/200 and 160/80 KiB/s for 2 s:
+        // "mixed" gives MIXED 242-600 KiB/s (each job's sum), "both"
+        // gives 80-400 KiB/s (the READ and WRITE lines as one).
+        let job = |r: u64, w: u64, unified| {
+            let mut j = JobResult::default();
+            j.dirs[0] = dir(r << 11, r / 2, 2000);
+            j.dirs[1] = dir(w << 11, w / 2, 2000);
+            j.setup.unified_rw = unified;
+            j
+        };
+        for (mode, lo, hi) in [(UnifiedRw::Mixed, 240, 600), (UnifiedRw::Both, 80, 400)] {
+            let jobs = [job(400, 200, mode), job(160, 80, mode)];
+            let g = GroupResult::from_jobs(0, jobs.iter());
+            let m = g.mixed;
+            assert_eq!(
+                (m.min_bw_bytes >> 10, m.max_bw_bytes >> 10),
+                (lo, hi),
+                "{mode:?}"
+            );
+            assert_eq!(m.io_bytes, 840 << 11);
+            assert_eq!(m.agg_bw_bytes >> 10, 840);
+            assert_eq!(
+                (m.min_runtime_ns, m.max_runtime_ns),
+                (2_000_000_000, 2_000_000_000)
+            );
+            assert_eq!(
+                g.dirs[0].io_bytes,
+                560 << 11,
+                "the per-direction lines stay"
+            );
+        }
+        let jobs = [job(400, 200, UnifiedRw::None)];
+        let g = GroupResult::from_jobs(0, jobs.iter());
+        assert_eq!(
+            (g.unified_rw, g.mixed),
+            (UnifiedRw::None, GroupDir::default())
+        );
     }
 
     #[test]

@@ -13,6 +13,25 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
     99.99,
 ];
 
+/// How a job's directions are reported (fio's `unified_rw_reporting`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnifiedRw {
+    /// Reads, writes and trims apart.
+    #[default]
+    None,
+    /// The three summed as one direction, "mixed", instead.
+    Mixed,
+    /// Each direction, then their sum as "mixed".
+    Both,
+}
+
+impl UnifiedRw {
+    /// Whether the report has a "mixed" direction.
+    pub fn mixed(self) -> bool {
+        self != UnifiedRw::None
+    }
+}
+
 /// How one job (or, with group_reporting, the group's first job) was set up.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -45,6 +64,8 @@ pub struct JobSetup {
     pub latency_window_us: u64,
     /// `latency_percentile`, 100 by default.
     pub latency_percentile: f64,
+    /// `unified_rw_reporting`.
+    pub unified_rw: UnifiedRw,
 }
 
 impl Default for JobSetup {
@@ -65,6 +86,7 @@ impl Default for JobSetup {
             latency_target_ns: 0,
             latency_window_us: 0,
             latency_percentile: 100.0,
+            unified_rw: UnifiedRw::None,
         }
     }
 }

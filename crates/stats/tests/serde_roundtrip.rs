@@ -118,6 +118,7 @@ fn sample_run() -> RunResult {
         }],
         interrupted: true,
         global_options: vec![("direct".into(), "1".into())],
+        stats_off: vec![2],
     }
 }
 

@@ -4,7 +4,7 @@
 //! a size that is missing, direct I/O with a block size no device takes).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use iolab_spec::kinds::format_value;
@@ -17,9 +17,10 @@ use iolab_engine::file::FallocMode;
 use iolab_engine::SyncMode;
 
 use crate::gen::Seeds;
+use iolab_stats::UnifiedRw;
 
 use super::{
-    BsSpec, EngineTuning, ExitWhat, Fadvise, FileService, JobFile, Layout, PaceSpec, Plan,
+    BsSpec, EngineTuning, ExitWhat, Fadvise, FileService, JobFile, Layout, LogSpec, PaceSpec, Plan,
     PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
 };
 
@@ -60,6 +61,11 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
         }
         for clone in 0..job.numjobs() {
             let mut pj = job_settings(&cx, spec_index, clone, groups[spec_index])?;
+            pj.cpus = cpus_allowed(&cx, jobs.len())?;
+            if let Some(logs) = &mut pj.logs {
+                logs.thread = jobs.len() as u32 + 1;
+            }
+            pj.wait_for = waitees(&cx, set, spec_index, &jobs)?;
             let (io_total, regions) = place_files(&cx, clone, &pj, &mut files, &mut by_path)?;
             pj.openfiles = match pj.openfiles {
                 0 => regions.len() as u32,
@@ -236,6 +242,20 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         .map(|(o, v)| (o.name().to_string(), format_value(o.def(), v, kb)))
         .collect();
 
+    let logs = log_spec(job);
+    // fio's log_avg_msec: a bandwidth (IOPS) log that averages sets the
+    // sample window, unless bwavgtime (iopsavgtime) is given; one that
+    // records every I/O makes the samples per I/O too.
+    let avg_msec = logs.as_ref().map_or(0, |l| l.avg_msec);
+    let window = |log: bool, opt: Opt| match (log, avg_msec) {
+        (true, n) if n > 0 && job.get(opt).is_none() => Duration::from_millis(n),
+        _ => ms(opt),
+    };
+    let per_io = |log: bool| log && avg_msec == 0;
+    let (bw_log, iops_log) = logs
+        .as_ref()
+        .map_or((false, false), |l| (l.bw.is_some(), l.iops.is_some()));
+
     let verify = verify_spec(cx, &bs)?;
     let buffers = buffer_spec(cx, verify.is_some());
     let mut rw = job.rw();
@@ -281,6 +301,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         time_based,
         ramp_time: duration(job, Opt::RampTime),
         startdelay: duration(job, Opt::Startdelay),
+        wait_for: Vec::new(),
         create_on_open: job.flag(Opt::CreateOnOpen),
         allow_file_create: job.flag(Opt::AllowFileCreate),
         unlink_each_loop: job.flag(Opt::UnlinkEachLoop),
@@ -296,6 +317,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         pre_read: job.flag(Opt::PreRead),
         overwrite: job.flag(Opt::Overwrite),
         file_append: job.flag(Opt::FileAppend),
+        fill_device: job.flag(Opt::FillDevice),
         unlink: job.flag(Opt::Unlink),
         fadvise,
         fallocate,
@@ -327,10 +349,21 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             disable_clat: job.flag(Opt::DisableClat) || gtod_reduce,
             disable_slat: job.flag(Opt::DisableSlat) || gtod_reduce,
             disable_bw: job.flag(Opt::DisableBwMeasurement) || gtod_reduce,
-            bw_avg: ms(Opt::Bwavgtime),
-            iops_avg: ms(Opt::Iopsavgtime),
+            bw_avg: window(bw_log, Opt::Bwavgtime),
+            iops_avg: window(iops_log, Opt::Iopsavgtime),
+            bw_per_io: per_io(bw_log),
+            iops_per_io: per_io(iops_log),
+            unified_rw: match job.choice(Opt::UnifiedRwReporting) {
+                Some("mixed") => UnifiedRw::Mixed,
+                Some("both") => UnifiedRw::Both,
+                _ => UnifiedRw::None,
+            },
         },
+        logs,
+        reported: job.flag(Opt::Stats),
         group_reporting: job.flag(Opt::GroupReporting),
+        cpus: None,
+        nice: job.int(Opt::Nice).unwrap_or(0).clamp(-20, 19) as i32,
         exitall: job.flag(Opt::Exitall),
         exit_what: match job.choice(Opt::ExitWhat) {
             Some("all") => ExitWhat::All,
@@ -343,6 +376,29 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         description: job.text(Opt::Description).unwrap_or_default(),
         options,
     })
+}
+
+/// The logs the job writes: None when it asks for none. A bare
+/// `write_*_log` takes the job's name as the prefix, as fio does.
+fn log_spec(job: &JobSpec) -> Option<LogSpec> {
+    let prefix = |opt: Opt| {
+        job.text(opt)
+            .map(|p| if p.is_empty() { job.name.clone() } else { p })
+    };
+    let msec = |opt: Opt| job.int(opt).unwrap_or(0).max(0) as u64;
+    let spec = LogSpec {
+        bw: prefix(Opt::WriteBwLog),
+        iops: prefix(Opt::WriteIopsLog),
+        lat: prefix(Opt::WriteLatLog),
+        hist: prefix(Opt::WriteHistLog),
+        avg_msec: msec(Opt::LogAvgMsec),
+        hist_msec: msec(Opt::LogHistMsec),
+        offset: job.flag(Opt::LogOffset),
+        per_job: job.flag(Opt::PerJobLogs),
+        thread: 0,
+    };
+    (spec.bw.is_some() || spec.iops.is_some() || spec.lat.is_some() || spec.hist.is_some())
+        .then_some(spec)
 }
 
 /// The rate limit of each direction in bytes per second: `rate`, or
@@ -387,6 +443,89 @@ fn rates(cx: &Ctx, bs: &[BsSpec; 3]) -> Result<[u64; 3], PlanError> {
         };
     }
     Ok(out)
+}
+
+/// The clones planned so far that `wait_for` names: every clone of the
+/// jobs before this one with that name. fio refuses a name that no earlier
+/// job has (a later job's included) and the job's own name.
+fn waitees(
+    cx: &Ctx,
+    set: &JobSet,
+    spec: usize,
+    planned: &[PlanJob],
+) -> Result<Vec<usize>, PlanError> {
+    let Some(name) = cx.job.text(Opt::WaitFor).filter(|n| !n.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    if name == cx.job.name {
+        return Err(cx.err(
+            Some(Opt::WaitFor),
+            format!("wait_for={name}: a job cannot wait for itself"),
+        ));
+    }
+    if !set.jobs[..spec].iter().any(|j| j.name == name) {
+        return Err(cx.err(
+            Some(Opt::WaitFor),
+            format!(
+                "wait_for={name}: no job before this one is named `{name}` (the job waited for must come first)"
+            ),
+        ));
+    }
+    Ok(planned
+        .iter()
+        .enumerate()
+        .filter(|(_, j)| j.name == name)
+        .map(|(i, _)| i)
+        .collect())
+}
+
+/// The CPUs of the clone that is thread `thread` of the run (0-based, in
+/// start order): the whole `cpus_allowed` set, or with
+/// `cpus_allowed_policy=split` its CPU number `thread` modulo the set's
+/// size, as fio numbers its threads across jobs. A CPU the machine does
+/// not have is refused, as fio refuses it when it reads the option.
+fn cpus_allowed(cx: &Ctx, thread: usize) -> Result<Option<Vec<u32>>, PlanError> {
+    let Some(Value::Cpus(list)) = cx.job.get(Opt::CpusAllowed) else {
+        return Ok(None);
+    };
+    let have = iolab_engine::host::configured_cpus();
+    if let Some(&cpu) = list.0.iter().find(|&&c| u64::from(c) >= have) {
+        return Err(cx.err(
+            Some(Opt::CpusAllowed),
+            format!(
+                "cpus_allowed: CPU {cpu} is beyond this machine's CPUs (0-{})",
+                have.saturating_sub(1)
+            ),
+        ));
+    }
+    let cpus = &list.0;
+    if cpus.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(match cx.job.choice(Opt::CpusAllowedPolicy) {
+        Some("split") => vec![cpus[thread % cpus.len()]],
+        _ => cpus.clone(),
+    }))
+}
+
+/// Bytes still free on the filesystem that holds (or will hold) `path`.
+fn free_space(cx: &Ctx, path: &Path) -> Result<u64, PlanError> {
+    let at = if path.exists() {
+        path
+    } else {
+        path.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+    };
+    iolab_engine::file::available_space(at).map_err(|e| {
+        cx.err(
+            Some(Opt::FillDevice),
+            format!(
+                "fill_device: cannot tell the free space of `{}`: {e}",
+                at.display()
+            ),
+        )
+    })
 }
 
 /// `file_service_type`, for the kinds iolab implements.
@@ -465,9 +604,16 @@ fn place_files(
             }
         }
         let existing = disk.size.filter(|s| *s > 0 || disk.block_device);
+        let sized = job.size(Opt::Size).is_some() || job.size(Opt::Filesize).is_some();
+        // fill_device without a size: a regular file may grow by all the
+        // space left on its filesystem and one block more, so that the job
+        // always ends on the full filesystem's ENOSPC (fio "sets size to
+        // something really large" and stops there).
+        let fill = pj.fill_device && !sized && !disk.block_device;
         // The file's own extent: filesize, else its share of size, else
         // what is on disk.
         let per_file = match (job.size(Opt::Filesize), job.size(Opt::Size)) {
+            _ if fill => existing.unwrap_or(0) + free_space(cx, &path)? + max_bs,
             (Some(SizeValue::Bytes(b)), _) => b,
             (Some(SizeValue::Percent(p)), _) | (None, Some(SizeValue::Percent(p))) => match existing {
                 Some(e) => resolve_size(SizeValue::Percent(p), e) / if job.get(Opt::Filesize).is_some() { 1 } else { nfiles },
@@ -514,8 +660,7 @@ fn place_files(
         // An existing device or file bounds the region; a file iolab makes
         // is made large enough.
         let mut len = per_file;
-        let sized = job.size(Opt::Size).is_some() || job.size(Opt::Filesize).is_some();
-        let fixed_end = if disk.block_device || !sized {
+        let fixed_end = if disk.block_device || !(sized || fill) {
             existing
         } else {
             None
@@ -552,19 +697,23 @@ fn place_files(
                 existing: disk.size,
                 block_device: disk.block_device,
                 layout: Layout::AsIs,
+                fill: false,
             });
             files.len() - 1
         });
         let f = &mut files[idx];
         f.size = f.size.max(end);
+        f.fill |= pj.fill_device;
         if !diskless && !f.block_device && f.existing.unwrap_or(0) < f.size {
             // Data is written first when the file will be read, or when
             // overwrite=1 asks for writes over existing blocks; otherwise
             // the space is only allocated, or (create_on_open=1) the job's
             // open creates the file.
+            // A file that fill_device writes is not preallocated: the job
+            // itself finds where the space ends.
             f.layout = if reads || pj.overwrite || f.layout == Layout::Write {
                 Layout::Write
-            } else if f.layout == Layout::Allocate || !pj.create_on_open {
+            } else if f.layout == Layout::Allocate || !(pj.create_on_open || f.fill) {
                 Layout::Allocate
             } else {
                 Layout::OnOpen

@@ -15,7 +15,7 @@ use std::time::Duration;
 use iolab_engine::file::FallocMode;
 use iolab_engine::SyncMode;
 
-use iolab_stats::JobSetup;
+use iolab_stats::{JobSetup, UnifiedRw};
 
 use crate::gen::Seeds;
 use iolab_spec::value::{BlockRange, Distribution, RwSpec, SplitEntry};
@@ -81,6 +81,9 @@ pub struct PlanFile {
     pub existing: Option<u64>,
     pub block_device: bool,
     pub layout: Layout,
+    /// A `fill_device` job uses it: laying it out stops, without an error,
+    /// when the filesystem is full.
+    pub fill: bool,
 }
 
 /// One file of a job clone and the region of it the clone works on.
@@ -118,6 +121,51 @@ pub struct StatsSpec {
     /// Bandwidth and IOPS sample windows.
     pub bw_avg: Duration,
     pub iops_avg: Duration,
+    /// Bandwidth and IOPS samples are taken per I/O instead of per window,
+    /// as fio takes them when its bandwidth or IOPS log records every I/O
+    /// (`log_avg_msec=0`): bytes over the I/O's completion latency, and 1.
+    pub bw_per_io: bool,
+    pub iops_per_io: bool,
+    /// `unified_rw_reporting`.
+    pub unified_rw: UnifiedRw,
+}
+
+/// The log files a job clone writes (`write_bw_log`, `write_iops_log`,
+/// `write_lat_log`, `write_hist_log`), in fio's names and formats.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogSpec {
+    /// File name prefixes of the logs asked for (the job's name when the
+    /// option is given bare).
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    pub lat: Option<String>,
+    pub hist: Option<String>,
+    /// `log_avg_msec`: 0 logs every I/O; N logs a mean per N ms (latency
+    /// logs) or one entry per sample window (bandwidth and IOPS logs).
+    pub avg_msec: u64,
+    /// `log_hist_msec`: a histogram entry per direction this often (0:
+    /// none, the file is left empty, as fio leaves it).
+    pub hist_msec: u64,
+    /// `log_offset`: entries carry the I/O's offset.
+    pub offset: bool,
+    /// `per_job_logs`: each clone writes files of its own, named with its
+    /// thread number; otherwise the clones of a job append to one file.
+    pub per_job: bool,
+    /// fio's thread number of the clone: its place in the run, from 1.
+    pub thread: u32,
+}
+
+impl LogSpec {
+    /// The file of one log: `PREFIX_KIND.N.log`, or `PREFIX_KIND.log`
+    /// without per_job_logs (KIND is bw, iops, slat, clat, lat or
+    /// clat_hist).
+    pub fn path(&self, prefix: &str, kind: &str) -> PathBuf {
+        if self.per_job {
+            PathBuf::from(format!("{prefix}_{kind}.{}.log", self.thread))
+        } else {
+            PathBuf::from(format!("{prefix}_{kind}.log"))
+        }
+    }
 }
 
 /// Rate limits, minimum rates and think time.
@@ -222,6 +270,9 @@ pub struct PlanJob {
     pub time_based: bool,
     pub ramp_time: Duration,
     pub startdelay: Duration,
+    /// Clones (indexes into `Plan::jobs`) that must have finished before
+    /// this one starts (`wait_for`: every clone of the named earlier job).
+    pub wait_for: Vec<usize>,
     /// Files are created by the job's open, not before it.
     pub create_on_open: bool,
     /// A missing file may be created (`allow_file_create`).
@@ -246,13 +297,26 @@ pub struct PlanJob {
     pub overwrite: bool,
     /// The I/O region starts at the file's end as it was when planned.
     pub file_append: bool,
+    /// Write until the filesystem is full: ENOSPC or EDQUOT on a write
+    /// ends the job without an error (`fill_device`).
+    pub fill_device: bool,
     pub unlink: bool,
     pub fadvise: Fadvise,
     pub fallocate: FallocMode,
     pub random: RandomSpec,
     pub pace: PaceSpec,
     pub stats: StatsSpec,
+    /// The log files it writes, if any.
+    pub logs: Option<LogSpec>,
+    /// The job's results are reported (fio's `stats`; with `stats=0` the
+    /// job runs but is left out of the jobs and groups reported).
+    pub reported: bool,
     pub group_reporting: bool,
+    /// The CPUs the clone's thread is pinned to (`cpus_allowed`, one of
+    /// them with `cpus_allowed_policy=split`); None leaves it free.
+    pub cpus: Option<Vec<u32>>,
+    /// Added to the clone thread's nice value when it starts (`nice`).
+    pub nice: i32,
     pub exitall: bool,
     pub exit_what: ExitWhat,
     pub continue_on_error: &'static str,
@@ -280,6 +344,7 @@ impl PlanJob {
             lat_percentiles: self.stats.lat_percentiles,
             slat_percentiles: self.stats.slat_percentiles,
             continue_on_error: self.continue_on_error != "none",
+            unified_rw: self.stats.unified_rw,
             ..JobSetup::default()
         }
     }

@@ -10,6 +10,7 @@ use iolab_engine::{errno_text, Completion, Op};
 use iolab_stats::{DepthDist, Dir, JobResult};
 
 use super::errors::{continues_after, strerror};
+use super::logs::Logged;
 use super::measure::Measure;
 use super::setup::engine_error;
 use super::{sync_unit, Worker, EIO};
@@ -191,22 +192,50 @@ impl Worker {
                     r.short_ios += 1;
                 }
                 if !m.ramping {
+                    let (mut slat, mut clat, mut lat) = (None, None, None);
                     if cx.timed {
-                        let clat = cx.clock.ns_between(io.t_commit, t_done);
+                        let c = cx.clock.ns_between(io.t_commit, t_done);
                         if !stats.disable_clat {
-                            r.clat.record(clat);
-                            out.lat_buckets.record(clat);
+                            r.clat.record(c);
+                            out.lat_buckets.record(c);
+                            clat = Some(c);
                         }
                         if !cx.lat_is_clat {
                             if !stats.disable_lat {
-                                r.lat.record(cx.clock.ns_between(io.t_issue, t_done));
+                                let l = cx.clock.ns_between(io.t_issue, t_done);
+                                r.lat.record(l);
+                                lat = Some(l);
                             }
                             if cx.queued && !stats.disable_slat {
-                                r.slat.record(cx.clock.ns_between(io.t_issue, io.t_commit));
+                                let s = cx.clock.ns_between(io.t_issue, io.t_commit);
+                                r.slat.record(s);
+                                slat = Some(s);
                             }
+                        } else if !stats.disable_lat {
+                            lat = clat;
                         }
                     }
                     m.count(d, n as u64);
+                    if let Some(logs) = &mut self.logs {
+                        let logged = Logged {
+                            ms: cx.clock.ns_between(m.start, t_done) / 1_000_000,
+                            dir: d,
+                            bytes: n,
+                            len: io.len,
+                            offset: io.offset,
+                            slat,
+                            clat,
+                            lat,
+                        };
+                        logs.io(logged, r);
+                        if logs.full() {
+                            if let Err(e) = logs.write() {
+                                out.error = e.raw_os_error().unwrap_or(EIO);
+                                out.error_detail = e.to_string();
+                                return false;
+                            }
+                        }
+                    }
                 }
                 if io.dir == Dir::Read
                     && self.verify.is_some()
@@ -214,6 +243,12 @@ impl Worker {
                 {
                     return false;
                 }
+            }
+            // fill_device: the filesystem is full, which ends the job
+            // without an error, as the I/O that found it counts in
+            // total_ios.
+            Err(errno) if job.fill_device && crate::layout::full_errno(errno) => {
+                return false;
             }
             Err(errno) => {
                 out.total_err += 1;
@@ -247,7 +282,7 @@ impl Worker {
         cx.progress
             .publish(d, out.dirs[d].io_bytes + rb, out.dirs[d].total_ios + ri);
 
-        if m.tick(t_done, cx.clock, out, &self.mix) {
+        if m.tick(t_done, cx.clock, out, &self.mix, self.logs.as_deref_mut()) {
             cx.progress.set_state(cx.running);
             if let Some(min) = &mut self.min_rate {
                 min.restart(cx.clock.ns_between(cx.t_begin, m.ramp_end()));

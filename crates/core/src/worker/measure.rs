@@ -1,9 +1,10 @@
 //! What a clone measures and from when: `ramp_time` (counts are kept
 //! through it and forgotten when it ends, latencies and samples start
-//! after it, as fio's do), and the bandwidth and IOPS samples of each
-//! averaging window, taken when an I/O completes after the window's end
-//! (the next window starts then, so a 1 s job has one 500 ms sample and a
-//! 2 s job three, as fio 3.33 reports).
+//! after it, as fio's do), and the bandwidth and IOPS samples, each over
+//! its own averaging window (`bwavgtime`, `iopsavgtime`). A sample is taken
+//! when an I/O completes after its window's end (the next window starts
+//! then, so with 500 ms windows a 1 s job has one sample and a 2 s job
+//! three, as fio 3.33 reports).
 //! Per I/O this is a comparison with the clock reading the worker already
 //! has.
 
@@ -15,11 +16,38 @@ use iolab_stats::{DepthDist, Dir, JobResult};
 
 use crate::gen::RwMix;
 
-/// Counters of the current bandwidth window.
-#[derive(Default, Clone, Copy)]
+use super::logs::Logs;
+
+/// One averaging window: what completed in it per direction (bytes for
+/// bandwidth, I/Os for IOPS), when it began and when it ends.
+#[derive(Clone, Copy)]
 struct Window {
-    bytes: [u64; 3],
-    ios: [u64; 3],
+    acc: [u64; 3],
+    start: u64,
+    end: u64,
+    every: u64,
+}
+
+impl Window {
+    fn new(start: u64, every: u64) -> Window {
+        Window {
+            acc: [0; 3],
+            start,
+            end: start.saturating_add(every),
+            every,
+        }
+    }
+
+    /// The window's rate per direction (per second, in `unit`s of what it
+    /// counts) up to `t1`, and a new window from `t1`.
+    fn close(&mut self, t1: u64, clock: &Clock, unit: u128) -> [u64; 3] {
+        let span = clock.ns_between(self.start, t1).max(1) as u128;
+        let rates = self
+            .acc
+            .map(|n| (n as u128 * 1_000_000_000 / span / unit) as u64);
+        *self = Window::new(t1, self.every);
+        rates
+    }
 }
 
 pub(super) struct Measure {
@@ -31,28 +59,34 @@ pub(super) struct Measure {
     pub start: u64,
     /// The thread's CPU use at `start`.
     pub cpu0: CpuUsage,
-    win: Window,
-    win_start: u64,
-    next_sample: u64,
-    sample_every: u64,
+    /// Bytes per direction of the current bandwidth window.
+    bw: Window,
+    /// I/Os per direction of the current IOPS window.
+    iops: Window,
     /// Bytes and I/Os per direction done in the ramp, which the job's
     /// counts forget and its progress does not.
     pub ramped: [(u64, u64); 3],
 }
 
 impl Measure {
-    /// Measuring a clone that starts at `begin` (clock ticks).
-    pub fn new(clock: &Clock, begin: u64, ramp: Duration, sample_every: Duration) -> Measure {
-        let every = clock.ticks(sample_every);
+    /// Measuring a clone that starts at `begin` (clock ticks), with
+    /// bandwidth samples every `bw_every` and IOPS samples every
+    /// `iops_every` (None: no windows, the logs take samples per I/O).
+    pub fn new(
+        clock: &Clock,
+        begin: u64,
+        ramp: Duration,
+        bw_every: Option<Duration>,
+        iops_every: Option<Duration>,
+    ) -> Measure {
+        let every = |d: Option<Duration>| d.map_or(u64::MAX, |d| clock.ticks(d));
         Measure {
             ramping: !ramp.is_zero(),
             ramp_end: begin + clock.ticks(ramp),
             start: begin,
             cpu0: thread_cpu_usage(),
-            win: Window::default(),
-            win_start: begin,
-            next_sample: begin + every,
-            sample_every: every,
+            bw: Window::new(begin, every(bw_every)),
+            iops: Window::new(begin, every(iops_every)),
             ramped: [(0, 0); 3],
         }
     }
@@ -60,22 +94,29 @@ impl Measure {
     /// Counts a completed I/O in the current window.
     #[inline]
     pub fn count(&mut self, d: usize, bytes: u64) {
-        self.win.bytes[d] += bytes;
-        self.win.ios[d] += 1;
+        self.bw.acc[d] += bytes;
+        self.iops.acc[d] += 1;
     }
 
     /// After an I/O that completed at `t1`: ends the ramp when it is over
     /// and returns true then; otherwise takes the samples of a window that
     /// is over.
     #[inline]
-    pub fn tick(&mut self, t1: u64, clock: &Clock, out: &mut JobResult, mix: &RwMix) -> bool {
+    pub fn tick(
+        &mut self,
+        t1: u64,
+        clock: &Clock,
+        out: &mut JobResult,
+        mix: &RwMix,
+        logs: Option<&mut Logs>,
+    ) -> bool {
         if self.ramping {
             if t1 >= self.ramp_end {
                 self.end_ramp(out);
                 return true;
             }
-        } else if t1 >= self.next_sample {
-            self.sample(t1, clock, out, mix);
+        } else if t1 >= self.bw.end || t1 >= self.iops.end {
+            self.sample(t1, clock, out, mix, logs);
         }
         false
     }
@@ -96,9 +137,8 @@ impl Measure {
         out.issued = [0; 3];
         self.start = self.ramp_end;
         self.cpu0 = thread_cpu_usage();
-        self.win = Window::default();
-        self.win_start = self.ramp_end;
-        self.next_sample = self.ramp_end + self.sample_every;
+        self.bw = Window::new(self.ramp_end, self.bw.every);
+        self.iops = Window::new(self.ramp_end, self.iops.every);
     }
 
     /// When the ramp ended (or ends).
@@ -106,25 +146,40 @@ impl Measure {
         self.ramp_end
     }
 
-    /// One bandwidth and IOPS sample per direction the job uses. fio 3.33
-    /// reports them even with disable_bw_measurement (its helper thread
-    /// takes them), and so does iolab.
+    /// The samples of the windows that are over, one per direction the
+    /// job uses. fio 3.33 reports them even with disable_bw_measurement
+    /// (its helper thread takes them), and so does iolab.
     #[cold]
-    fn sample(&mut self, t1: u64, clock: &Clock, out: &mut JobResult, mix: &RwMix) {
-        let span = clock.ns_between(self.win_start, t1).max(1) as u128;
-        for dir in Dir::ALL {
-            if mix.uses(dir) {
-                let i = dir as usize;
-                let r = &mut out.dirs[i];
-                let bw = (self.win.bytes[i] as u128 * 1_000_000_000 / span / 1024) as u64;
-                r.bw_samples.record(bw);
-                r.bw_series.push(bw);
-                r.iops_samples
-                    .record((self.win.ios[i] as u128 * 1_000_000_000 / span) as u64);
+    fn sample(
+        &mut self,
+        t1: u64,
+        clock: &Clock,
+        out: &mut JobResult,
+        mix: &RwMix,
+        mut logs: Option<&mut Logs>,
+    ) {
+        let ms = clock.ns_between(self.start, t1) / 1_000_000;
+        if t1 >= self.bw.end {
+            let kib = self.bw.close(t1, clock, 1024);
+            for d in Dir::ALL.into_iter().filter(|d| mix.uses(*d)) {
+                let d = d as usize;
+                out.dirs[d].bw_samples.record(kib[d]);
+                // In order, for the warning about a fast start.
+                out.dirs[d].bw_series.push(kib[d]);
+                if let Some(l) = logs.as_deref_mut() {
+                    l.sample(false, ms, d, kib[d]);
+                }
             }
         }
-        self.win = Window::default();
-        self.win_start = t1;
-        self.next_sample = t1 + self.sample_every;
+        if t1 >= self.iops.end {
+            let ios = self.iops.close(t1, clock, 1);
+            for d in Dir::ALL.into_iter().filter(|d| mix.uses(*d)) {
+                let d = d as usize;
+                out.dirs[d].iops_samples.record(ios[d]);
+                if let Some(l) = logs.as_deref_mut() {
+                    l.sample(true, ms, d, ios[d]);
+                }
+            }
+        }
     }
 }

@@ -9,6 +9,7 @@
 mod complete;
 mod errors;
 mod fileset;
+mod logs;
 mod measure;
 mod pace;
 mod setup;
@@ -33,14 +34,18 @@ use measure::Measure;
 use pace::{MinRate, RateLimit, Think};
 
 const EINVAL: i32 = 22;
+const ENOSPC: i32 = 28;
 const EIO: i32 = 5;
 const EILSEQ: i32 = 84;
 
-/// What a worker shares with the run: the run's stop flag (Ctrl-C) and
-/// the clone's own (another job's exitall).
+/// What a worker shares with the run: the run's stop flag (Ctrl-C), the
+/// clone's own (another job's exitall), and which clones have finished
+/// (for `wait_for`).
 pub struct Shared<'a> {
     pub stop: &'a AtomicBool,
     pub halt: &'a AtomicBool,
+    /// One flag per clone of the plan, raised when it has finished.
+    pub finished: &'a [AtomicBool],
     /// The run's progress counters, for a status line.
     pub progress: &'a Progress,
 }
@@ -66,16 +71,31 @@ pub fn run_clone(job: &PlanJob, index: u32, files: &[PlanFile], shared: &Shared)
     if !job.startdelay.is_zero() {
         sleep_unless_stopped(job.startdelay, shared);
     }
+    // wait_for: the job starts once the named job has finished (and its
+    // startdelay, counted from the run's start, is over, as in fio).
+    while !shared.stopped()
+        && !job
+            .wait_for
+            .iter()
+            .all(|&i| shared.finished[i].load(Ordering::Acquire))
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     if !shared.stopped() {
         slot.set_state(RunState::Initializing);
-        match Worker::new(job, index, files) {
-            Ok(mut w) => {
-                shared.progress.mark_started(index as usize);
-                w.run(job, files, shared, slot, &mut result);
-            }
-            Err((errno, msg)) => {
-                result.error = errno;
-                result.error_detail = msg;
+        if let Err((errno, msg)) = setup::place_thread(job) {
+            result.error = errno;
+            result.error_detail = msg;
+        } else {
+            match Worker::new(job, index, files) {
+                Ok(mut w) => {
+                    shared.progress.mark_started(index as usize);
+                    w.run(job, files, shared, slot, &mut result);
+                }
+                Err((errno, msg)) => {
+                    result.error = errno;
+                    result.error_detail = msg;
+                }
             }
         }
     }
@@ -127,6 +147,11 @@ struct Worker {
     /// What write buffers hold (`data`), and verify when it is on.
     data: crate::data::DataGen,
     verify: Option<verify::Verifier>,
+    /// Bytes of I/O per loop: the job's io_size, or less when fill_device
+    /// found less room than planned.
+    io_size: u64,
+    /// The log files, when the job writes any.
+    logs: Option<Box<logs::Logs>>,
     rate: Option<RateLimit>,
     think: Option<Think>,
     min_rate: Option<MinRate>,
@@ -168,7 +193,7 @@ impl Worker {
         let (loops, limit_bytes) = if job.time_based {
             (1, u64::MAX)
         } else {
-            (job.loops.max(1), job.io_size)
+            (job.loops.max(1), self.io_size)
         };
         let limit_ios = job.number_ios.unwrap_or(u64::MAX);
         // fio counts reads and writes towards the size, and trims only in
@@ -187,7 +212,15 @@ impl Worker {
         let timed = !stats.disable_clat || !stats.disable_lat;
         let paced = self.rate.is_some() || self.think.is_some() || self.min_rate.is_some();
         let t_begin = clock.now();
-        let mut m = Measure::new(clock, t_begin, job.ramp_time, stats.bw_avg);
+        // Samples per window, unless a log that records every I/O takes
+        // them per I/O.
+        let mut m = Measure::new(
+            clock,
+            t_begin,
+            job.ramp_time,
+            (!stats.bw_per_io).then_some(stats.bw_avg),
+            (!stats.iops_per_io).then_some(stats.iops_avg),
+        );
         let deadline = job
             .runtime
             .map(|r| t_begin + clock.ticks(job.ramp_time + r));
@@ -457,6 +490,14 @@ impl Worker {
         }
         let runtime = clock.ns_between(m.start, end);
         out.runtime_ns = runtime;
+        if let Some(logs) = &mut self.logs {
+            if let Err(e) = logs.finish(runtime / 1_000_000) {
+                if out.error == 0 {
+                    (out.error, out.error_detail) =
+                        (e.raw_os_error().unwrap_or(EIO), e.to_string());
+                }
+            }
+        }
         for dir in Dir::ALL {
             // Verify's read-back makes a write job read too.
             if self.mix.uses(dir) || out.dirs[dir as usize].total_ios > 0 {

@@ -8,12 +8,13 @@ use iolab_stats::Dir;
 
 use crate::data::DataGen;
 use crate::gen::{BsGen, OffsetGen, Pattern, Region, RwMix, Stream};
-use crate::plan::{BsSpec, Fadvise, Layout, PlanFile, PlanJob};
+use crate::plan::{BsSpec, Fadvise, JobFile, Layout, PlanFile, PlanJob};
 
 use super::fileset::{FileSet, WFile};
+use super::logs::Logs;
 use super::pace::{MinRate, RateLimit, Think};
 use super::verify::Verifier;
-use super::{Worker, EINVAL, EIO};
+use super::{Worker, EINVAL, EIO, ENOSPC};
 
 /// A setup failure: the errno for fio's `error` field and the message.
 pub(super) type SetupError = (i32, String);
@@ -57,8 +58,11 @@ impl Worker {
         let offset_rng = seeds.rng(index, Stream::Offset);
         let writes = mode.writes() || mode.trims();
         let mut wfiles = Vec::with_capacity(job.files.len());
+        let mut io_size = job.io_size;
         for (fi, jf) in job.files.iter().enumerate() {
             let pf = &files[jf.file];
+            let jf = &filled(job, pf, jf)?;
+            io_size = io_size.saturating_sub(job.files[fi].len - jf.len);
             let spec = FileSpec {
                 path: pf.path.clone(),
                 read: mode.reads()
@@ -168,11 +172,64 @@ impl Worker {
             needs_data,
             data,
             verify,
+            io_size,
+            logs: job
+                .logs
+                .as_ref()
+                .map(|spec| Box::new(Logs::new(spec, job.reported, job.stats.disable_bw))),
             rate: RateLimit::new(&job.pace, data_rng.substream(1), both),
             think: Think::new(&job.pace),
             min_rate: MinRate::new(&job.pace),
         })
     }
+}
+
+/// A file region after a `fill_device` layout, which stops where the
+/// filesystem was full: as much of the region as the file holds, in whole
+/// blocks (the region itself for every other file).
+fn filled(job: &PlanJob, pf: &PlanFile, jf: &JobFile) -> Result<JobFile, SetupError> {
+    if !pf.fill || pf.layout != Layout::Write {
+        return Ok(*jf);
+    }
+    let have = std::fs::metadata(&pf.path).map(|m| m.len()).unwrap_or(0);
+    let room = have.saturating_sub(jf.offset).min(jf.len);
+    let min_bs = job.bs.iter().map(BsSpec::min).min().unwrap_or(1).max(1);
+    let len = room - room % min_bs;
+    if len < job.max_bs() {
+        return Err((
+            ENOSPC,
+            format!(
+                "fill_device: `{}` holds {have} bytes after filling its filesystem, \
+                 less than a block of the job's region",
+                pf.path.display()
+            ),
+        ));
+    }
+    Ok(JobFile { len, ..*jf })
+}
+
+/// The clone's thread on the CPUs and at the niceness the job asks for
+/// (`cpus_allowed`, `nice`), before anything else of the job happens, as
+/// fio places its job processes.
+pub(super) fn place_thread(job: &PlanJob) -> Result<(), SetupError> {
+    let fail = |what: String, e: std::io::Error| {
+        (e.raw_os_error().unwrap_or(EINVAL), format!("{what}: {e}"))
+    };
+    if let Some(cpus) = &job.cpus {
+        iolab_engine::host::pin_thread(cpus).map_err(|e| {
+            let list = cpus
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            fail(format!("cpus_allowed: cannot run on CPUs {list}"), e)
+        })?;
+    }
+    if job.nice != 0 {
+        iolab_engine::host::renice_thread(job.nice)
+            .map_err(|e| fail(format!("nice={}", job.nice), e))?;
+    }
+    Ok(())
 }
 
 /// Before the job: `pre_read` reads the clone's region of the file into

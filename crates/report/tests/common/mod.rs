@@ -444,6 +444,7 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
         disks,
         interrupted: false,
         global_options: options(js.get("global options")),
+        stats_off: Vec::new(),
     };
     (run, opts)
 }

@@ -54,8 +54,6 @@ pub enum Kind {
     Cpus,
     /// Colon-separated file names with `\:` for a literal colon.
     Files,
-    /// `steadystate=iops_slope:0.1%`.
-    SteadyState,
     /// A fill pattern: `0xdeadbeef`, `"text"`, a number, or a mix.
     Pattern,
 }
@@ -87,7 +85,6 @@ impl Kind {
             Kind::Percentiles => "float list (:)",
             Kind::Cpus => "cpu list",
             Kind::Files => "file list (:)",
-            Kind::SteadyState => "criterion:limit",
             Kind::Pattern => "pattern",
         }
     }
@@ -133,7 +130,6 @@ pub enum Category {
     Verify,
     Reporting,
     Logging,
-    SteadyState,
     IoUring,
 }
 
@@ -154,7 +150,6 @@ impl Category {
             Category::Verify => "Verification",
             Category::Reporting => "Statistics and reporting",
             Category::Logging => "Log files",
-            Category::SteadyState => "Steady state",
             Category::IoUring => "io_uring engine",
         }
     }

@@ -223,7 +223,7 @@ const CPU_POLICIES: &[Choice] = &[
     choice(
         "split",
         &[],
-        "each clone is pinned to its own CPU of the set",
+        "each thread gets one CPU of the set in turn, counting the run's threads across jobs",
     ),
 ];
 
@@ -439,7 +439,7 @@ option_table! {
     FillDevice = opt("fill_device", Kind::Bool, C::IoSize)
         .aliases(&["fill_fs"])
         .default("0")
-        .help("Write until the device or filesystem is full (ENOSPC) instead of up to size")
+        .help("Without size, write until the filesystem is full; ENOSPC ends the job without an error")
         .example("1");
     FileAppend = opt("file_append", Kind::Bool, C::IoSize)
         .default("0")
@@ -640,7 +640,7 @@ option_table! {
     Nice = opt("nice", Kind::Int, C::Threads)
         .default("0")
         .range(-20, 19)
-        .help("Scheduling niceness of the job's threads")
+        .help("Added to the scheduling niceness of each of the job's threads, as nice(3)")
         .example("10");
 
     // ---- Data buffers ----
@@ -800,7 +800,7 @@ option_table! {
     DisableBwMeasurement = opt("disable_bw_measurement", Kind::Bool, C::Reporting)
         .aliases(&["disable_bw"])
         .default("0")
-        .help("Skip bandwidth logging; samples are still reported, as in fio 3.33")
+        .help("No per-I/O bandwidth log entries (log_avg_msec=0) nor the samples they give")
         .example("1");
     Bwavgtime = opt("bwavgtime", Kind::Int, C::Reporting)
         .default("500")
@@ -852,23 +852,6 @@ option_table! {
         .default("1")
         .help("Give each job clone its own log files (0: clones of a job share them)")
         .example("0");
-
-    // ---- Steady state ----
-    Steadystate = opt("steadystate", Kind::SteadyState, C::SteadyState)
-        .aliases(&["ss"])
-        .default("iops_slope:0.01%")
-        .help("Criterion and limit that say the job has reached steady state")
-        .example("iops:10%");
-    SteadystateDuration = opt("steadystate_duration", Kind::Time(TimeUnit::Sec), C::SteadyState)
-        .aliases(&["ss_dur"])
-        .default("0")
-        .help("Stop once the criterion has held over a window this long (0: off)")
-        .example("30");
-    SteadystateRampTime = opt("steadystate_ramp_time", Kind::Time(TimeUnit::Sec), C::SteadyState)
-        .aliases(&["ss_ramp"])
-        .default("0")
-        .help("Wait this long before collecting steady-state samples")
-        .example("10");
 
     // ---- io_uring engine ----
     Hipri = opt("hipri", Kind::Bool, C::IoUring)

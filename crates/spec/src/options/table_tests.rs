@@ -131,12 +131,6 @@ const REQUIRED: &[&str] = &[
     "sqthread_poll",
     "sqthread_poll_cpu",
     "nonvectored",
-    "steadystate",
-    "ss",
-    "ss_dur",
-    "steadystate_duration",
-    "ss_ramp",
-    "steadystate_ramp_time",
 ];
 
 /// Names iolab has that fio lacks. There are none: every entry claims
@@ -264,7 +258,7 @@ fn entries_are_in_category_order() {
     }
     // Every category has at least one option, so no docs section is empty.
     let used: BTreeSet<Category> = OPTIONS.iter().map(|d| d.category).collect();
-    assert_eq!(used.len(), 16);
+    assert_eq!(used.len(), 15);
 }
 
 #[test]
@@ -417,9 +411,6 @@ fn aliases_find_their_option() {
     );
     assert_eq!(lookup("nr_files"), Some(Opt::Nrfiles));
     assert_eq!(lookup("wait_for_previous"), Some(Opt::Stonewall));
-    assert_eq!(lookup("ss"), Some(Opt::Steadystate));
-    assert_eq!(lookup("ss_dur"), Some(Opt::SteadystateDuration));
-    assert_eq!(lookup("ss_ramp"), Some(Opt::SteadystateRampTime));
     assert_eq!(lookup("disable_bw"), Some(Opt::DisableBwMeasurement));
     assert_eq!(lookup("fill_fs"), Some(Opt::FillDevice));
     assert_eq!(lookup("io_limit"), Some(Opt::IoSize));

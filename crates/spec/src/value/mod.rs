@@ -14,7 +14,6 @@ mod percent;
 pub mod percentiles;
 pub mod perdir;
 pub mod size;
-pub mod steadystate;
 #[cfg(test)]
 mod test_util;
 pub mod time;
@@ -24,7 +23,6 @@ pub use cpus::CpuList;
 pub use distribution::{Distribution, FileService};
 pub use perdir::PerDir;
 pub use size::{KbBase, SizeValue};
-pub use steadystate::{SteadyMetric, SteadyState};
 pub use time::TimeUnit;
 
 /// The I/O pattern of `rw=`.
@@ -141,7 +139,6 @@ pub enum Value {
     Floats(Vec<f64>),
     Cpus(CpuList),
     Files(Vec<String>),
-    SteadyState(SteadyState),
     /// Raw bytes of a fill pattern (buffer_pattern, verify_pattern).
     Pattern(Vec<u8>),
 }
@@ -165,7 +162,6 @@ mod tests {
             let _ = files::parse_files(&s);
             let _ = distribution::parse_distribution(&s);
             let _ = distribution::parse_file_service(&s);
-            let _ = steadystate::parse_steadystate(&s);
             let _ = percentiles::parse_percentiles(&s);
             let _ = pattern::parse_pattern(&s);
             let _ = size::parse_size(&s, K);
