@@ -117,7 +117,7 @@ impl BsGen {
     }
 
     /// The size of the next I/O.
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, rng: &mut Rng) -> u32 {
         match &self.kind {
             Kind::Fixed => self.min,

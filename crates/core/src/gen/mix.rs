@@ -55,7 +55,7 @@ impl RwMix {
 
     /// The next I/O's direction. Draws from `rng` (normally the clone's
     /// `Stream::RwMix`) only for mixed reads and writes.
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, rng: &mut Rng) -> Pick {
         match &mut self.kind {
             Kind::Only(dir) => Pick {

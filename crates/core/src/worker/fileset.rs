@@ -90,6 +90,11 @@ impl FileSet {
         }
     }
 
+    /// Whether the clone has one file (no choice to make per I/O).
+    pub fn is_single(&self) -> bool {
+        self.single
+    }
+
     /// Opens the files of the first pass.
     pub fn start(&mut self, engine: &mut dyn Engine) -> Result<(), EngineError> {
         self.new_pass(engine)

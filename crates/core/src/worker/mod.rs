@@ -6,6 +6,7 @@
 //! and the choice among several files (`fileset`) live in their own
 //! modules.
 
+mod burst;
 mod complete;
 mod errors;
 mod fileset;
@@ -28,6 +29,7 @@ use crate::gen::{BsGen, Rng, RwMix};
 use crate::plan::{PlanFile, PlanJob};
 use crate::progress::{CloneProgress, Progress, RunState};
 
+use burst::Budget;
 use complete::{Cx, Meta, Tally};
 use fileset::FileSet;
 use measure::Measure;
@@ -266,6 +268,7 @@ impl Worker {
 
         // The depth buckets of an I/O that completes inside `queue`.
         let (level_1, batch_1) = (DepthDist::level_bucket(1), DepthDist::batch_bucket(1));
+        let burst_fits = self.burst_fits(job, &cx);
 
         'job: for lp in 0..loops {
             if lp > 0 {
@@ -292,6 +295,23 @@ impl Worker {
                 // An fsync waits for the I/O in flight, so that it covers
                 // every write issued before it and completes alone.
                 let draining = st.sync_due.is_some() && (inflight > 0 || !pending.is_empty());
+                // Plain reads and writes of one file through a synchronous
+                // engine take the fast path while the job is past its ramp.
+                if more && burst_fits && !m.ramping && self.files.files[0].open {
+                    let mut budget = Budget {
+                        bytes: loop_bytes,
+                        ios: loop_ios,
+                        limit_bytes,
+                        limit_ios,
+                        counted,
+                    };
+                    stop = self.burst(&cx, shared, &mut m, out, &mut budget, &mut seq);
+                    (loop_bytes, loop_ios) = (budget.bytes, budget.ios);
+                    if out.error != 0 && !stop {
+                        stop = true;
+                    }
+                    continue;
+                }
                 // Issue while there is room in the queue.
                 if more && !draining && !free.is_empty() {
                     if let Some(sfi) = st.sync_due.take().filter(|&i| self.files.files[i].open) {

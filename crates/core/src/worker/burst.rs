@@ -1,0 +1,153 @@
+//! The synchronous fast path: a run of I/Os through a synchronous engine
+//! (sync, psync, pvsync, pvsync2, mmap, null) while nothing but reading
+//! and writing one file is due. Per I/O it draws the direction, size and
+//! offset, reads the clock, makes the call, reads the clock again and
+//! keeps fio's statistics (counts, clat with its histogram and buckets,
+//! the window samples, progress): the same numbers as the general loop,
+//! without its queue (slots, batches, depths in flight), pacing, fsync
+//! every N, verify or logs, which a job that uses any of them runs
+//! through instead. An I/O that does not complete in full (an error, a
+//! short transfer) is handed to the general completion path.
+
+use iolab_engine::{Completion, IoUnit, Op, Queued};
+use iolab_stats::{DepthDist, Dir, JobResult};
+
+use super::complete::{Cx, Meta};
+use super::measure::Measure;
+use super::{Shared, Worker, EIO};
+use crate::plan::PlanJob;
+
+/// What a loop of the job may still issue.
+pub(super) struct Budget {
+    pub bytes: u64,
+    pub ios: u64,
+    pub limit_bytes: u64,
+    pub limit_ios: u64,
+    /// The directions whose bytes count towards `limit_bytes`.
+    pub counted: [bool; 3],
+}
+
+impl Worker {
+    /// Whether the job's I/O can take the fast path (see the module).
+    pub(super) fn burst_fits(&self, job: &PlanJob, cx: &Cx) -> bool {
+        self.engine.caps().sync
+            && cx.lat_is_clat
+            && !cx.paced
+            && self.verify.is_none()
+            && self.logs.is_none()
+            && self.files.is_single()
+            && job.fsync == 0
+            && job.fdatasync == 0
+            && !job.rw.mode.trims()
+    }
+
+    /// Issues I/Os one after the other until the loop's budget is spent
+    /// (false), or the job must stop: Ctrl-C or exitall, its deadline, an
+    /// error that ends it (true).
+    #[inline(never)]
+    pub(super) fn burst(
+        &mut self,
+        cx: &Cx,
+        shared: &Shared,
+        m: &mut Measure,
+        out: &mut JobResult,
+        budget: &mut Budget,
+        seq: &mut u64,
+    ) -> bool {
+        let clock = cx.clock;
+        let mut done = 0u64;
+        let stop = loop {
+            if budget.bytes >= budget.limit_bytes || budget.ios >= budget.limit_ios {
+                break false;
+            }
+            if shared.stopped() {
+                break true;
+            }
+            let dir = self.mix.next(&mut self.mix_rng).dir;
+            let d = dir as usize;
+            let len = self.bs[d].next(&mut self.bs_rng[d]);
+            let file = &mut self.files.files[0];
+            let Some(g) = file.gen_of[d] else {
+                break true;
+            };
+            let offset = file.gens[g].next(u64::from(len));
+            let unit = IoUnit {
+                slot: 0,
+                file: file.id,
+                op: if dir == Dir::Read {
+                    Op::Read
+                } else {
+                    Op::Write
+                },
+                offset,
+                len,
+            };
+            if self.needs_data && dir == Dir::Write {
+                *seq += 1;
+                self.data
+                    .prepare(self.engine.buf(0), len as usize, offset, *seq);
+            }
+            if budget.counted[d] {
+                budget.bytes += u64::from(len);
+            }
+            budget.ios += 1;
+            out.issued[d] += 1;
+            let t0 = clock.now();
+            let queued = self.engine.queue(&unit);
+            let t1 = clock.now();
+            done += 1;
+            match queued {
+                Ok(Queued::Completed(Completion { result: Ok(n), .. })) if n == len => {
+                    let r = &mut out.dirs[d];
+                    r.total_ios += 1;
+                    r.io_bytes += u64::from(n);
+                    let clat = clock.ns_between(t0, t1);
+                    r.clat.record(clat);
+                    out.lat_buckets.record(clat);
+                    m.count(d, u64::from(n));
+                    let (rb, ri) = m.ramped[d];
+                    cx.progress
+                        .publish(d, out.dirs[d].io_bytes + rb, out.dirs[d].total_ios + ri);
+                    m.tick(t1, clock, out, &self.mix, None);
+                    if matches!(cx.deadline, Some(dl) if t1 >= dl) {
+                        break true;
+                    }
+                }
+                Ok(Queued::Completed(c)) => {
+                    let io = Meta {
+                        slot: 0,
+                        dir,
+                        fi: 0,
+                        offset,
+                        len,
+                        t_issue: t0,
+                        t_commit: t0,
+                    };
+                    if !self.finish(cx, m, out, io, c.result, t1) {
+                        break true;
+                    }
+                }
+                Ok(Queued::InFlight | Queued::Busy) => {
+                    (out.error, out.error_detail) = (
+                        EIO,
+                        format!(
+                            "ioengine {} queued an I/O instead of completing it",
+                            self.engine.name()
+                        ),
+                    );
+                    break true;
+                }
+                Err(e) => {
+                    (out.error, out.error_detail) = (EIO, e.to_string());
+                    break true;
+                }
+            }
+        };
+        // Every I/O was alone in the queue, submitted and completed by one
+        // call.
+        out.depth.level[DepthDist::level_bucket(1)] += done;
+        out.depth.submit[DepthDist::batch_bucket(1)] += done;
+        out.depth.complete[DepthDist::batch_bucket(1)] += done;
+        stop
+    }
+}
