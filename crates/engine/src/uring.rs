@@ -198,11 +198,23 @@ impl UringEngine {
 /// `IORING_SETUP_SUBMIT_ALL` (Linux 5.18) keeps a batch going past an SQE
 /// that fails at submission; older kernels get the ring without it.
 fn setup(entries: u32, opts: &EngineOpts) -> io::Result<IoUring> {
-    let build = |submit_all: bool| {
+    // The most the kernel takes first, then less on EINVAL (an older
+    // kernel): completions run as task work only when the worker asks for
+    // them, with no interrupt of the worker (COOP_TASKRUN, DEFER_TASKRUN,
+    // which needs SINGLE_ISSUER: the worker thread that made the ring is
+    // the only one to submit), as fio 3.33 sets up its rings; then
+    // SUBMIT_ALL; then neither. A polling SQ thread takes submissions
+    // itself, so it gets no deferred task work.
+    let build = |level: u8| {
         let mut b = IoUring::builder();
         b.setup_clamp();
-        if submit_all {
+        if level >= 1 {
             b.setup_submit_all();
+        }
+        if level >= 2 {
+            b.setup_coop_taskrun()
+                .setup_single_issuer()
+                .setup_defer_taskrun();
         }
         if opts.hipri {
             b.setup_iopoll();
@@ -216,9 +228,13 @@ fn setup(entries: u32, opts: &EngineOpts) -> io::Result<IoUring> {
         }
         b.build(entries)
     };
-    match build(true) {
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => build(false),
-        other => other,
+    let first = if opts.sqthread_poll { 1 } else { 2 };
+    let mut level = first;
+    loop {
+        match build(level) {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && level > 0 => level -= 1,
+            other => return other,
+        }
     }
 }
 
