@@ -152,7 +152,7 @@ def main():
                       f"ratio {il / fl:.3f}")
         if with_limit:
             lm = statistics.median(res["limit"])
-            print(f"  limit loop {lm:,.0f} IOPS; iolab/limit {ii / lm:.2f}")
+            print(f"  limit loop {lm:,.0f} IOPS; iolab/limit {ii / lm:.2f}; limit/fio {lm / fi:.2f}")
 
 
 if __name__ == "__main__":
