@@ -59,6 +59,16 @@ pub enum Warning {
         /// On a CPU or ready for one, percent of the run.
         busy_pct: f64,
     },
+    /// A synced buffered write job that wrote its blocks several times
+    /// over (time_based on a file smaller than what it moved): rewrites
+    /// of a dirty block stay in memory, and the sync wrote each block
+    /// once.
+    RewrittenInMemory {
+        job: String,
+        /// How many times over the job wrote its files.
+        times: f64,
+        working_set_mib: u64,
+    },
     /// Buffered I/O with no device to watch on a working set that fits in
     /// memory, or on a filesystem that lives in memory (tmpfs).
     InMemory {
@@ -127,6 +137,7 @@ impl Warning {
             Warning::PageCache { .. }
             | Warning::UnflushedWrites { .. }
             | Warning::UnwaitedWrites { .. }
+            | Warning::RewrittenInMemory { .. }
             | Warning::InMemory { .. } => "page-cache",
             Warning::Compression { .. } | Warning::CompressingDevice { .. } => "compression",
             Warning::SparseReads { .. } => "sparse-reads",
@@ -144,6 +155,7 @@ impl Warning {
             | Warning::PageCache { job, .. }
             | Warning::UnflushedWrites { job, .. }
             | Warning::UnwaitedWrites { job, .. }
+            | Warning::RewrittenInMemory { job, .. }
             | Warning::InMemory { job, .. }
             | Warning::Compression { job, .. }
             | Warning::CompressingDevice { job, .. }
@@ -196,6 +208,17 @@ impl fmt::Display for Warning {
                  one {busy_pct:.0}% of the run): its buffered writes went to memory, the page \
                  cache, and reached the device later or alongside; this measured memory, not the \
                  device: use direct=1, end_fsync=1, or a size above twice the memory"
+            ),
+            Warning::RewrittenInMemory {
+                job,
+                times,
+                working_set_mib,
+            } => write!(
+                f,
+                "job `{job}`: it wrote its {working_set_mib} MiB {times:.1} times over; rewrites of \
+                 a block not yet on the device stay in memory, and the sync wrote each block once: \
+                 this measured memory, not the device: drop time_based so the job writes its \
+                 files once, or use direct=1"
             ),
             Warning::InMemory { job, fs, .. } if is_memory_fs(fs) => write!(
                 f,
@@ -448,7 +471,14 @@ fn page_cache(
     let name = &job.name;
     let reads = job.dirs[Dir::Read as usize].io_bytes;
     let writes = job.dirs[Dir::Write as usize].io_bytes;
+    // A sync flushes what is dirty, but a job that wrote its blocks over
+    // and over (time_based on a small file) rewrote them in memory: the
+    // device saw each block once, whatever the job reports.
+    let working_set: u64 = pj.files.iter().map(|f| f.len).sum();
     let synced = pj.end_fsync || pj.fsync > 0 || pj.fdatasync > 0 || pj.sync != SyncMode::None;
+    // Syncs now and then (fsync=N, O_SYNC) keep the rewrites honest; one
+    // at the end does not.
+    let synced_once = synced && pj.fsync == 0 && pj.fdatasync == 0 && pj.sync == SyncMode::None;
     let fs = pj
         .files
         .first()
@@ -466,7 +496,19 @@ fn page_cache(
     // sync by someone else deflates.
     let mut unflushed_known = false;
     let mut warned = false;
-    if writes >= JUDGE_BYTES && !in_memory_fs {
+    if synced_once
+        && writes >= JUDGE_BYTES
+        && working_set > 0
+        && writes > working_set + working_set / 8
+    {
+        out.push(Warning::RewrittenInMemory {
+            job: name.clone(),
+            times: writes as f64 / working_set as f64,
+            working_set_mib: working_set >> 20,
+        });
+        warned = true;
+    }
+    if writes >= JUDGE_BYTES && !in_memory_fs && !warned {
         if let Some(u) = job.unflushed_bytes {
             unflushed_known = true;
             let u = u.min(writes);
@@ -513,7 +555,6 @@ fn page_cache(
     // No device to check: a working set that fits in memory was likely
     // served by it, unless the job only wrote and its writes are known to
     // have left memory (synced, or found flushed).
-    let working_set: u64 = pj.files.iter().map(|f| f.len).sum();
     let moved = reads + writes;
     let memory = iolab_engine::host::physical_memory();
     let writes_left = reads == 0 && (synced || unflushed_known);
@@ -690,9 +731,13 @@ fn busy_pct(job: &JobResult) -> Option<f64> {
 /// more, unless that is already explained as writes to the page cache.
 fn cpu_bound(job: &JobResult, out: &mut Vec<Warning>) {
     if job.runtime_ns < 1_000_000_000
-        || out
-            .iter()
-            .any(|w| w.job() == job.name && matches!(w, Warning::UnwaitedWrites { .. }))
+        || out.iter().any(|w| {
+            w.job() == job.name
+                && matches!(
+                    w,
+                    Warning::UnwaitedWrites { .. } | Warning::RewrittenInMemory { .. }
+                )
+        })
     {
         return;
     }
@@ -907,6 +952,23 @@ mod tests {
         r.jobs[0].unflushed_bytes = Some(0);
         r.jobs[0].cpu.user_ns = 2_900_000_000;
         assert_eq!(codes(&run_warnings(&p, &r)), ["cpu-bound"]);
+        // Unless it wrote its 64 MiB four times over (time_based): the
+        // rewrites stayed in memory, and that explains the busy thread.
+        let mut r = written(&p, 256 << 20, 3);
+        r.jobs[0].unflushed_bytes = Some(0);
+        r.jobs[0].cpu.user_ns = 2_900_000_000;
+        let w = run_warnings(&p, &r);
+        assert_eq!(codes(&w), ["page-cache"]);
+        assert!(
+            w[0].to_string().contains("64 MiB 4.0 times over"),
+            "{}",
+            w[0]
+        );
+        // fsync after every write keeps the rewrites on the device.
+        let p = plan(&format!("{WRITE}fsync=1\n"));
+        let mut r = written(&p, 256 << 20, 3);
+        r.jobs[0].unflushed_bytes = Some(0);
+        assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
     }
 
     #[test]
