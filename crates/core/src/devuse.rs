@@ -6,10 +6,10 @@
 //! device, and the lab refuses to format it; each reason names the device
 //! node and what holds it.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::diskstats::split_dev;
 use crate::probe::{parse_mountinfo, MountEntry};
 
 /// A block device node and the kernel's name for it.
@@ -28,6 +28,7 @@ pub fn users(device: &Path) -> Vec<String> {
         return Vec::new();
     };
     let rdev = meta.rdev();
+    let (major, minor) = split_dev(rdev);
     let me = Node {
         name: sys_name(rdev).unwrap_or_else(|| {
             device
@@ -37,7 +38,7 @@ pub fn users(device: &Path) -> Vec<String> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default()
         }),
-        dev: (libc::major(rdev), libc::minor(rdev)),
+        dev: (major as u32, minor as u32),
     };
     let mut nodes = vec![me.clone()];
     nodes.extend(partitions(&me.name));
@@ -50,19 +51,11 @@ pub fn users(device: &Path) -> Vec<String> {
     for n in &nodes {
         reasons.extend(holds(n, &mounts, &swaps));
     }
-    if reasons.is_empty() {
-        if let Err(e) = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_EXCL)
-            .open(device)
-        {
-            if e.raw_os_error() == Some(libc::EBUSY) {
-                reasons.push(format!(
-                    "/dev/{} is busy (an exclusive open fails with EBUSY)",
-                    me.name
-                ));
-            }
-        }
+    if reasons.is_empty() && iolab_engine::file::block_device_busy(device) {
+        reasons.push(format!(
+            "/dev/{} is busy (an exclusive open fails with EBUSY)",
+            me.name
+        ));
     }
     reasons
 }
@@ -103,7 +96,8 @@ fn holds(n: &Node, mounts: &[MountEntry], swaps: &str) -> Vec<String> {
 
 /// The kernel's name of a block device number (/sys/dev/block/MAJ:MIN).
 fn sys_name(rdev: u64) -> Option<String> {
-    let link = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
+    let (major, minor) = split_dev(rdev);
+    let link = format!("/sys/dev/block/{major}:{minor}");
     let target = std::fs::canonicalize(link).ok()?;
     Some(target.file_name()?.to_string_lossy().into_owned())
 }

@@ -127,7 +127,7 @@ fn whole_disk(link: &Path) -> Option<String> {
 }
 
 /// glibc's major()/minor() of a dev_t.
-fn split_dev(dev: u64) -> (u64, u64) {
+pub(crate) fn split_dev(dev: u64) -> (u64, u64) {
     let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
     let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
     (major, minor)

@@ -304,6 +304,20 @@ pub fn is_block_device(path: &Path) -> io::Result<bool> {
     Ok(std::fs::metadata(path)?.file_type().is_block_device())
 }
 
+/// Whether something claims the block device at `path`: an exclusive
+/// open (O_EXCL) fails with EBUSY while a mount, a holder or another
+/// exclusive opener has it.
+pub fn block_device_busy(path: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    matches!(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(path),
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY)
+    )
+}
+
 /// The size of a block device in bytes (BLKGETSIZE64).
 pub fn block_device_size(fd: impl AsFd) -> io::Result<u64> {
     let mut size: u64 = 0;
@@ -517,6 +531,31 @@ pub fn cache_stat(fd: impl AsFd) -> io::Result<CacheStat> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_block_device_held_open_exclusively_is_busy() {
+        let dir = crate::testutil::temp();
+        let img = dir.path().join("img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(4 << 20)
+            .unwrap();
+        // A regular file cannot be claimed; nothing holds a fresh loop
+        // device; another exclusive opener makes it busy.
+        assert!(!block_device_busy(&img));
+        let lo = match crate::testutil::LoopDev::new(&img) {
+            Ok(lo) => lo,
+            Err(why) => return println!("skip: {why}"),
+        };
+        assert!(!block_device_busy(&lo.0));
+        use std::os::unix::fs::OpenOptionsExt;
+        let _held = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(&lo.0)
+            .unwrap();
+        assert!(block_device_busy(&lo.0));
+    }
     use std::os::unix::fs::MetadataExt;
 
     #[test]
