@@ -371,8 +371,7 @@ fn end_fsync_and_fsync_on_close_are_inside_the_runtime() {
     // fio times a job until its end_fsync (and the fsync of
     // fsync_on_close) returns: a "buffered write with fsync at the end"
     // measures the device, not the page cache.
-    if Proc::new("strace").arg("-V").output().is_err() {
-        eprintln!("skipped: strace is not installed (Debian package strace)");
+    if !strace_available() {
         return;
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -455,8 +454,7 @@ fn a_mounted_block_device_is_not_written_to() {
 
 #[test]
 fn fadvise_hint_chooses_the_advice_given_at_open() {
-    if Proc::new("strace").arg("-V").output().is_err() {
-        eprintln!("skipped: strace is not installed (Debian package strace)");
+    if !strace_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -103,6 +103,15 @@ pub fn fio_available() -> bool {
     ok
 }
 
+/// Whether strace is installed; says why a test skips when it is not.
+pub fn strace_available() -> bool {
+    let ok = Proc::new("strace").arg("-V").output().is_ok();
+    if !ok {
+        eprintln!("skipped: strace is not installed (Debian package strace)");
+    }
+    ok
+}
+
 /// A tmpfs mounted on a directory for one test, unmounted when dropped.
 pub struct Tmpfs(PathBuf);
 
