@@ -582,3 +582,42 @@ fn each_worker_opens_its_files_in_a_descriptor_table_of_its_own() {
     assert!(child.wait().unwrap().success());
     assert!(seen_in_task, "the worker's file was seen open");
 }
+
+#[test]
+fn a_device_held_by_another_opener_is_written_only_with_allow_mounted_write() {
+    // No mount, no holder in sysfs: only the kernel's refusal of an
+    // exclusive open says the device is claimed.
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("img");
+    fs::File::create(&img).unwrap().set_len(16 << 20).unwrap();
+    let Some(lo) = LoopDev::attach(&img) else {
+        return;
+    };
+    use std::os::unix::fs::OpenOptionsExt;
+    let held = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&lo.dev)
+        .unwrap();
+    let job = ["run", "--name=w", "--rw=write", "--bs=1m", "--size=4m"];
+    iolab()
+        .args(job)
+        .arg(format!("--filename={}", lo.dev))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("{} is busy", lo.dev)));
+    iolab()
+        .args(job)
+        .args(["--no-store", "--allow_mounted_write=1"])
+        .arg(format!("--filename={}", lo.dev))
+        .assert()
+        .success();
+    drop(held);
+    // Once nobody holds it, the device takes writes without the option.
+    iolab()
+        .args(job)
+        .arg("--no-store")
+        .arg(format!("--filename={}", lo.dev))
+        .assert()
+        .success();
+}

@@ -81,6 +81,26 @@ fn buffered_writes_the_device_did_not_see_measure_memory() {
         ],
     );
     assert!(!has(&v, "page-cache"), "{:?}", codes(&v));
+    // Unless the job wrote its file over and over for its runtime: the
+    // rewrites stayed in memory and the fsync wrote each block once.
+    let v = common::run_json(
+        &fs.mnt,
+        &[
+            "--name=w",
+            "--filename=h",
+            "--rw=write",
+            "--bs=1m",
+            "--size=16m",
+            "--end_fsync=1",
+            "--time_based",
+            "--runtime=2",
+        ],
+    );
+    assert!(
+        text(&v, "page-cache").contains("times over"),
+        "{:?}",
+        codes(&v)
+    );
 }
 
 #[test]
