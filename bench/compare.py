@@ -6,7 +6,9 @@ tool's median IOPS and peak RSS and the ratio iolab/fio.
 
 Needs fio (Debian package) and a release build (cargo build --release).
 Workloads are defined below; each runs N times per tool, in turn A B B A
-..., so a drift in the machine's speed affects both alike.
+..., so a drift in the machine's speed affects both alike. "paired" is the
+median of the ratios within each round. IOLAB_BIN=path measures another
+build of iolab.
 """
 import argparse
 import json
@@ -17,7 +19,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IOLAB = os.path.join(ROOT, "target", "release", "iolab")
+IOLAB = os.environ.get("IOLAB_BIN") or os.path.join(ROOT, "target", "release", "iolab")
 
 
 def workloads(d):
@@ -66,6 +68,20 @@ def workloads(d):
     }
 
 
+def load_cache(path):
+    """Puts the file in the page cache the same way before every run: its
+    pages are evicted, then read in order, so each run finds the same
+    folios (readahead's) rather than whatever earlier random reads and the
+    host's reclaim left (the page-cache lookup costs differ by 2x)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        while os.read(fd, 1 << 20):
+            pass
+    finally:
+        os.close(fd)
+
+
 def one(cmd):
     r, w = os.pipe()
     pid = os.fork()
@@ -95,6 +111,13 @@ def one(cmd):
     return iops, ru.ru_maxrss, p50, p99
 
 
+def paired(res, k):
+    """The median of the round-by-round ratios iolab/fio of field `k`: the
+    two runs of a round are seconds apart, so a drift of the device or the
+    host over the whole benchmark cancels out of each ratio."""
+    return statistics.median(i[k] / f[k] for f, i in zip(res["fio"], res["iolab"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
@@ -108,7 +131,6 @@ def main():
         with open(warm, "wb") as fh:
             for _ in range(256):
                 fh.write(os.urandom(1 << 20))
-    subprocess.run(["cat", warm], stdout=subprocess.DEVNULL, check=True)
 
     limit = os.path.join(d, "pread_loop")
     subprocess.run(["cc", "-O2", "-o", limit, os.path.join(ROOT, "bench", "pread_loop.c")], check=True)
@@ -132,7 +154,7 @@ def main():
                 # The host may page cold cache out between runs (this
                 # machine's memory is balanced by DAMON): each run starts
                 # with the file read into the cache again.
-                subprocess.run(["cat", warm], stdout=subprocess.DEVNULL, check=True)
+                load_cache(warm)
                 if tool == "limit":
                     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
                     res[tool].append(float(out.split()[1]))
@@ -142,14 +164,15 @@ def main():
         ii = statistics.median(x[0] for x in res["iolab"])
         fr = statistics.median(x[1] for x in res["fio"])
         ir = statistics.median(x[1] for x in res["iolab"])
-        print(f"{name}: fio {fi:,.0f} IOPS, iolab {ii:,.0f} IOPS, ratio {ii / fi:.2f}; "
+        print(f"{name}: fio {fi:,.0f} IOPS, iolab {ii:,.0f} IOPS, ratio {ii / fi:.2f} "
+              f"(paired {paired(res, 0):.2f}); "
               f"peak RSS fio {fr} KiB, iolab {ir} KiB, ratio {ir / fr:.2f}")
         if name.endswith("-latency"):
             for k, label in ((2, "p50"), (3, "p99")):
                 fl = statistics.median(x[k] for x in res["fio"])
                 il = statistics.median(x[k] for x in res["iolab"])
                 print(f"  clat {label}: fio {fl / 1000:.1f} us, iolab {il / 1000:.1f} us, "
-                      f"ratio {il / fl:.3f}")
+                      f"ratio {il / fl:.3f}, paired {paired(res, k):.3f}")
         if with_limit:
             lm = statistics.median(res["limit"])
             print(f"  limit loop {lm:,.0f} IOPS; iolab/limit {ii / lm:.2f}; limit/fio {lm / fi:.2f}")

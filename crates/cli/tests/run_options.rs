@@ -376,16 +376,10 @@ fn end_fsync_and_fsync_on_close_are_inside_the_runtime() {
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     for opt in ["--end_fsync=1", "--fsync_on_close=1"] {
-        let trace = dir.path().join("trace");
-        let out = Proc::new("strace")
-            .args(["-f", "-ttt", "-T", "-e", "trace=pwrite64,fsync", "-o"])
-            .arg(&trace)
-            .arg(assert_cmd::cargo::cargo_bin("iolab"))
-            .current_dir(dir.path())
-            .args([
-                "run",
-                "--no-store",
-                "--output-format=json",
+        let (out, trace) = common::strace_iolab_run(
+            dir.path(),
+            &["-ttt", "-T", "-e", "trace=pwrite64,fsync"],
+            &[
                 "--name=w",
                 "--ioengine=psync",
                 "--filename=f",
@@ -393,12 +387,11 @@ fn end_fsync_and_fsync_on_close_are_inside_the_runtime() {
                 "--bs=1m",
                 "--size=64m",
                 opt,
-            ])
-            .output()
-            .unwrap();
+            ],
+        );
         assert!(out.status.success(), "{opt}: {out:?}");
         let v = json_of(&out.stdout);
-        let (first_write, sync_end, syncs) = traced_span(&fs::read_to_string(&trace).unwrap());
+        let (first_write, sync_end, syncs) = traced_span(&trace);
         assert_eq!(syncs, 1, "{opt}: one fsync at the end");
         // The JSON runtime is in whole milliseconds, rounded down; the job
         // began before its first write and ended after its fsync.

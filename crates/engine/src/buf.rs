@@ -113,6 +113,7 @@ impl BufPool {
     /// Start of slot `i`, for engines that hand buffers to the kernel and
     /// keep them there after `queue` returns (asynchronous engines). Panics
     /// when `i >= slots()`.
+    #[inline]
     pub(crate) fn slot_ptr(&self, i: usize) -> *mut u8 {
         assert!(i < self.slots, "buffer slot {i} of {}", self.slots);
         // SAFETY: i < slots, so i * stride <= total - stride fits in the

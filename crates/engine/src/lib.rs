@@ -190,8 +190,10 @@ pub struct EngineOpts {
     /// `READ_FIXED`/`WRITE_FIXED` (fio's `fixedbufs`).
     pub fixedbufs: bool,
     /// `io_uring`: register the open files and name them by index (fio's
-    /// `registerfiles`).
-    pub registerfiles: bool,
+    /// `registerfiles`). `Some(true)`: a refusal is an error; `None` (the
+    /// job did not say): registered when the kernel allows, the leaner
+    /// path; `Some(false)`: plain descriptors.
+    pub registerfiles: Option<bool>,
     /// `io_uring`: a kernel thread polls the submission queue
     /// (`IORING_SETUP_SQPOLL`, fio's `sqthread_poll`).
     pub sqthread_poll: bool,
@@ -211,7 +213,7 @@ impl Default for EngineOpts {
             align: 0,
             hipri: false,
             fixedbufs: false,
-            registerfiles: false,
+            registerfiles: None,
             sqthread_poll: false,
             sqthread_poll_cpu: None,
             vectored: false,

@@ -8,13 +8,15 @@
 //!
 //! Options: `hipri` makes a polled ring (`IORING_SETUP_IOPOLL`, O_DIRECT
 //! files only), `fixedbufs` registers the buffer pool, `registerfiles`
-//! registers the open files and names them by index, `sqthread_poll` (with
+//! registers the open files and names them by index (also when the job
+//! does not set it, unless it says `registerfiles=0`), `sqthread_poll` (with
 //! `sqthread_poll_cpu`) lets a kernel thread take the submissions.
 //!
 //! A ring the kernel refuses (ENOSYS, EPERM from seccomp or
 //! `kernel.io_uring_disabled`) is `EngineError::Refused` at creation.
 
 use std::io;
+use std::os::fd::AsRawFd;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
@@ -38,7 +40,12 @@ pub(crate) struct UringEngine {
     /// buffers are freed.
     base: SyncBase,
     fixedbufs: bool,
+    /// The open files are in the ring's file table and SQEs name them by
+    /// index: no lookup and no reference count of the file per I/O.
     registerfiles: bool,
+    /// The job asked for `registerfiles=1`: a refusal is an error rather
+    /// than a return to plain descriptors.
+    files_required: bool,
     hipri: bool,
     /// One iovec per slot for READV/WRITEV (`vectored`), else empty. Never
     /// resized, so an SQE may point at an entry until it completes.
@@ -50,6 +57,11 @@ pub(crate) struct UringEngine {
     /// Most I/Os in flight: the completion queue's size, so it never
     /// overflows.
     max_in_flight: usize,
+    /// The ring's index among the thread's registered rings (Linux 5.18):
+    /// io_uring_enter then names the ring by it, and the kernel skips the
+    /// lookup and the reference count of the ring's file on every call.
+    /// `None` when the kernel refuses, and with a polling SQ thread.
+    ring_index: Option<u32>,
 }
 
 /// The slots' iovecs, pointing into the engine's own buffer pool.
@@ -75,7 +87,8 @@ impl UringEngine {
             ring,
             base,
             fixedbufs: opts.fixedbufs,
-            registerfiles: opts.registerfiles,
+            registerfiles: false,
+            files_required: opts.registerfiles == Some(true),
             hipri: opts.hipri,
             iovecs: Iovecs(if opts.vectored && !opts.fixedbufs {
                 (0..base_slots)
@@ -90,13 +103,25 @@ impl UringEngine {
             file_table: 0,
             in_flight: 0,
             max_in_flight,
+            ring_index: None,
         };
+        if !opts.sqthread_poll {
+            engine.ring_index = register_ring_fd(engine.ring.as_raw_fd());
+        }
         if opts.fixedbufs {
             engine.register_buffers()?;
         }
-        if opts.registerfiles {
-            engine.register_files(FIRST_FILE_TABLE)?;
+        // Files are registered unless the job says registerfiles=0, as
+        // the leaner path (fio registers them only with registerfiles=1);
+        // unasked, a kernel that refuses gets plain descriptors.
+        match opts.registerfiles {
+            Some(true) => engine.register_files(FIRST_FILE_TABLE)?,
+            Some(false) => {}
+            None => {
+                let _ = engine.register_files(FIRST_FILE_TABLE);
+            }
         }
+        engine.registerfiles = engine.file_table > 0;
         Ok(engine)
     }
 
@@ -156,6 +181,17 @@ impl UringEngine {
         Ok(())
     }
 
+    /// Back to plain descriptors, when the kernel refused a registration
+    /// the job did not ask for. I/Os in flight keep their own reference
+    /// to their file.
+    fn stop_registering(&mut self) {
+        if self.file_table > 0 {
+            let _ = self.ring.submitter().unregister_files();
+        }
+        self.file_table = 0;
+        self.registerfiles = false;
+    }
+
     /// Puts `fd` (or -1 to empty it) at index `id` of the file table.
     fn update_file(&mut self, id: FileId, fd: libc::c_int) -> Result<(), EngineError> {
         let index = id.0 as usize;
@@ -173,6 +209,52 @@ impl UringEngine {
                 errno: e.raw_os_error().unwrap_or(libc::EIO),
                 hint: "set registerfiles=0",
             })
+    }
+
+    /// Submits the queued SQEs and waits for `want` completions, as
+    /// `Submitter::submit_and_wait` does, naming the ring by its registered
+    /// index when it has one.
+    #[inline]
+    fn submit_and_wait(&mut self, want: usize) -> io::Result<usize> {
+        let Some(index) = self.ring_index else {
+            return self.ring.submit_and_wait(want);
+        };
+        let (len, flags) = {
+            let sq = self.ring.submission();
+            // Deferred task work, an overflowed completion queue and a
+            // polled ring all need GETEVENTS to make progress.
+            let events = want > 0 || self.hipri || sq.cq_overflow() || sq.taskrun();
+            (
+                sq.len(),
+                IORING_ENTER_REGISTERED_RING | if events { IORING_ENTER_GETEVENTS } else { 0 },
+            )
+        };
+        // SAFETY: io_uring_enter with no argument block; the SQEs it
+        // submits were checked when they were queued.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                index,
+                len as libc::c_uint,
+                want as libc::c_uint,
+                flags,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+            )
+        };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            // The index is not this thread's (the engine moved to another
+            // thread): nothing was submitted; go on by descriptor.
+            Some(libc::EBADF | libc::EINVAL) => {
+                self.ring_index = None;
+                self.ring.submit_and_wait(want)
+            }
+            _ => Err(e),
+        }
     }
 
     /// Moves every completion there is to `out`; returns how many.
@@ -249,6 +331,42 @@ fn retry_eintr(mut f: impl FnMut() -> io::Result<usize>) -> io::Result<usize> {
     }
 }
 
+/// `struct io_uring_rsrc_update` of the ring-descriptor registration.
+#[repr(C)]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
+}
+
+const IORING_REGISTER_RING_FDS: libc::c_uint = 20;
+const IORING_UNREGISTER_RING_FDS: libc::c_uint = 21;
+const IORING_ENTER_GETEVENTS: libc::c_uint = 1;
+const IORING_ENTER_REGISTERED_RING: libc::c_uint = 16;
+
+/// Registers the ring's descriptor with the calling thread; its index, or
+/// `None` when the kernel cannot (before 5.18, or no free entry).
+fn register_ring_fd(fd: libc::c_int) -> Option<u32> {
+    let mut up = RsrcUpdate {
+        // Any free index.
+        offset: u32::MAX,
+        resv: 0,
+        data: fd as u64,
+    };
+    // SAFETY: `up` is one valid io_uring_rsrc_update, which the kernel
+    // reads and fills in (its `offset`) during the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            fd,
+            IORING_REGISTER_RING_FDS,
+            &mut up as *mut RsrcUpdate,
+            1,
+        )
+    };
+    (r == 1).then_some(up.offset)
+}
+
 /// An io_uring_enter failure as an `EngineError`.
 fn enter_error(e: io::Error) -> EngineError {
     EngineError::Refused {
@@ -284,8 +402,11 @@ impl Engine for UringEngine {
         if self.registerfiles {
             let fd = self.base.files.get_mut(id)?.raw();
             if let Err(e) = self.update_file(id, fd) {
-                let _ = self.base.close(id);
-                return Err(e);
+                if self.files_required {
+                    let _ = self.base.close(id);
+                    return Err(e);
+                }
+                self.stop_registering();
             }
         }
         Ok(id)
@@ -294,7 +415,12 @@ impl Engine for UringEngine {
     fn close(&mut self, file: FileId) -> Result<(), EngineError> {
         if self.registerfiles && self.base.files.get_mut(file).is_ok() {
             // I/Os in flight keep their own reference to the file.
-            self.update_file(file, -1)?;
+            if let Err(e) = self.update_file(file, -1) {
+                if self.files_required {
+                    return Err(e);
+                }
+                self.stop_registering();
+            }
         }
         self.base.close(file)
     }
@@ -326,7 +452,7 @@ impl Engine for UringEngine {
                 result: Err(libc::EINVAL),
             }));
         }
-        if self.in_flight >= self.max_in_flight || self.ring.submission().is_full() {
+        if self.in_flight >= self.max_in_flight {
             return Ok(Queued::Busy);
         }
         let buf = self.base.bufs.slot_ptr(io.slot as usize);
@@ -382,6 +508,7 @@ impl Engine for UringEngine {
         // `Drop` waits for every I/O in flight before freeing it. The caller
         // keeps a slot in flight at most once and does not touch its buffer
         // until the completion comes back.
+        // A full submission queue refuses the push.
         if unsafe { self.ring.submission().push(&sqe) }.is_err() {
             return Ok(Queued::Busy);
         }
@@ -393,7 +520,7 @@ impl Engine for UringEngine {
         if self.ring.submission().is_empty() {
             return Ok(());
         }
-        match retry_eintr(|| self.ring.submit()) {
+        match retry_eintr(|| self.submit_and_wait(0)) {
             Ok(_) => Ok(()),
             // No room for completions or kernel resources just now: the SQEs
             // stay queued and go with the io_uring_enter of the next reap.
@@ -413,7 +540,8 @@ impl Engine for UringEngine {
         loop {
             let ready = self.ring.completion().len();
             if ready < want || !self.ring.submission().is_empty() {
-                match retry_eintr(|| self.ring.submit_and_wait(want.saturating_sub(ready))) {
+                let wait = want.saturating_sub(ready);
+                match retry_eintr(|| self.submit_and_wait(wait)) {
                     Ok(_) => {}
                     // The completion queue is full: draining makes room.
                     Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {}
@@ -455,6 +583,26 @@ impl Drop for UringEngine {
             }
             self.drain(usize::MAX, &mut sink);
             sink.clear();
+        }
+        if let Some(index) = self.ring_index.take() {
+            // The registration holds the ring open: end it, or the ring
+            // would live as long as the thread.
+            let up = RsrcUpdate {
+                offset: index,
+                resv: 0,
+                data: 0,
+            };
+            // SAFETY: `up` is one valid io_uring_rsrc_update, read by the
+            // kernel during the call.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_io_uring_register,
+                    self.ring.as_raw_fd(),
+                    IORING_UNREGISTER_RING_FDS,
+                    &up as *const RsrcUpdate,
+                    1,
+                );
+            }
         }
     }
 }
@@ -564,7 +712,7 @@ mod tests {
         for registerfiles in [false, true] {
             let o = EngineOpts {
                 vectored: true,
-                registerfiles,
+                registerfiles: Some(registerfiles),
                 ..opts(8, 8192)
             };
             let path = dir.path().join(format!("vectored-{registerfiles}"));
@@ -578,7 +726,7 @@ mod tests {
         for (fixedbufs, registerfiles) in [(true, false), (false, true), (true, true)] {
             let o = EngineOpts {
                 fixedbufs,
-                registerfiles,
+                registerfiles: Some(registerfiles),
                 ..opts(8, 8192)
             };
             let path = dir
@@ -592,7 +740,7 @@ mod tests {
     fn registered_file_table_grows_and_reuses_ids() {
         let dir = temp();
         let o = EngineOpts {
-            registerfiles: true,
+            registerfiles: Some(true),
             ..opts(2, 4096)
         };
         let Some(mut e) = uring(&o) else { return };

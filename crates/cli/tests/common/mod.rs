@@ -112,6 +112,30 @@ pub fn strace_available() -> bool {
     ok
 }
 
+/// `iolab run --no-store --output-format=json ARGS` in `dir` under
+/// `strace -f` with `strace_opts` (e.g. `-e trace=fsync`): its output and
+/// the trace, one line per call, each starting with the thread id.
+pub fn strace_iolab_run(
+    dir: &Path,
+    strace_opts: &[&str],
+    args: &[&str],
+) -> (std::process::Output, String) {
+    let trace = dir.join("strace.out");
+    let out = Proc::new("strace")
+        .arg("-f")
+        .args(strace_opts)
+        .arg("-o")
+        .arg(&trace)
+        .arg(assert_cmd::cargo::cargo_bin("iolab"))
+        .current_dir(dir)
+        .args(["run", "--no-store", "--output-format=json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&trace).unwrap_or_default();
+    (out, text)
+}
+
 /// A tmpfs mounted on a directory for one test, unmounted when dropped.
 pub struct Tmpfs(PathBuf);
 

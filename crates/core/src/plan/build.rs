@@ -272,7 +272,9 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         engine_opts: EngineTuning {
             hipri: job.flag(Opt::Hipri),
             fixedbufs: job.flag(Opt::Fixedbufs),
-            registerfiles: job.flag(Opt::Registerfiles),
+            registerfiles: job
+                .get(Opt::Registerfiles)
+                .map(|_| job.flag(Opt::Registerfiles)),
             sqthread_poll: job.flag(Opt::SqthreadPoll),
             sqthread_poll_cpu: job
                 .get(Opt::SqthreadPollCpu)

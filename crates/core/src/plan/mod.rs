@@ -231,7 +231,8 @@ pub enum ExitWhat {
 pub struct EngineTuning {
     pub hipri: bool,
     pub fixedbufs: bool,
-    pub registerfiles: bool,
+    /// None when the job does not set it (iolab then registers).
+    pub registerfiles: Option<bool>,
     pub sqthread_poll: bool,
     pub sqthread_poll_cpu: Option<u32>,
     /// READV/WRITEV rather than READ/WRITE (fio's nonvectored=0).

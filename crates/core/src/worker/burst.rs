@@ -27,18 +27,89 @@ pub(super) struct Budget {
     pub counted: [bool; 3],
 }
 
+impl Budget {
+    /// Counts one I/O issued in direction `d`.
+    #[inline(always)]
+    pub fn count(&mut self, out: &mut JobResult, d: usize, len: u32) {
+        if self.counted[d] {
+            self.bytes += u64::from(len);
+        }
+        self.ios += 1;
+        out.issued[d] += 1;
+    }
+}
+
 impl Worker {
-    /// Whether the job's I/O can take the fast path (see the module).
-    pub(super) fn burst_fits(&self, job: &PlanJob, cx: &Cx) -> bool {
-        self.engine.caps().sync
-            && cx.lat_is_clat
-            && !cx.paced
+    /// The next plain read or write of the job's one file, into buffer
+    /// `slot`, with a write's data prepared. None when the direction drawn
+    /// has no offsets to give (the job stops).
+    #[inline(always)]
+    pub(super) fn next_single(&mut self, slot: u32, seq: &mut u64) -> Option<(Dir, IoUnit)> {
+        let dir = self.mix.next(&mut self.mix_rng).dir;
+        let d = dir as usize;
+        let len = self.bs[d].next(&mut self.bs_rng[d]);
+        let file = &mut self.files.files[0];
+        let g = file.gen_of[d]?;
+        let offset = file.gens[g].next(u64::from(len));
+        let unit = IoUnit {
+            slot,
+            file: file.id,
+            op: if dir == Dir::Read {
+                Op::Read
+            } else {
+                Op::Write
+            },
+            offset,
+            len,
+        };
+        if self.needs_data && dir == Dir::Write {
+            *seq += 1;
+            self.data
+                .prepare(self.engine.buf(slot), len as usize, offset, *seq);
+        }
+        Some((dir, unit))
+    }
+
+    /// Accounts a read or write past the ramp that moved all its `n`
+    /// bytes at `t`, its latencies recorded: counts, window samples,
+    /// progress. True when the job's deadline has come.
+    #[inline(always)]
+    pub(super) fn account_full(
+        &self,
+        cx: &Cx,
+        m: &mut Measure,
+        out: &mut JobResult,
+        d: usize,
+        n: u32,
+        t: u64,
+    ) -> bool {
+        let r = &mut out.dirs[d];
+        r.total_ios += 1;
+        r.io_bytes += u64::from(n);
+        m.count(d, u64::from(n));
+        let (rb, ri) = m.ramped[d];
+        cx.progress
+            .publish(d, out.dirs[d].io_bytes + rb, out.dirs[d].total_ios + ri);
+        m.tick(t, cx.clock, out, &self.mix, None);
+        matches!(cx.deadline, Some(dl) if t >= dl)
+    }
+
+    /// Whether the job does nothing but read and write one file: no
+    /// pacing, verify, logs, fsync every N or trims, which the fast paths
+    /// leave to the general loop.
+    pub(super) fn plain_single(&self, job: &PlanJob, cx: &Cx) -> bool {
+        !cx.paced
             && self.verify.is_none()
             && self.logs.is_none()
             && self.files.is_single()
             && job.fsync == 0
             && job.fdatasync == 0
             && !job.rw.mode.trims()
+    }
+
+    /// Whether the job's I/O can take the fast path (see the module).
+    pub(super) fn burst_fits(&self, job: &PlanJob, cx: &Cx) -> bool {
+        self.engine.caps().sync && cx.lat_is_clat && self.plain_single(job, cx)
     }
 
     /// Issues I/Os one after the other until the loop's budget is spent
@@ -63,53 +134,21 @@ impl Worker {
             if shared.stopped() {
                 break true;
             }
-            let dir = self.mix.next(&mut self.mix_rng).dir;
-            let d = dir as usize;
-            let len = self.bs[d].next(&mut self.bs_rng[d]);
-            let file = &mut self.files.files[0];
-            let Some(g) = file.gen_of[d] else {
+            let Some((dir, unit)) = self.next_single(0, seq) else {
                 break true;
             };
-            let offset = file.gens[g].next(u64::from(len));
-            let unit = IoUnit {
-                slot: 0,
-                file: file.id,
-                op: if dir == Dir::Read {
-                    Op::Read
-                } else {
-                    Op::Write
-                },
-                offset,
-                len,
-            };
-            if self.needs_data && dir == Dir::Write {
-                *seq += 1;
-                self.data
-                    .prepare(self.engine.buf(0), len as usize, offset, *seq);
-            }
-            if budget.counted[d] {
-                budget.bytes += u64::from(len);
-            }
-            budget.ios += 1;
-            out.issued[d] += 1;
+            let (d, len, offset) = (dir as usize, unit.len, unit.offset);
+            budget.count(out, d, len);
             let t0 = clock.now();
             let queued = self.engine.queue(&unit);
             let t1 = clock.now();
             done += 1;
             match queued {
                 Ok(Queued::Completed(Completion { result: Ok(n), .. })) if n == len => {
-                    let r = &mut out.dirs[d];
-                    r.total_ios += 1;
-                    r.io_bytes += u64::from(n);
                     let clat = clock.ns_between(t0, t1);
-                    r.clat.record(clat);
+                    out.dirs[d].clat.record(clat);
                     out.lat_buckets.record(clat);
-                    m.count(d, u64::from(n));
-                    let (rb, ri) = m.ramped[d];
-                    cx.progress
-                        .publish(d, out.dirs[d].io_bytes + rb, out.dirs[d].total_ios + ri);
-                    m.tick(t1, clock, out, &self.mix, None);
-                    if matches!(cx.deadline, Some(dl) if t1 >= dl) {
+                    if self.account_full(cx, m, out, d, n, t1) {
                         break true;
                     }
                 }

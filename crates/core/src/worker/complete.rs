@@ -72,6 +72,58 @@ pub(super) struct Cx<'a> {
     /// The engine queues I/O (submission is a step of its own, so slat is
     /// measured).
     pub queued: bool,
+    /// slat and lat keep a histogram only when their percentiles are
+    /// reported (slat_percentiles, lat_percentiles): otherwise nothing
+    /// reads it, and its bins are cache lines touched on every I/O.
+    pub slat_hist: bool,
+    pub lat_hist: bool,
+}
+
+/// Records the latencies of one I/O that completed at `t_done`, past the
+/// ramp: clat (with fio's buckets), lat and slat as the job keeps them.
+/// Returns (slat, clat, lat) for the logs.
+#[inline(always)]
+pub(super) fn record_latencies(
+    cx: &Cx,
+    out: &mut JobResult,
+    io: &Meta,
+    t_done: u64,
+) -> (Option<u64>, Option<u64>, Option<u64>) {
+    let stats = &cx.job.stats;
+    let (mut slat, mut clat, mut lat) = (None, None, None);
+    if !cx.timed {
+        return (slat, clat, lat);
+    }
+    let r = &mut out.dirs[io.dir as usize];
+    let c = cx.clock.ns_between(io.t_commit, t_done);
+    if !stats.disable_clat {
+        r.clat.record(c);
+        out.lat_buckets.record(c);
+        clat = Some(c);
+    }
+    if !cx.lat_is_clat {
+        if !stats.disable_lat {
+            let l = cx.clock.ns_between(io.t_issue, t_done);
+            if cx.lat_hist {
+                r.lat.record(l);
+            } else {
+                r.lat.moments.record(l);
+            }
+            lat = Some(l);
+        }
+        if cx.queued && !stats.disable_slat {
+            let s = cx.clock.ns_between(io.t_issue, io.t_commit);
+            if cx.slat_hist {
+                r.slat.record(s);
+            } else {
+                r.slat.moments.record(s);
+            }
+            slat = Some(s);
+        }
+    } else if !stats.disable_lat {
+        lat = clat;
+    }
+    (slat, clat, lat)
 }
 
 impl Worker {
@@ -178,7 +230,6 @@ impl Worker {
         t_done: u64,
     ) -> bool {
         let (job, files) = (cx.job, cx.files);
-        let stats = &job.stats;
         let d = io.dir as usize;
         // fio counts a failed I/O in total_ios too, with no bytes and no
         // latency. Counts are kept during ramp_time and forgotten when it
@@ -192,29 +243,8 @@ impl Worker {
                     r.short_ios += 1;
                 }
                 if !m.ramping {
-                    let (mut slat, mut clat, mut lat) = (None, None, None);
-                    if cx.timed {
-                        let c = cx.clock.ns_between(io.t_commit, t_done);
-                        if !stats.disable_clat {
-                            r.clat.record(c);
-                            out.lat_buckets.record(c);
-                            clat = Some(c);
-                        }
-                        if !cx.lat_is_clat {
-                            if !stats.disable_lat {
-                                let l = cx.clock.ns_between(io.t_issue, t_done);
-                                r.lat.record(l);
-                                lat = Some(l);
-                            }
-                            if cx.queued && !stats.disable_slat {
-                                let s = cx.clock.ns_between(io.t_issue, io.t_commit);
-                                r.slat.record(s);
-                                slat = Some(s);
-                            }
-                        } else if !stats.disable_lat {
-                            lat = clat;
-                        }
-                    }
+                    let (slat, clat, lat) = record_latencies(cx, out, &io, t_done);
+                    let r = &mut out.dirs[d];
                     m.count(d, n as u64);
                     if let Some(logs) = &mut self.logs {
                         let logged = Logged {

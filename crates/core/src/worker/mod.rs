@@ -13,6 +13,7 @@ mod fileset;
 mod logs;
 mod measure;
 mod pace;
+mod qburst;
 mod setup;
 mod verify;
 
@@ -34,6 +35,7 @@ use complete::{Cx, Meta, Tally};
 use fileset::FileSet;
 use measure::Measure;
 use pace::{MinRate, RateLimit, Think};
+use qburst::Queue;
 
 const EINVAL: i32 = 22;
 const ENOSPC: i32 = 28;
@@ -264,11 +266,15 @@ impl Worker {
             lat_is_clat,
             paced,
             queued: !self.engine.caps().sync,
+            slat_hist: stats.slat_percentiles,
+            lat_hist: stats.lat_percentiles,
         };
 
         // The depth buckets of an I/O that completes inside `queue`.
         let (level_1, batch_1) = (DepthDist::level_bucket(1), DepthDist::batch_bucket(1));
         let burst_fits = self.burst_fits(job, &cx);
+        let qburst_fits =
+            self.qburst_fits(job, &cx, depth, (batch, complete_min, complete_max, low));
 
         'job: for lp in 0..loops {
             if lp > 0 {
@@ -295,9 +301,15 @@ impl Worker {
                 // An fsync waits for the I/O in flight, so that it covers
                 // every write issued before it and completes alone.
                 let draining = st.sync_due.is_some() && (inflight > 0 || !pending.is_empty());
-                // Plain reads and writes of one file through a synchronous
-                // engine take the fast path while the job is past its ramp.
-                if more && burst_fits && !m.ramping && self.files.files[0].open {
+                // Plain reads and writes of one file take a fast path while
+                // the job is past its ramp: through a synchronous engine,
+                // or a queued one with fio's default batching (which
+                // leaves I/Os in flight for the loop below to reap).
+                if more
+                    && (burst_fits || (qburst_fits && pending.is_empty()))
+                    && !m.ramping
+                    && self.files.files[0].open
+                {
                     let mut budget = Budget {
                         bytes: loop_bytes,
                         ios: loop_ios,
@@ -305,7 +317,17 @@ impl Worker {
                         limit_ios,
                         counted,
                     };
-                    stop = self.burst(&cx, shared, &mut m, out, &mut budget, &mut seq);
+                    stop = if burst_fits {
+                        self.burst(&cx, shared, &mut m, out, &mut budget, &mut seq)
+                    } else {
+                        let q = Queue {
+                            free: &mut free,
+                            meta: &mut meta,
+                            inflight: &mut inflight,
+                            done: &mut done,
+                        };
+                        self.qburst(&cx, shared, &mut m, out, &mut budget, &mut seq, q)
+                    };
                     (loop_bytes, loop_ios) = (budget.bytes, budget.ios);
                     if out.error != 0 && !stop {
                         stop = true;

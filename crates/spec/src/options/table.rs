@@ -864,7 +864,7 @@ option_table! {
         .example("1");
     Registerfiles = opt("registerfiles", Kind::Bool, C::IoUring)
         .default("0")
-        .help("Register the open files with the kernel once, before the job")
+        .help("Register the open files with the ring (iolab does unless this is 0)")
         .example("1");
     SqthreadPoll = opt("sqthread_poll", Kind::Bool, C::IoUring)
         .default("0")
