@@ -11,6 +11,7 @@ median of the ratios within each round. IOLAB_BIN=path measures another
 build of iolab.
 """
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -66,6 +67,48 @@ def workloads(d):
             "--size=64m", "--numjobs=16", "--time_based", "--runtime=1",
         ],
     }
+
+
+def ram_workloads(dev):
+    """Direct queued reads of a block device in memory (zram): the device
+    answers at memory speed, so the kernel path and the tool's overhead
+    set the pace. libaio reads it inside io_submit. io_uring's reads are
+    handed to its kernel worker threads (iou-wrk), since zram does not
+    take non-blocking I/O: that figure measures how those threads and the
+    submitting one share the CPUs."""
+    return {
+        f"{engine}-randread-qd32-direct-ram": [
+            "--name=m", f"--ioengine={engine}", "--iodepth=32", "--direct=1",
+            "--rw=randread", "--bs=4k", "--size=256m", f"--filename={dev}",
+            "--time_based", "--runtime=3",
+        ]
+        for engine in ("io_uring", "libaio")
+    }
+
+
+@contextlib.contextmanager
+def zram_device():
+    """A new zram device of 256 MiB filled with random data (as root, with
+    /sys/class/zram-control), removed afterwards; None when there is none."""
+    ctl = "/sys/class/zram-control"
+    if os.geteuid() != 0 or not os.path.isdir(ctl):
+        yield None
+        return
+    with open(f"{ctl}/hot_add") as fh:
+        n = fh.read().strip()
+    dev, sysfs = f"/dev/zram{n}", f"/sys/block/zram{n}"
+    try:
+        with open(f"{sysfs}/disksize", "w") as fh:
+            fh.write(str(256 << 20))
+        with open(dev, "wb") as fh:
+            for _ in range(256):
+                fh.write(os.urandom(1 << 20))
+        yield dev
+    finally:
+        with open(f"{sysfs}/reset", "w") as fh:
+            fh.write("1")
+        with open(f"{ctl}/hot_remove", "w") as fh:
+            fh.write(n)
 
 
 def load_cache(path):
@@ -135,7 +178,20 @@ def main():
     limit = os.path.join(d, "pread_loop")
     subprocess.run(["cc", "-O2", "-o", limit, os.path.join(ROOT, "bench", "pread_loop.c")], check=True)
 
-    for name, opts in workloads(d).items():
+    jobs = workloads(d)
+    ram_names = ram_workloads("").keys()
+    with contextlib.ExitStack() as stack:
+        if not a.only or a.only in ram_names:
+            dev = stack.enter_context(zram_device())
+            if dev:
+                jobs.update(ram_workloads(dev))
+            else:
+                print("skipped the *-ram jobs: they need root and zram")
+        run_all(a, jobs, d, warm, limit)
+
+
+def run_all(a, jobs, d, warm, limit):
+    for name, opts in jobs.items():
         if a.only and a.only != name:
             continue
         fio = ["fio", "--output-format=json"] + opts
