@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Runs the same job with fio and with iolab, alternating, and prints each
-tool's median IOPS and peak RSS and the ratio iolab/fio.
+tool's median IOPS and peak RSS and the ratio iolab/fio, and the CPU time
+each process spent per I/O (user + system, from wait4) as IOPS per core:
+where the device sets the pace, that is where the tools differ.
 
     python3 bench/compare.py [--runs 5] [--only NAME]
 
@@ -69,21 +71,48 @@ def workloads(d):
     }
 
 
-def ram_workloads(dev):
-    """Direct queued reads of a block device in memory (zram): the device
+def ram_workloads(dev, tag="ram"):
+    """Direct queued reads of a block device in memory. zram ("ram")
     answers at memory speed, so the kernel path and the tool's overhead
     set the pace. libaio reads it inside io_submit. io_uring's reads are
     handed to its kernel worker threads (iou-wrk), since zram does not
     take non-blocking I/O: that figure measures how those threads and the
-    submitting one share the CPUs."""
+    submitting one share the CPUs. A loop device over a file in tmpfs
+    ("loop") takes requests through blk-mq like a disk and serves them
+    from a kernel worker on the other CPU, as a disk's interrupt would."""
     return {
-        f"{engine}-randread-qd32-direct-ram": [
+        f"{engine}-randread-qd32-direct-{tag}": [
             "--name=m", f"--ioengine={engine}", "--iodepth=32", "--direct=1",
             "--rw=randread", "--bs=4k", "--size=256m", f"--filename={dev}",
             "--time_based", "--runtime=3",
         ]
         for engine in ("io_uring", "libaio")
     }
+
+
+@contextlib.contextmanager
+def loop_device():
+    """A loop device over a 256 MiB file of random data in a new tmpfs (as
+    root), detached and unmounted afterwards; None when there is none."""
+    if os.geteuid() != 0 or not os.path.exists("/dev/loop-control"):
+        yield None
+        return
+    mnt = tempfile.mkdtemp(prefix="iolab-bench-tmpfs-")
+    dev = None
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300m", "tmpfs", mnt], check=True)
+        img = os.path.join(mnt, "img")
+        with open(img, "wb") as fh:
+            for _ in range(256):
+                fh.write(os.urandom(1 << 20))
+        dev = subprocess.run(["losetup", "-f", "--show", img], check=True,
+                             capture_output=True, text=True).stdout.strip()
+        yield dev
+    finally:
+        if dev:
+            subprocess.run(["losetup", "-d", dev], check=False)
+        subprocess.run(["umount", mnt], check=False, stderr=subprocess.DEVNULL)
+        os.rmdir(mnt)
 
 
 @contextlib.contextmanager
@@ -148,10 +177,13 @@ def one(cmd):
         sys.exit(f"{' '.join(cmd)} exited with {status}")
     data = json.loads(out[out.index(b"{"):])
     iops = sum(j[d]["iops"] for j in data["jobs"] for d in ("read", "write"))
+    ios = sum(j[d]["total_ios"] for j in data["jobs"] for d in ("read", "write"))
     pct = data["jobs"][0]["read"]["clat_ns"].get("percentile", {})
     p50 = pct.get("50.000000", 0)
     p99 = pct.get("99.000000", 0)
-    return iops, ru.ru_maxrss, p50, p99
+    # I/Os per second of the process's own CPU time (all its threads).
+    per_core = ios / max(ru.ru_utime + ru.ru_stime, 1e-9)
+    return iops, ru.ru_maxrss, p50, p99, per_core
 
 
 def paired(res, k):
@@ -179,14 +211,15 @@ def main():
     subprocess.run(["cc", "-O2", "-o", limit, os.path.join(ROOT, "bench", "pread_loop.c")], check=True)
 
     jobs = workloads(d)
-    ram_names = ram_workloads("").keys()
     with contextlib.ExitStack() as stack:
-        if not a.only or a.only in ram_names:
-            dev = stack.enter_context(zram_device())
+        for tag, device in (("ram", zram_device), ("loop", loop_device)):
+            if a.only and a.only not in ram_workloads("", tag):
+                continue
+            dev = stack.enter_context(device())
             if dev:
-                jobs.update(ram_workloads(dev))
+                jobs.update(ram_workloads(dev, tag))
             else:
-                print("skipped the *-ram jobs: they need root and zram")
+                print(f"skipped the *-{tag} jobs: they need root and a {tag} device")
         run_all(a, jobs, d, warm, limit)
 
 
@@ -220,8 +253,12 @@ def run_all(a, jobs, d, warm, limit):
         ii = statistics.median(x[0] for x in res["iolab"])
         fr = statistics.median(x[1] for x in res["fio"])
         ir = statistics.median(x[1] for x in res["iolab"])
+        fc = statistics.median(x[4] for x in res["fio"])
+        ic = statistics.median(x[4] for x in res["iolab"])
         print(f"{name}: fio {fi:,.0f} IOPS, iolab {ii:,.0f} IOPS, ratio {ii / fi:.2f} "
               f"(paired {paired(res, 0):.2f}); "
+              f"per core fio {fc:,.0f}, iolab {ic:,.0f}, ratio {ic / fc:.2f} "
+              f"(paired {paired(res, 4):.2f}); "
               f"peak RSS fio {fr} KiB, iolab {ir} KiB, ratio {ir / fr:.2f}")
         if name.endswith("-latency"):
             for k, label in ((2, "p50"), (3, "p99")):

@@ -36,8 +36,10 @@ fn fio_accepts_what_parse_only_prints_for_every_option() {
         }
         text.push_str(&format!("[opt_{}]\n{}={}\n", d.name, d.name, d.example));
         // fio knows engine options only once the engine is chosen.
-        if d.category == Category::IoUring {
-            text.push_str("ioengine=io_uring\n");
+        match d.category {
+            Category::IoUring => text.push_str("ioengine=io_uring\n"),
+            Category::Libaio => text.push_str("ioengine=libaio\n"),
+            _ => {}
         }
     }
     let original = dir.path().join("all.fio");

@@ -309,32 +309,40 @@ fn trim_modes_discard_a_block_device_and_count_as_fio_counts() {
 
 /// io_uring names its ring (every io_uring_enter of the worker) and, unless
 /// the job says registerfiles=0, its files by registered index: the kernel
-/// then skips a descriptor lookup and two reference counts per I/O. The
-/// counts stay exact either way.
+/// then skips a descriptor lookup and two reference counts per I/O. A
+/// direct job's buffers are registered too unless it says fixedbufs=0, so
+/// that no page is pinned per I/O. The counts stay exact either way.
 #[test]
-fn io_uring_uses_registered_ring_and_files_unless_told_not_to() {
+fn io_uring_registers_ring_files_and_direct_buffers_unless_told_not_to() {
     if !common::strace_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    for (opt, files_registered) in [
-        ("--registerfiles=1", true),
-        ("--iodepth=4", true),
-        ("--registerfiles=0", false),
+    // (option, files registered, buffers registered): the buffers of a
+    // direct job are registered unless it says fixedbufs=0; a buffered
+    // job's only when it says fixedbufs=1.
+    for (opt, files_registered, bufs_registered) in [
+        ("--registerfiles=1", true, false),
+        ("--iodepth=4", true, false),
+        ("--registerfiles=0", false, false),
+        ("--direct=1", true, true),
+        ("--direct=1 --fixedbufs=0", true, false),
+        ("--fixedbufs=1", true, true),
     ] {
+        let mut args = vec![
+            "--name=u",
+            "--ioengine=io_uring",
+            "--iodepth=4",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=256k",
+            "--filename=f",
+        ];
+        args.extend(opt.split(' '));
         let (out, all) = common::strace_iolab_run(
             dir.path(),
             &["-e", "trace=io_uring_register,io_uring_enter"],
-            &[
-                "--name=u",
-                "--ioengine=io_uring",
-                "--iodepth=4",
-                "--rw=randwrite",
-                "--bs=4k",
-                "--size=256k",
-                "--filename=f",
-                opt,
-            ],
+            &args,
         );
         assert!(out.status.success(), "{opt}: {out:?}");
         let v = common::json_of(&out.stdout);
@@ -357,6 +365,11 @@ fn io_uring_uses_registered_ring_and_files_unless_told_not_to() {
             files_registered,
             "{opt}: {t}"
         );
+        assert_eq!(
+            t.contains("IORING_REGISTER_BUFFERS"),
+            bufs_registered,
+            "{opt}: {t}"
+        );
         let enters: Vec<&str> = t
             .lines()
             .filter(|l| l.contains("io_uring_enter("))
@@ -369,4 +382,35 @@ fn io_uring_uses_registered_ring_and_files_unless_told_not_to() {
             "{opt}: an enter by descriptor: {t}"
         );
     }
+}
+
+/// libaio takes completions from the ring the kernel maps, with no
+/// io_getevents when they are already there: buffered reads complete
+/// inside io_submit, so the worker makes one io_submit per I/O and not one
+/// io_getevents. The counts stay exact.
+#[test]
+fn libaio_reads_completions_from_the_ring_without_a_system_call() {
+    if !common::strace_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (out, all) = common::strace_iolab_run(
+        dir.path(),
+        &["-e", "trace=io_submit,io_getevents"],
+        &[
+            "--name=a",
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=256k",
+            "--filename=f",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let v = common::json_of(&out.stdout);
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 64);
+    let count = |call: &str| all.lines().filter(|l| l.contains(call)).count();
+    assert_eq!(count("io_submit("), 64, "{all}");
+    assert_eq!(count("io_getevents("), 0, "{all}");
 }

@@ -187,8 +187,10 @@ pub struct EngineOpts {
     /// files with `direct` (O_DIRECT).
     pub hipri: bool,
     /// `io_uring`: register the buffers once and move data with
-    /// `READ_FIXED`/`WRITE_FIXED` (fio's `fixedbufs`).
-    pub fixedbufs: bool,
+    /// `READ_FIXED`/`WRITE_FIXED` (fio's `fixedbufs`), so that direct I/O
+    /// pins no pages per I/O. `Some(true)`: a refusal is an error; `None`:
+    /// registered when the kernel allows; `Some(false)`: plain buffers.
+    pub fixedbufs: Option<bool>,
     /// `io_uring`: register the open files and name them by index (fio's
     /// `registerfiles`). `Some(true)`: a refusal is an error; `None` (the
     /// job did not say): registered when the kernel allows, the leaner
@@ -212,7 +214,7 @@ impl Default for EngineOpts {
             buf_size: 4096,
             align: 0,
             hipri: false,
-            fixedbufs: false,
+            fixedbufs: Some(false),
             registerfiles: None,
             sqthread_poll: false,
             sqthread_poll_cpu: None,

@@ -7,9 +7,11 @@
 //! on a file).
 //!
 //! Options: `hipri` makes a polled ring (`IORING_SETUP_IOPOLL`, O_DIRECT
-//! files only), `fixedbufs` registers the buffer pool, `registerfiles`
-//! registers the open files and names them by index (also when the job
-//! does not set it, unless it says `registerfiles=0`), `sqthread_poll` (with
+//! files only), `fixedbufs` registers the buffer pool (also when the job
+//! does not set it and its I/O is direct, unless it says `fixedbufs=0`),
+//! `registerfiles` registers the open files and names them by index (also
+//! when the job does not set it, unless it says `registerfiles=0`),
+//! `sqthread_poll` (with
 //! `sqthread_poll_cpu`) lets a kernel thread take the submissions.
 //!
 //! A ring the kernel refuses (ENOSYS, EPERM from seccomp or
@@ -86,20 +88,11 @@ impl UringEngine {
         let mut engine = Self {
             ring,
             base,
-            fixedbufs: opts.fixedbufs,
+            fixedbufs: false,
             registerfiles: false,
             files_required: opts.registerfiles == Some(true),
             hipri: opts.hipri,
-            iovecs: Iovecs(if opts.vectored && !opts.fixedbufs {
-                (0..base_slots)
-                    .map(|_| libc::iovec {
-                        iov_base: std::ptr::null_mut(),
-                        iov_len: 0,
-                    })
-                    .collect()
-            } else {
-                Box::default()
-            }),
+            iovecs: Iovecs(Box::default()),
             file_table: 0,
             in_flight: 0,
             max_in_flight,
@@ -108,8 +101,27 @@ impl UringEngine {
         if !opts.sqthread_poll {
             engine.ring_index = register_ring_fd(engine.ring.as_raw_fd());
         }
-        if opts.fixedbufs {
-            engine.register_buffers()?;
+        // Buffers are registered when the job asks, and unasked when its
+        // I/O is direct (core passes None then): the kernel then pins no
+        // pages per I/O. Unasked, a refusal (the locked-memory limit, say)
+        // leaves plain buffers.
+        engine.fixedbufs = match opts.fixedbufs {
+            Some(true) => {
+                engine.register_buffers()?;
+                true
+            }
+            Some(false) => false,
+            None => engine.register_buffers().is_ok(),
+        };
+        if opts.vectored && !engine.fixedbufs {
+            engine.iovecs = Iovecs(
+                (0..base_slots)
+                    .map(|_| libc::iovec {
+                        iov_base: std::ptr::null_mut(),
+                        iov_len: 0,
+                    })
+                    .collect(),
+            );
         }
         // Files are registered unless the job says registerfiles=0, as
         // the leaner path (fio registers them only with registerfiles=1);
@@ -720,12 +732,40 @@ mod tests {
         }
     }
 
+    /// Buffers the job did not ask to register stay plain when they cannot
+    /// be (more than 65,535 slots), and the engine still moves data; asked
+    /// for, the same refusal is an error naming fixedbufs.
+    #[test]
+    fn unasked_fixed_buffers_fall_back_to_plain_ones() {
+        let dir = temp();
+        let many = |fixedbufs| EngineOpts {
+            fixedbufs,
+            ..opts(65_536, 512)
+        };
+        let Some(mut e) = uring(&many(None)) else {
+            return;
+        };
+        let path = dir.path().join("plain");
+        let f = e.open(&spec(&path, true, true)).unwrap();
+        e.buf(9).fill(0x5a);
+        assert_eq!(
+            testutil::run(e.as_mut(), io(9, f, Op::Write, 0, 512)).result,
+            Ok(512)
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), vec![0x5a; 512]);
+        match create("io_uring", &many(Some(true))) {
+            Err(EngineError::Options(msg)) => assert!(msg.contains("fixedbufs"), "{msg}"),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("65,536 fixed buffers were registered"),
+        }
+    }
+
     #[test]
     fn fixed_buffers_and_files() {
         let dir = temp();
         for (fixedbufs, registerfiles) in [(true, false), (false, true), (true, true)] {
             let o = EngineOpts {
-                fixedbufs,
+                fixedbufs: Some(fixedbufs),
                 registerfiles: Some(registerfiles),
                 ..opts(8, 8192)
             };

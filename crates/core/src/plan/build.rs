@@ -271,7 +271,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         engine: job.choice(Opt::Ioengine).unwrap_or("psync").to_string(),
         engine_opts: EngineTuning {
             hipri: job.flag(Opt::Hipri),
-            fixedbufs: job.flag(Opt::Fixedbufs),
+            fixedbufs: job.get(Opt::Fixedbufs).map(|_| job.flag(Opt::Fixedbufs)),
             registerfiles: job
                 .get(Opt::Registerfiles)
                 .map(|_| job.flag(Opt::Registerfiles)),

@@ -230,7 +230,9 @@ pub enum ExitWhat {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EngineTuning {
     pub hipri: bool,
-    pub fixedbufs: bool,
+    /// None when the job does not set it (iolab then registers the
+    /// buffers of a direct job).
+    pub fixedbufs: Option<bool>,
     /// None when the job does not set it (iolab then registers).
     pub registerfiles: Option<bool>,
     pub sqthread_poll: bool,

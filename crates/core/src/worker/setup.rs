@@ -39,7 +39,13 @@ impl Worker {
             buf_size: job.max_bs() as usize,
             align: iolab_engine::host::page_size() as usize,
             hipri: job.engine_opts.hipri,
-            fixedbufs: job.engine_opts.fixedbufs,
+            // Registered buffers spare direct I/O the pinning of its pages
+            // on every I/O; buffered I/O copies either way, so it gains
+            // nothing from them.
+            fixedbufs: match job.engine_opts.fixedbufs {
+                None if !job.direct => Some(false),
+                asked => asked,
+            },
             registerfiles: job.engine_opts.registerfiles,
             sqthread_poll: job.engine_opts.sqthread_poll,
             sqthread_poll_cpu: job.engine_opts.sqthread_poll_cpu,

@@ -131,6 +131,7 @@ pub enum Category {
     Reporting,
     Logging,
     IoUring,
+    Libaio,
 }
 
 impl Category {
@@ -151,6 +152,7 @@ impl Category {
             Category::Reporting => "Statistics and reporting",
             Category::Logging => "Log files",
             Category::IoUring => "io_uring engine",
+            Category::Libaio => "libaio engine",
         }
     }
 }

@@ -860,7 +860,7 @@ option_table! {
         .example("1");
     Fixedbufs = opt("fixedbufs", Kind::Bool, C::IoUring)
         .default("0")
-        .help("Register the I/O buffers with the kernel once, before the job")
+        .help("Register the I/O buffers with the kernel (iolab does for direct I/O unless this is 0)")
         .example("1");
     Registerfiles = opt("registerfiles", Kind::Bool, C::IoUring)
         .default("0")
@@ -878,4 +878,10 @@ option_table! {
         .default("-1")
         .help("Use plain read/write instead of readv/writev (-1: if the kernel has them)")
         .example("0");
+
+    // ---- libaio engine ----
+    UserspaceReap = opt("userspace_reap", Kind::Bool, C::Libaio)
+        .default("0")
+        .help("Read completions from the ring the kernel maps (iolab always does)")
+        .example("1");
 }
