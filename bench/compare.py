@@ -231,12 +231,16 @@ def run_all(a, jobs, d, warm, limit):
         iolab = [IOLAB, "run", "--no-store", "--output-format=json"] + opts
         res = {"fio": [], "iolab": [], "limit": []}
         # The limit loop takes its turn with the two tools for the psync
-        # job, so that a drift in the machine's speed affects all three.
-        with_limit = name == "psync-randread-warm"
+        # jobs, so that a drift in the machine's speed affects all three:
+        # its IOPS for the warm job, its own timing of each direct read
+        # for the latency job.
+        latency = name.endswith("-latency")
+        with_limit = name == "psync-randread-warm" or latency
+        limit_cmd = [limit, warm, "3"] + (["direct"] if latency else [])
         for i in range(a.runs):
             order = [("fio", fio), ("iolab", iolab)]
             if with_limit:
-                order.append(("limit", [limit, warm, "3"]))
+                order.append(("limit", limit_cmd))
             if i % 2:
                 order.reverse()
             for tool, cmd in order:
@@ -246,7 +250,9 @@ def run_all(a, jobs, d, warm, limit):
                 load_cache(warm)
                 if tool == "limit":
                     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-                    res[tool].append(float(out.split()[1]))
+                    # "iops N" or "iops N p50 US p99 US"
+                    words = out.split()
+                    res[tool].append([float(w) for w in words[1::2]])
                 else:
                     res[tool].append(one(cmd))
         fi = statistics.median(x[0] for x in res["fio"])
@@ -260,14 +266,16 @@ def run_all(a, jobs, d, warm, limit):
               f"per core fio {fc:,.0f}, iolab {ic:,.0f}, ratio {ic / fc:.2f} "
               f"(paired {paired(res, 4):.2f}); "
               f"peak RSS fio {fr} KiB, iolab {ir} KiB, ratio {ir / fr:.2f}")
-        if name.endswith("-latency"):
+        if latency:
             for k, label in ((2, "p50"), (3, "p99")):
                 fl = statistics.median(x[k] for x in res["fio"])
                 il = statistics.median(x[k] for x in res["iolab"])
+                ll = statistics.median(x[k - 1] for x in res["limit"])
                 print(f"  clat {label}: fio {fl / 1000:.1f} us, iolab {il / 1000:.1f} us, "
-                      f"ratio {il / fl:.3f}, paired {paired(res, k):.3f}")
-        if with_limit:
-            lm = statistics.median(res["limit"])
+                      f"ratio {il / fl:.3f}, paired {paired(res, k):.3f}; "
+                      f"limit loop {ll:.1f} us")
+        elif with_limit:
+            lm = statistics.median(x[0] for x in res["limit"])
             print(f"  limit loop {lm:,.0f} IOPS; iolab/limit {ii / lm:.2f}; limit/fio {lm / fi:.2f}")
 
 
