@@ -82,8 +82,13 @@ fn the_status_line_shows_increasing_progress_and_ends_at_100() {
     );
     assert_eq!(*pcts.last().unwrap(), 100.0, "{lines:?}");
     // While running: one job, its file, fio's state for random reads, a
-    // read rate and an ETA; at the end the job is done.
-    let running = &lines[1];
+    // read rate and an ETA; at the end the job is done. Lines drawn while
+    // the file is still being laid out show fio's setup state (P); under
+    // load that can take more than one interval.
+    let running = lines
+        .iter()
+        .find(|l| !l.contains("[P(1)]"))
+        .expect("a line after setup");
     assert!(running.starts_with("Jobs: 1 (f=1): [r(1)]["), "{running}");
     assert!(
         running.contains("][r=") && running.contains(" IOPS][eta 00m:0"),
