@@ -172,7 +172,11 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     let outcome = match campaign::run(&targets, &opts, &interrupt::STOP, &mut show) {
         Ok(o) => o,
         Err(
-            e @ (LabError::Refused { .. } | LabError::NotRoot { .. } | LabError::BadTarget { .. }),
+            e @ (LabError::Refused { .. }
+            | LabError::NotRoot { .. }
+            | LabError::BadTarget { .. }
+            | LabError::BadWorkdir { .. }
+            | LabError::Untrusted { .. }),
         ) => return Ok(bad(e.to_string())),
         Err(e) => return Err(e.into()),
     };
@@ -377,11 +381,25 @@ fn show_progress(p: &Progress, started: Instant, tty: bool) {
     if let Progress::Workdir(dir) = p {
         let _ = WORKDIR.set(dir.to_path_buf());
     }
+    if let Progress::Stale {
+        removed,
+        left_alone,
+    } = p
+    {
+        for r in removed.iter() {
+            eprintln!("iolab: a killed run's leftovers: {r}");
+        }
+        for l in left_alone.iter() {
+            eprintln!("iolab: {l}");
+        }
+        return;
+    }
     let line = match p {
         Progress::Skipped { label, reason } => format!("{label}: skipped: {reason}"),
         Progress::Failed { label, error } => format!("{label}: failed: {error}"),
         _ if !tty => return,
         Progress::Workdir(dir) => format!("workdir {}", dir.display()),
+        Progress::Stale { .. } => return,
         Progress::Target {
             label,
             index,
@@ -443,6 +461,10 @@ fn clean(workdir: Option<&Path>) -> Result<Status> {
                 )?;
                 return Ok(Status::Success);
             }
+            Err(e @ LabError::Untrusted { .. }) => {
+                eprintln!("iolab: {e}");
+                return Ok(Status::BadInput);
+            }
             Err(e) => {
                 eprintln!("iolab: {e}");
                 return Ok(Status::Failed);
@@ -455,6 +477,9 @@ fn clean(workdir: Option<&Path>) -> Result<Status> {
         text.push_str("nothing left to clean\n");
     }
     output::emit(None, &text)?;
+    for l in &report.left_alone {
+        eprintln!("iolab: {l}");
+    }
     for p in &report.problems {
         eprintln!("iolab: cleanup: {p}");
     }

@@ -605,11 +605,12 @@ fn continue_on_error_counts_errors_and_a_fatal_one_still_stops() {
         eprintln!("skipped: cannot mount a 1 MiB tmpfs to fill (needs root)");
         return;
     }
+    let small = common::Mounted(mnt.clone());
     let (out, _) = run_text(&format!(
         "[e]\nfilename={}/f\nsize=4m\nrw=write\nfallocate=none\ncontinue_on_error=all\n",
         mnt.display()
     ));
-    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    drop(small);
     assert!(out.failure.is_some());
     let j = &out.result.jobs[0];
     assert!(j.setup.continue_on_error);

@@ -279,8 +279,11 @@ pub fn probe_o_direct(dir: &Path) -> io::Result<bool> {
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .custom_flags(libc::O_DIRECT)
+        .custom_flags(libc::O_DIRECT | libc::O_NOFOLLOW)
         .open(&path);
+    // Only a file this probe made is removed afterwards: not a name that
+    // was there already (a planted file or symlink).
+    let made = !matches!(&opened, Err(e) if e.kind() == io::ErrorKind::AlreadyExists);
     let result = match opened {
         Ok(file) => {
             let page = usize::try_from(host::page_size()).unwrap_or(4096);
@@ -295,7 +298,9 @@ pub fn probe_o_direct(dir: &Path) -> io::Result<bool> {
         Err(e) => Err(e),
     };
     // Some kernels create the file before refusing O_DIRECT.
-    let _ = std::fs::remove_file(&path);
+    if made {
+        let _ = std::fs::remove_file(&path);
+    }
     result
 }
 

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use iolab_core::private;
 use iolab_core::spec::Host;
 use iolab_stats::{Comparison, TargetColumn, WorkloadRun};
 
@@ -51,6 +52,12 @@ pub struct Options {
 pub enum Progress<'a> {
     /// Work starts in this directory.
     Workdir(&'a Path),
+    /// What killed runs left was removed before the campaign started;
+    /// what looked like theirs but was not trusted was left alone.
+    Stale {
+        removed: &'a [String],
+        left_alone: &'a [String],
+    },
     /// A target starts (1-based index).
     Target {
         label: &'a str,
@@ -174,6 +181,12 @@ pub fn run(
     let (workdir, made) = make_workdir(opts.workdir.as_deref())?;
     // Leftovers of killed runs (here and in other lab workdirs) go first.
     let stale = cleanup::clean_stale(&std::env::temp_dir(), Some(&workdir));
+    if !stale.removed.is_empty() || !stale.left_alone.is_empty() {
+        progress(Progress::Stale {
+            removed: &stale.removed,
+            left_alone: &stale.left_alone,
+        });
+    }
     if let Some(other) = State::load(&workdir)? {
         if other.owner_alive() {
             return Err(LabError::State {
@@ -206,7 +219,12 @@ pub fn run(
             ));
         }
     }
-    let mut cleanup_report = stale;
+    // The stale run's problems stay in the outcome (they make the exit
+    // status a failure); what was removed and left alone was said above.
+    let mut cleanup_report = CleanupReport {
+        problems: stale.problems,
+        ..Default::default()
+    };
     let ready: Vec<Result<Option<PathBuf>, String>> = targets
         .iter()
         .map(|t| match t.fs() {
@@ -331,32 +349,39 @@ fn record_made(state: &mut State, e: Entry) -> Result<(), LabError> {
 }
 
 /// A fresh or given workdir; says whether the lab made it (only then is
-/// it removed at the end, and only when empty).
+/// it removed at the end, and only when empty). A fresh one is a new
+/// directory with a random name and mode 0700 in the temporary directory;
+/// a given one that exists must be this user's alone (it will hold the
+/// state file that root's cleanup believes), and one that does not is
+/// made with mode 0700.
 fn make_workdir(given: Option<&Path>) -> Result<(PathBuf, bool), LabError> {
     let dir = match given {
-        Some(d) if d.is_dir() => return Ok((absolute(d), false)),
         Some(d) => absolute(d),
         None => {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .subsec_nanos();
-            std::env::temp_dir().join(format!("iolab-lab-{}-{nanos:x}", std::process::id()))
+            let temp = std::env::temp_dir();
+            return private::make_dir_in(&temp, &format!("iolab-lab-{}-", std::process::id()))
+                .map(|d| (d, true))
+                .map_err(|e| LabError::io("cannot create workdir in", temp, e));
         }
     };
+    if std::fs::symlink_metadata(&dir).is_ok() {
+        return match private::open_trusted_dir(&dir) {
+            Ok(_) => Ok((dir, false)),
+            Err(why) => Err(LabError::BadWorkdir {
+                path: dir,
+                reason: why.to_string(),
+            }),
+        };
+    }
     if let Some(parent) = dir.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| LabError::io("cannot create workdir", parent, e))?;
     }
-    match std::fs::create_dir(&dir) {
-        Ok(()) => Ok((dir, true)),
-        // Made meanwhile by someone else: used, but not the lab's.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok((dir, false)),
-        Err(e) => Err(LabError::io("cannot create workdir", &dir, e)),
-    }
+    private::create_dir(&dir).map_err(|e| LabError::io("cannot create workdir", &dir, e))?;
+    Ok((dir, true))
 }
 
-fn absolute(p: &Path) -> PathBuf {
+pub(crate) fn absolute(p: &Path) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()
     } else {
@@ -417,7 +442,8 @@ fn mount_point(workdir: &Path, index: usize, label: &str) -> PathBuf {
 /// The directory the lab makes inside directory target `index`.
 fn work_dir_in(target: &Path, index: usize) -> PathBuf {
     absolute(target).join(format!(
-        "iolab-compare-{}-{}",
+        "{}{}-{}",
+        crate::state::WORK_FILES_PREFIX,
         std::process::id(),
         index + 1
     ))

@@ -4,6 +4,11 @@
 //! images, delete its images and mount directories, then the state file
 //! and the workdir it made. Runs after every campaign (success, error,
 //! Ctrl-C) and from `iolab compare --cleanup` after a kill.
+//!
+//! What a state file lists is acted on only when [`State::load`] trusts
+//! the file and the record (see `state`); everything else is reported as
+//! left alone. A work directory in a `--target` directory is removed only
+//! when it is still a real directory of this user's.
 
 use std::path::{Path, PathBuf};
 
@@ -16,12 +21,16 @@ use crate::{loopdev, mount, mountinfo};
 pub struct CleanupReport {
     pub removed: Vec<String>,
     pub problems: Vec<String>,
+    /// What was found but not taken as the lab's (another user's state
+    /// file, a record naming a path outside its workdir), with the reason.
+    pub left_alone: Vec<String>,
 }
 
 impl CleanupReport {
-    fn merge(&mut self, o: CleanupReport) {
+    pub fn merge(&mut self, o: CleanupReport) {
         self.removed.extend(o.removed);
         self.problems.extend(o.problems);
+        self.left_alone.extend(o.left_alone);
     }
 }
 
@@ -37,7 +46,10 @@ pub fn clean(state: &mut State) -> CleanupReport {
 /// loop devices before images), forgetting each thing once it is gone;
 /// the state file and the workdir stay.
 pub fn release(state: &mut State) -> CleanupReport {
-    let mut r = CleanupReport::default();
+    let mut r = CleanupReport {
+        left_alone: std::mem::take(&mut state.refused),
+        ..Default::default()
+    };
     let entries = state.entries.clone();
     let gone = |state: &mut State, e: &Entry, what: String, r: &mut CleanupReport| {
         if let Err(err) = state.remove(e) {
@@ -59,6 +71,23 @@ pub fn release(state: &mut State) -> CleanupReport {
     }
     for e in &entries {
         if let Entry::WorkFiles(dir) = e {
+            match iolab_core::private::is_own_dir(dir) {
+                Err(iolab_core::private::Distrust::Io(err))
+                    if err.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    gone(state, e, String::new(), &mut r);
+                    continue;
+                }
+                Err(why) => {
+                    r.left_alone
+                        .push(format!("left alone `{}`: {why}", dir.display()));
+                    gone(state, e, String::new(), &mut r);
+                    continue;
+                }
+                Ok(()) => {}
+            }
+            // Removes the entries of the directory without following
+            // symlinks in it.
             match std::fs::remove_dir_all(dir) {
                 Ok(()) => gone(state, e, format!("removed {}", dir.display()), &mut r),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
@@ -182,6 +211,7 @@ fn unmount_all(dir: &Path) -> Result<bool, LabError> {
 /// Cleans the workdir a killed run left; `None` when it holds no state
 /// file. A state owned by a process that still runs is left alone.
 pub fn clean_workdir(workdir: &Path) -> Result<Option<CleanupReport>, LabError> {
+    let workdir = &crate::campaign::absolute(workdir);
     let Some(mut state) = State::load(workdir)? else {
         return Ok(None);
     };
@@ -206,7 +236,7 @@ pub fn lab_workdirs(temp: &Path) -> Vec<PathBuf> {
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with("iolab-lab-"))
         .map(|e| e.path())
-        .filter(|p| p.join(FILE_NAME).is_file())
+        .filter(|p| std::fs::symlink_metadata(p.join(FILE_NAME)).is_ok())
         .collect();
     v.sort();
     v
@@ -231,6 +261,10 @@ pub fn clean_stale(temp: &Path, extra: Option<&Path>) -> CleanupReport {
             // running several at once) is not stale either.
             Ok(Some(s)) if !mine && s.pid == std::process::id() => continue,
             Ok(_) => {}
+            Err(e @ LabError::Untrusted { .. }) => {
+                all.left_alone.push(e.to_string());
+                continue;
+            }
             Err(e) => {
                 all.problems.push(e.to_string());
                 continue;
@@ -239,6 +273,7 @@ pub fn clean_stale(temp: &Path, extra: Option<&Path>) -> CleanupReport {
         match clean_workdir(&d) {
             Ok(Some(r)) => all.merge(r),
             Ok(None) => {}
+            Err(e @ LabError::Untrusted { .. }) => all.left_alone.push(e.to_string()),
             Err(e) => all.problems.push(e.to_string()),
         }
     }
@@ -313,5 +348,123 @@ mod tests {
         let e = clean_workdir(&work).unwrap_err().to_string();
         assert!(e.contains("a running iolab (pid 1) owns it"), "{e}");
         assert!(img.exists());
+    }
+
+    /// A state file of this user's in a private workdir, saved with a dead
+    /// owner, listing `lines` as they are.
+    fn planted(work: &Path, lines: &[String]) {
+        let mut text = format!("iolab-lab-state 1\npid\t{}\t0\n", u32::MAX - 1);
+        for l in lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+        std::fs::write(work.join(FILE_NAME), text).unwrap();
+    }
+
+    #[test]
+    fn records_outside_the_workdir_are_left_alone() {
+        use iolab_core::private;
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join("precious"), b"keep").unwrap();
+        let work = private::make_dir_in(d.path(), "iolab-lab-").unwrap();
+        let mine = work.join("1-a.img");
+        std::fs::write(&mine, b"x").unwrap();
+        planted(
+            &work,
+            &[
+                format!("workdir\t{}", work.display()),
+                format!("image\t{}", mine.display()),
+                format!("image\t{}", victim.join("precious").display()),
+                format!("image\t{}/../victim/precious", work.display()),
+                format!("mountdir\t{}", victim.display()),
+                format!("workfiles\t{}", victim.display()),
+                format!("workdir\t{}", victim.display()),
+                format!("loop\t/dev/loop0\t{}", victim.join("precious").display()),
+                // Its image is inside, but not listed as an image.
+                format!("loop\t/dev/loop0\t{}", work.join("2-b.img").display()),
+                format!("loop\t/etc/passwd\t{}", mine.display()),
+            ],
+        );
+        let r = clean_stale(d.path(), None);
+        assert!(r.problems.is_empty(), "{r:?}");
+        assert_eq!(r.left_alone.len(), 8, "{r:#?}");
+        assert!(r.left_alone.iter().all(|l| l.starts_with("left alone")));
+        assert_eq!(std::fs::read(victim.join("precious")).unwrap(), b"keep");
+        assert!(victim.is_dir());
+        // What was the lab's went.
+        assert!(!mine.exists());
+        assert_eq!(
+            r.removed,
+            [
+                format!("removed {}", mine.display()),
+                format!("removed {}", work.display())
+            ]
+        );
+    }
+
+    #[test]
+    fn state_files_others_could_write_are_not_believed() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        // A workdir anyone may write (as another user would plant it).
+        let work = d.path().join("iolab-lab-planted");
+        std::fs::create_dir(&work).unwrap();
+        std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let victim = work.join("1-a.img");
+        std::fs::write(&victim, b"keep").unwrap();
+        planted(
+            &work,
+            &[
+                format!("workdir\t{}", work.display()),
+                format!("image\t{}", victim.display()),
+            ],
+        );
+        let r = clean_stale(d.path(), None);
+        assert!(r.removed.is_empty() && r.problems.is_empty(), "{r:?}");
+        assert_eq!(r.left_alone.len(), 1, "{r:?}");
+        assert!(
+            r.left_alone[0].contains("its group or other users may write it"),
+            "{r:?}"
+        );
+        assert!(victim.exists());
+        let e = clean_workdir(&work).unwrap_err().to_string();
+        assert!(e.contains("left alone"), "{e}");
+
+        // A private workdir with a group-writable state file: the same.
+        std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::set_permissions(work.join(FILE_NAME), std::fs::Permissions::from_mode(0o664))
+            .unwrap();
+        let r = clean_stale(d.path(), None);
+        assert_eq!(r.left_alone.len(), 1, "{r:?}");
+        assert!(victim.exists());
+
+        // A workdir that is a symlink to a private one: the same.
+        std::fs::set_permissions(work.join(FILE_NAME), std::fs::Permissions::from_mode(0o600))
+            .unwrap();
+        let real = d.path().join("real");
+        std::fs::rename(&work, &real).unwrap();
+        std::os::unix::fs::symlink(&real, &work).unwrap();
+        let r = clean_stale(d.path(), None);
+        assert_eq!(r.left_alone.len(), 1, "{r:?}");
+        assert!(r.left_alone[0].contains("symbolic link"), "{r:?}");
+        assert!(real.join("1-a.img").exists());
+    }
+
+    #[test]
+    fn a_planted_temporary_file_is_not_written_through() {
+        let d = tempfile::tempdir().unwrap();
+        let work = iolab_core::private::make_dir_in(d.path(), "iolab-lab-").unwrap();
+        let target = d.path().join("target");
+        std::fs::write(&target, b"keep").unwrap();
+        std::os::unix::fs::symlink(&target, work.join("iolab-lab.state.tmp")).unwrap();
+        let mut s = State::create(&work).unwrap();
+        s.add(Entry::Image(work.join("a.img"))).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        assert!(std::fs::symlink_metadata(work.join(FILE_NAME))
+            .unwrap()
+            .is_file());
+        assert_eq!(State::load(&work).unwrap().unwrap().entries.len(), 1);
     }
 }

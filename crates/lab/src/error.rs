@@ -45,6 +45,13 @@ pub enum LabError {
     /// The state file of a workdir cannot be read or written.
     #[error("state file `{}`: {reason}", path.display())]
     State { path: PathBuf, reason: String },
+    /// A workdir or state file that another user could have written: the
+    /// lab neither believes nor acts on it.
+    #[error("left alone `{}`: {reason}; iolab acts only on state files of this user's that no one else can write", path.display())]
+    Untrusted { path: PathBuf, reason: String },
+    /// A `--workdir` that others could write into.
+    #[error("--workdir `{}`: {reason}; give a directory of this user's that no one else can write (or none, for a private one in the temporary directory)", path.display())]
+    BadWorkdir { path: PathBuf, reason: String },
     /// A workload's job text or plan is wrong.
     #[error("workload `{name}`: {reason}")]
     Workload { name: String, reason: String },

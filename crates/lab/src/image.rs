@@ -2,9 +2,9 @@
 //! and directories (mount points, work directories). Each is created
 //! exclusively (`O_EXCL`, `mkdir` that fails on an existing path), so that
 //! what the state file records afterwards, and cleanup later removes, is
-//! only ever something the lab made itself.
+//! only ever something the lab made itself: the file with O_NOFOLLOW and
+//! mode 0600, the directory with mode 0700.
 
-use std::fs::OpenOptions;
 use std::io::ErrorKind;
 use std::path::Path;
 
@@ -12,10 +12,7 @@ use crate::error::LabError;
 
 /// Creates `path` as a sparse file of `bytes`; fails if it exists.
 pub fn create_sparse(path: &Path, bytes: u64) -> Result<(), LabError> {
-    let f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
+    let f = iolab_core::private::create_file(path)
         .map_err(|e| exists_or("an image file", "cannot create image", path, e))?;
     if let Err(e) = f.set_len(bytes) {
         drop(f);
@@ -28,7 +25,7 @@ pub fn create_sparse(path: &Path, bytes: u64) -> Result<(), LabError> {
 /// Creates the directory `path` (its parent must exist); fails if
 /// anything is there already. `what` says what it is for, for the message.
 pub fn create_dir_new(path: &Path, what: &'static str) -> Result<(), LabError> {
-    std::fs::create_dir(path).map_err(|e| exists_or(what, "cannot create", path, e))
+    iolab_core::private::create_dir(path).map_err(|e| exists_or(what, "cannot create", path, e))
 }
 
 fn exists_or(what: &'static str, action: &'static str, path: &Path, e: std::io::Error) -> LabError {

@@ -7,9 +7,20 @@
 //!
 //! The format is text, one record per line, `KIND<TAB>VALUE[<TAB>VALUE]`,
 //! after a header line and the owner's pid.
+//!
+//! A state file tells root what to unmount and delete, so one is believed
+//! only when it cannot have come from someone else: it and its workdir
+//! belong to this user and no one else may write them (checked on the open
+//! descriptors), and each record names something inside that workdir
+//! (work directories in `--target` directories carry the lab's name). A
+//! record that fails this is kept apart, reported, and never acted on. The
+//! file is written through a temporary file created exclusively, never
+//! through a name another user could have planted.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+
+use iolab_core::private;
 use std::sync::{Mutex, MutexGuard};
 
 use crate::error::LabError;
@@ -78,6 +89,38 @@ impl Entry {
         })
     }
 
+    /// Why this record cannot be one the lab made in `workdir`, if so.
+    fn outside(&self, workdir: &Path) -> Option<String> {
+        let child = |p: &Path| plain(p) && p.parent() == Some(workdir) && p.file_name().is_some();
+        let ok = match self {
+            Entry::Image(p) | Entry::MountDir(p) | Entry::Mount(p) => child(p),
+            Entry::Loop { device, image } => child(image) && is_loop_device(device),
+            Entry::Workdir(p) => p == workdir,
+            Entry::WorkFiles(p) => {
+                plain(p)
+                    && p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(WORK_FILES_PREFIX))
+            }
+        };
+        (!ok).then(|| match self {
+            Entry::Loop { .. } => format!(
+                "`{}` is not a loop device backed by an image in {}",
+                self.encode().replace('\t', " "),
+                workdir.display()
+            ),
+            Entry::WorkFiles(p) => format!(
+                "`{}` is not a work directory the lab names `{WORK_FILES_PREFIX}*`",
+                p.display()
+            ),
+            _ => format!(
+                "`{}` is not inside the workdir {}",
+                self.paths()[0].display(),
+                workdir.display()
+            ),
+        })
+    }
+
     fn paths(&self) -> Vec<&Path> {
         match self {
             Entry::Loop { device, image } => vec![device, image],
@@ -90,6 +133,28 @@ impl Entry {
     }
 }
 
+/// The name every work directory the lab makes in a `--target` directory
+/// starts with.
+pub const WORK_FILES_PREFIX: &str = "iolab-compare-";
+
+/// Whether `p` is absolute and has no `.` or `..` in it.
+fn plain(p: &Path) -> bool {
+    p.is_absolute()
+        && p.components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
+/// Whether `p` names a loop device: `/dev/loopN`.
+fn is_loop_device(p: &Path) -> bool {
+    p.to_str()
+        .and_then(|s| s.strip_prefix("/dev/loop"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The largest state file read (a campaign records a few lines per
+/// target).
+const MAX_STATE_BYTES: u64 = 1 << 20;
+
 /// The records of one workdir, mirrored to its state file.
 #[derive(Debug)]
 pub struct State {
@@ -100,16 +165,16 @@ pub struct State {
     /// reused pid is not taken for the owner.
     pub start: u64,
     pub entries: Vec<Entry>,
+    /// Records of the file that name something the lab cannot have made
+    /// there, with the reason: reported, never acted on.
+    pub refused: Vec<String>,
     /// Changes stay in memory (the file is frozen by another holder).
     in_memory: bool,
 }
 
 /// The start time of a process, from /proc/PID/stat (field 22).
 pub(crate) fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces; it ends at the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    private::process_start(pid)
 }
 
 impl State {
@@ -121,19 +186,34 @@ impl State {
             pid,
             start: start_time(pid).unwrap_or(0),
             entries: Vec::new(),
+            refused: Vec::new(),
             in_memory: false,
         };
         s.save()?;
         Ok(s)
     }
 
-    /// Reads the state file of `workdir`, if there is one.
+    /// Reads the state file of `workdir`, if there is one. A workdir or
+    /// state file that is not this user's alone is
+    /// [`LabError::Untrusted`]; records that name something outside the
+    /// workdir go to `refused`.
     pub fn load(workdir: &Path) -> Result<Option<State>, LabError> {
         let path = workdir.join(FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(LabError::io("cannot read", path, e)),
+        let untrusted = |path: &Path, reason: private::Distrust| LabError::Untrusted {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        };
+        let dir = match private::open_trusted_dir(workdir) {
+            Ok(d) => d,
+            Err(private::Distrust::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None)
+            }
+            Err(e) => return Err(untrusted(workdir, e)),
+        };
+        let text = match private::read_trusted_file(&dir, FILE_NAME, MAX_STATE_BYTES) {
+            Ok(Some(t)) => t,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(untrusted(&path, e)),
         };
         let mut lines = text.lines();
         if lines.next() != Some(HEADER) {
@@ -153,12 +233,42 @@ impl State {
                 path: path.clone(),
                 reason: "no pid line".into(),
             })?;
-        let entries = lines.filter_map(Entry::decode).collect();
+        let mut entries = Vec::new();
+        let mut refused = Vec::new();
+        for e in lines.filter_map(Entry::decode) {
+            match e.outside(workdir) {
+                None => entries.push(e),
+                Some(why) => {
+                    refused.push(format!("left alone: {why} (listed in {})", path.display()))
+                }
+            }
+        }
+        // A loop device is detached only when its image is listed too.
+        let images: Vec<PathBuf> = entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Image(p) => Some(p.clone()),
+                _ => None,
+            })
+            .collect();
+        entries.retain(|e| match e {
+            Entry::Loop { device, image } if !images.contains(image) => {
+                refused.push(format!(
+                    "left alone: loop device {} (its image {} is not listed in {})",
+                    device.display(),
+                    image.display(),
+                    path.display()
+                ));
+                false
+            }
+            _ => true,
+        });
         Ok(Some(State {
             path,
             pid,
             start,
             entries,
+            refused,
             in_memory: false,
         }))
     }
@@ -204,7 +314,13 @@ impl State {
         }
         let tmp = self.path.with_extension("state.tmp");
         let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
+            // A temporary file left by a killed run of this workdir goes
+            // first; whatever is there is never written through.
+            match std::fs::remove_file(&tmp) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            let mut f = private::create_file(&tmp)?;
             f.write_all(text.as_bytes())?;
             f.sync_all()?;
             std::fs::rename(&tmp, &self.path)

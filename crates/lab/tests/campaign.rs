@@ -221,13 +221,14 @@ fn an_image_larger_than_the_free_space_is_noted() {
         .status()
         .unwrap();
     assert!(ok.success());
+    let mounted = Mounted(small.clone());
     let mut opts = options(Some(&small.join("w")));
     opts.size = 320 << 20;
     opts.suite.workloads.clear();
     let targets = parse_fs_list("ext4").unwrap();
     let out = campaign::run(&targets, &opts, &AtomicBool::new(false), &mut |_| {});
     let left = std::fs::read_dir(&small).unwrap().count();
-    let _ = std::process::Command::new("umount").arg(&small).status();
+    drop(mounted);
     let c = out.unwrap().comparison;
     assert_eq!(c.targets[0].failed, None);
     assert!(
@@ -320,4 +321,24 @@ fn a_baseline_that_would_be_skipped_is_refused() {
         e,
         "target `nosuchfs`: --baseline names a target that cannot run here (unknown filesystem `nosuchfs`: neither the kernel nor a mkfs.nosuchfs on PATH knows it); choose another"
     );
+}
+
+/// Whatever is mounted on a directory for one test, unmounted when
+/// dropped however the test ends (lazily when a failed test left it busy).
+struct Mounted(pub std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let done = std::process::Command::new("umount")
+            .arg(&self.0)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !done {
+            let _ = std::process::Command::new("umount")
+                .arg("--lazy")
+                .arg(&self.0)
+                .status();
+        }
+    }
 }

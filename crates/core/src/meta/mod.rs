@@ -360,7 +360,9 @@ fn make_work_dir(dir: &Path) -> Result<PathBuf, MetaError> {
     let pid = std::process::id();
     for n in 0..1000 {
         let path = dir.join(format!("iolab-meta.{pid}.{n}"));
-        match std::fs::create_dir(&path) {
+        // Mode 0700, and never an existing name: no one else can plant a
+        // name in the tree the pass creates and removes.
+        match crate::private::create_dir(&path) {
             Ok(()) => return Ok(path),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(source) => {
