@@ -92,14 +92,20 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         Ok(s) => s,
         Err(e) => return bad(e.to_string()),
     };
+    for s in &setup.stale {
+        eprintln!("iolab quick: {s}");
+    }
     let store = match args.store.open() {
         Ok(s) => s,
-        Err(e) => return bad(format!("{e:#}")),
+        Err(e) => {
+            quick::discard(&setup);
+            return bad(format!("{e:#}"));
+        }
     };
 
-    let file = setup.file.clone();
+    let work = setup.work.clone();
     interrupt::watch(Some(Box::new(move || {
-        let _ = std::fs::remove_file(&file);
+        let _ = iolab_core::quickdir::remove(&work);
     })));
     let draw = std::io::stderr().is_terminal();
     let watch = |i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool| {

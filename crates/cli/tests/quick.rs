@@ -309,12 +309,22 @@ fn ctrl_c_in_the_metadata_pass_stores_nothing() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The metadata pass works in a directory of its own: wait for it.
+    // The metadata pass works in a directory of its own, inside the
+    // suite's private one: wait for it.
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !common::entries(dir.path())
-        .iter()
-        .any(|e| e.starts_with("iolab-meta."))
-    {
+    let meta_began = || {
+        common::entries(dir.path())
+            .iter()
+            .filter(|e| e.starts_with(".iolab-quick-"))
+            .any(|q| {
+                std::fs::read_dir(dir.path().join(q)).is_ok_and(|mut d| {
+                    d.any(|e| {
+                        e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("iolab-meta."))
+                    })
+                })
+            })
+    };
+    while !meta_began() {
         assert!(Instant::now() < deadline, "the metadata pass never began");
         assert!(child.try_wait().unwrap().is_none(), "quick ended early");
         std::thread::sleep(Duration::from_millis(10));

@@ -179,7 +179,7 @@ impl Zram {
 impl Drop for Zram {
     fn drop(&mut self) {
         if self.mounted {
-            let _ = Proc::new("umount").arg(&self.mnt).status();
+            common::unmount(&self.mnt);
         }
         let _ = fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
         let _ = fs::write("/sys/class/zram-control/hot_remove", &self.id);
@@ -470,6 +470,7 @@ fn a_working_set_that_fits_in_memory_with_no_device_is_flagged() {
     if !mounted {
         return eprintln!("skipped: cannot mount overlayfs (root needed)");
     }
+    let overlay = common::Mounted(d.join("m"));
     let v = common::iolab()
         .current_dir(d.join("m"))
         .args([
@@ -482,7 +483,7 @@ fn a_working_set_that_fits_in_memory_with_no_device_is_flagged() {
             "--size=32m",
         ])
         .output();
-    let _ = Proc::new("umount").arg(d.join("m")).status();
+    drop(overlay);
     let v = common::json_of(&v.unwrap().stdout);
     let t = text(&v, "page-cache");
     assert!(t.contains("which fits in memory"), "{t}");

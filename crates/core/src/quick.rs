@@ -20,6 +20,7 @@ use iolab_stats::{Dir, RunResult};
 use crate::meta::{run_meta, MetaError, MetaOptions};
 use crate::plan;
 use crate::progress::Progress;
+use crate::quickdir;
 use crate::run::{run_observed, Notice};
 
 /// What the user asked for.
@@ -138,7 +139,12 @@ impl SuiteTest {
 #[derive(Clone, Debug, PartialEq)]
 pub struct QuickSetup {
     pub dir: PathBuf,
+    /// The private directory the suite works in (see `quickdir`), made
+    /// by `prepare` and removed by `run` or `discard`.
+    pub work: PathBuf,
     pub file: PathBuf,
+    /// What killed runs had left in `dir` and `prepare` removed.
+    pub stale: Vec<String>,
     pub engine: String,
     pub direct: bool,
     pub file_bytes: u64,
@@ -149,8 +155,8 @@ pub struct QuickSetup {
 }
 
 /// Chooses engine, direct I/O, file size and time per test for `opts`,
-/// and checks every test's job, creating nothing but a probe file that is
-/// removed at once.
+/// and checks every test's job. Creates the suite's private directory
+/// (removed again on an error), after removing what killed runs left.
 pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
     if !opts.dir.is_dir() {
         return Err(QuickError::NotADirectory(opts.dir.clone()));
@@ -160,6 +166,27 @@ pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
         .dir
         .canonicalize()
         .map_err(|e| QuickError::NotWritable(opts.dir.clone(), e))?;
+    // A killed run's test file would count against the free space.
+    let stale = quickdir::remove_stale(dir);
+    let work = quickdir::create(dir).map_err(|e| QuickError::NotWritable(dir.clone(), e))?;
+    let setup = prepare_in(opts, dir, &work, stale);
+    if setup.is_err() {
+        let _ = quickdir::remove(&work);
+    }
+    setup
+}
+
+/// Removes the suite's private directory when it will not run.
+pub fn discard(setup: &QuickSetup) {
+    let _ = quickdir::remove(&setup.work);
+}
+
+fn prepare_in(
+    opts: &QuickOpts,
+    dir: &Path,
+    work: &Path,
+    stale: Vec<String>,
+) -> Result<QuickSetup, QuickError> {
     let mut notes = Vec::new();
     let engine = match &opts.engine {
         Some(e) => {
@@ -176,7 +203,7 @@ pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
         notes.push("buffered I/O, as asked (--buffered)".to_string());
         false
     } else {
-        match probe_o_direct(dir) {
+        match probe_o_direct(work) {
             Ok(true) => true,
             Ok(false) => {
                 notes.push(
@@ -186,10 +213,10 @@ pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
                 );
                 false
             }
-            Err(e) => return Err(QuickError::NotWritable(dir.clone(), e)),
+            Err(e) => return Err(QuickError::NotWritable(dir.to_path_buf(), e)),
         }
     };
-    let free = available_space(dir).map_err(|e| QuickError::NotWritable(dir.clone(), e))?;
+    let free = available_space(dir).map_err(|e| QuickError::NotWritable(dir.to_path_buf(), e))?;
     let memory = iolab_engine::host::physical_memory();
     let file_bytes = match opts.size {
         Some(s) => {
@@ -199,7 +226,7 @@ pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
             }
             if s.saturating_add(SPARE) > free {
                 return Err(QuickError::SizeAboveFree {
-                    dir: dir.clone(),
+                    dir: dir.to_path_buf(),
                     size: s,
                     free,
                 });
@@ -222,7 +249,7 @@ pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
             };
             let s = s / (1 << 20) * (1 << 20);
             if s < MIN_FILE {
-                return Err(QuickError::NoRoom(dir.clone(), free));
+                return Err(QuickError::NoRoom(dir.to_path_buf(), free));
             }
             s
         }
@@ -244,10 +271,11 @@ pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
     if test_time < Duration::from_millis(100) {
         return Err(QuickError::TooShort(opts.time));
     }
-    let file = dir.join(format!(".iolab-quick-{}.tmp", std::process::id()));
     let setup = QuickSetup {
-        dir: dir.clone(),
-        file,
+        dir: dir.to_path_buf(),
+        work: work.to_path_buf(),
+        file: work.join("data"),
+        stale,
         engine,
         direct,
         file_bytes,
@@ -327,8 +355,8 @@ pub fn job_text(setup: &QuickSetup, test: &SuiteTest) -> String {
 /// the test is over (to draw a status line, say).
 pub type Watch<'a> = &'a (dyn Fn(usize, &SuiteTest, &Progress, &AtomicBool) + Sync);
 
-/// Runs the suite, each test watched by `watch`. The test file is removed
-/// at the end, whatever happens.
+/// Runs the suite, each test watched by `watch`. The suite's directory
+/// and everything in it are removed at the end, whatever happens.
 pub fn run(setup: &QuickSetup, stop: &AtomicBool, watch: Watch) -> Result<QuickResult, QuickError> {
     let mut result = QuickResult {
         dir: setup.dir.display().to_string(),
@@ -340,7 +368,7 @@ pub fn run(setup: &QuickSetup, stop: &AtomicBool, watch: Watch) -> Result<QuickR
         ..Default::default()
     };
     let outcome = run_tests(setup, stop, watch, &mut result);
-    let _ = std::fs::remove_file(&setup.file);
+    discard(setup);
     outcome.map(|()| result)
 }
 
@@ -409,7 +437,7 @@ pub fn meta_label(files: u64) -> String {
 /// interrupted.
 fn meta_rows(setup: &QuickSetup, stop: &AtomicBool) -> (Vec<QuickTest>, bool) {
     let opts = MetaOptions {
-        dir: setup.dir.clone(),
+        dir: setup.work.clone(),
         files: setup.meta_files,
         phases: vec![
             MetaPhaseKind::Create,
@@ -613,6 +641,24 @@ mod tests {
         assert!(setup.dir.is_absolute(), "{}", setup.dir.display());
         assert_eq!(setup.dir, dir.path().canonicalize().unwrap());
         assert!(setup.file.starts_with(&setup.dir));
+        // The test file is in a private directory of the suite's own,
+        // made at once and removed by discard.
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(setup.file.parent(), Some(setup.work.as_path()));
+        let mode = std::fs::metadata(&setup.work).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}");
+        discard(&setup);
+        assert!(!setup.work.exists());
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn a_refused_setup_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(dir.path());
+        o.time = Duration::from_millis(10);
+        assert!(matches!(prepare(&o), Err(QuickError::TooShort(_))));
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
 
     #[test]

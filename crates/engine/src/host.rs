@@ -228,7 +228,7 @@ fn run_delay() -> Option<Duration> {
     Some(Duration::from_nanos(ns))
 }
 
-/// SIGINT and SIGTERM received since `install_interrupt_handler`.
+/// SIGINT, SIGTERM and SIGHUP received since `install_interrupt_handler`.
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 static INSTALL: Once = Once::new();
 
@@ -237,18 +237,49 @@ extern "C" fn count_interrupt(_signal: libc::c_int) {
     INTERRUPTS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Installs (once per process) a handler for SIGINT and SIGTERM that only
-/// counts them, and returns the counter. The run polls it: 1 means stop the
+/// The terminal went away (a closed window, a dropped ssh session): the
+/// run stops and cleans up as on Ctrl-C, and what it would have written
+/// to the terminal goes to /dev/null, since a write to a hung-up terminal
+/// fails (EIO) and would cut the cleanup short. Output redirected to files
+/// or pipes is left as it is.
+extern "C" fn hang_up(_signal: libc::c_int) {
+    INTERRUPTS.fetch_add(1, Ordering::Relaxed);
+    // SAFETY: open, isatty, dup2 and close are async-signal-safe and take
+    // a valid NUL-terminated path and descriptor numbers; failures leave
+    // the descriptors as they were.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null < 0 {
+            return;
+        }
+        for fd in 0..3 {
+            if libc::isatty(fd) == 1 {
+                libc::dup2(null, fd);
+            }
+        }
+        libc::close(null);
+    }
+}
+
+/// Installs (once per process) a handler for SIGINT, SIGTERM and SIGHUP
+/// that counts them (SIGHUP also detaches the dead terminal, see
+/// `hang_up`), and returns the counter. The run polls it: 1 means stop the
 /// workers and report what was gathered, 2 or more means exit at once.
 /// The handler uses SA_RESTART, so an I/O in progress is not cut short by
 /// EINTR.
 pub fn install_interrupt_handler() -> &'static AtomicU32 {
     INSTALL.call_once(|| {
-        for signal in [libc::SIGINT, libc::SIGTERM] {
+        let count = count_interrupt as extern "C" fn(libc::c_int);
+        let hup = hang_up as extern "C" fn(libc::c_int);
+        for (signal, handler) in [
+            (libc::SIGINT, count),
+            (libc::SIGTERM, count),
+            (libc::SIGHUP, hup),
+        ] {
             // SAFETY: sigaction is plain old data; all-zero is a valid value
             // (empty mask, no flags) that the fields below complete.
             let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-            act.sa_sigaction = count_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            act.sa_sigaction = handler as libc::sighandler_t;
             act.sa_flags = libc::SA_RESTART;
             // SAFETY: `act` is a valid sigaction whose handler is an
             // async-signal-safe extern "C" fn living for the whole program;
@@ -261,7 +292,7 @@ pub fn install_interrupt_handler() -> &'static AtomicU32 {
     &INTERRUPTS
 }
 
-/// How many SIGINT/SIGTERM arrived since the handler was installed.
+/// How many SIGINT/SIGTERM/SIGHUP arrived since the handler was installed.
 pub fn interrupt_count() -> u32 {
     INTERRUPTS.load(Ordering::Relaxed)
 }
@@ -357,6 +388,10 @@ mod tests {
         // SAFETY: as above.
         assert_eq!(unsafe { libc::raise(libc::SIGTERM) }, 0);
         assert!(interrupt_count() >= before + 2);
+        // SAFETY: as above. The test's descriptors are pipes or files, not
+        // a terminal, so they stay as they are.
+        assert_eq!(unsafe { libc::raise(libc::SIGHUP) }, 0);
+        assert!(interrupt_count() >= before + 3);
         // A second install keeps the same counter.
         assert!(std::ptr::eq(counter, install_interrupt_handler()));
     }

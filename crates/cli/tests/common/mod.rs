@@ -155,7 +155,30 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Proc::new("umount").arg(&self.0).status();
+        unmount(&self.0);
+    }
+}
+
+/// Unmounts `dir`; when it is busy (a process of a failed test still
+/// holds a file), detaches it lazily so that no mount outlives the test.
+pub fn unmount(dir: &Path) {
+    let done = Proc::new("umount")
+        .arg(dir)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !done {
+        let _ = Proc::new("umount").arg("--lazy").arg(dir).status();
+    }
+}
+
+/// Whatever is mounted on a directory for one test, unmounted when
+/// dropped, however the test ends.
+pub struct Mounted(pub PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        unmount(&self.0);
     }
 }
 
@@ -222,7 +245,7 @@ impl LoopFs {
 
 impl Drop for LoopFs {
     fn drop(&mut self) {
-        let _ = Proc::new("umount").arg(&self.mnt).status();
+        unmount(&self.mnt);
     }
 }
 
