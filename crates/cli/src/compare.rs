@@ -114,7 +114,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         Ok(f) => f,
         Err(e) => return Ok(bad(format!("--output-format: {e}"))),
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
         return Ok(bad(msg));
     }
     let Some(size) = parse_size(&args.size) else {
@@ -200,7 +200,8 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         .collect::<Vec<_>>()
         .join("\n");
     record.metrics = compare_metrics(c);
-    if let Some(id) = keep::insert(store, &record) {
+    let kept = keep::insert(store, &record);
+    if let Some(id) = kept.id() {
         if tty {
             eprintln!("iolab: stored as result {id} (iolab show {id})");
         }
@@ -208,7 +209,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     if c.targets.iter().any(|t| t.failed.is_some()) || !outcome.cleanup.problems.is_empty() {
         return Ok(Status::Failed);
     }
-    Ok(Status::Success)
+    Ok(kept.status())
 }
 
 /// The workloads: the `--suite` named, the default suite when neither

@@ -140,7 +140,9 @@ pub fn read_unstored(path: &Path) -> Result<Record, StoreError> {
     let mut text = String::new();
     std::io::Read::read_to_string(&mut std::io::BufReader::new(file), &mut text).map_err(|e| {
         match e.kind() {
-            ErrorKind::InvalidData => invalid("not a text file".into()),
+            ErrorKind::InvalidData => {
+                invalid("not an unstored iolab result (not a text file)".into())
+            }
             _ => io(e),
         }
     })?;
