@@ -4,8 +4,9 @@
 //! a result the database would not take at the end (a lock held by
 //! another process) is written beside it and `iolab import` brings it
 //! back; a damaged database read back gives exit 2 and the store's
-//! message; a database on read-only media is read. Every case checks the
-//! database's rows and bytes and the directory's files afterwards.
+//! message; a database on read-only media is read; a comparison whose
+//! every target is skipped exits 2 and stores nothing. Every case checks
+//! the database's rows and bytes and the directory's files afterwards.
 
 mod common;
 
@@ -484,4 +485,91 @@ fn a_damaged_database_read_back_exits_2_with_the_stores_message() {
         }
         std::fs::remove_file(&db).unwrap();
     }
+}
+
+/// Whether the kernel lists `fs` in /proc/filesystems.
+fn kernel_has(fs: &str) -> bool {
+    std::fs::read_to_string("/proc/filesystems")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split_whitespace().last() == Some(fs))
+}
+
+#[test]
+fn a_comparison_whose_every_target_is_skipped_exits_2_and_stores_nothing() {
+    if !is_root() {
+        eprintln!("skipped: formatting targets (--fs) needs root");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let db = db_with_one(d);
+    let tmpdir = d.join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
+    let before = snapshot(d, &db);
+    let mut cases = vec![(vec!["--fs", "EXT4"], "did you mean `ext4`?")];
+    if kernel_has("f2fs") {
+        eprintln!("skipped: the f2fs case: this kernel has f2fs");
+    } else {
+        cases.push((vec!["--fs", "f2fs"], "the kernel does not support f2fs"));
+        cases.push((vec!["--fs", "f2fs,EXT4"], "did you mean `ext4`?"));
+    }
+    for (args, says) in cases {
+        let out = iolab(&db)
+            .env("TMPDIR", &tmpdir)
+            .arg("compare")
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("every target would be skipped"), "{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(snapshot(d, &db), before, "{args:?}");
+        assert!(common::entries(&tmpdir).is_empty(), "{args:?}");
+    }
+    assert_eq!(rows(&db), 1);
+}
+
+#[test]
+fn a_comparison_with_a_skipped_and_a_measured_target_keeps_both_columns() {
+    if !is_root() {
+        eprintln!("skipped: a --fs target needs root");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let db = db_with_one(d);
+    let target = d.join("t");
+    std::fs::create_dir(&target).unwrap();
+    let out = iolab(&db)
+        .args(["compare", "--fs", "EXT4", "--target"])
+        .arg(format!("dir={}", target.display()))
+        .args([
+            "--size",
+            "64M",
+            "--suite",
+            "quick",
+            "--repeat",
+            "1",
+            "--runtime",
+            "1",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("EXT4: skipped: unknown filesystem `EXT4`"),
+        "{err}"
+    );
+    let v = common::json_of(&out.stdout);
+    let targets = v["iolab compare"]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    assert!(targets[0]["skipped"].is_string());
+    assert!(targets[1]["skipped"].is_null());
+    assert_eq!(rows(&db), 2);
+    assert!(common::entries(&target).is_empty());
 }
