@@ -51,7 +51,6 @@ pub fn damaged_record(path: &std::path::Path, err: &anyhow::Error) -> anyhow::Er
         path: path.to_path_buf(),
         detail: format!("{err:#}"),
     })
-    .context(format!("results database `{}`", path.display()))
 }
 
 /// Says why the results database cannot be used; exit 2, as for every

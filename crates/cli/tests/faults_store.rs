@@ -457,6 +457,15 @@ fn a_damaged_database_read_back_exits_2_with_the_stores_message() {
             ],
         ),
         (
+            "UPDATE records SET target = CAST(x'ff' AS TEXT)",
+            &[
+                &["history"][..],
+                &["show", "1"],
+                &["export"],
+                &["diff", "1", "1"],
+            ],
+        ),
+        (
             "UPDATE records SET result = '{not json'",
             &[
                 &["show", "1"][..],

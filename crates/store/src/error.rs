@@ -29,10 +29,7 @@ pub enum StoreError {
     Damaged { path: PathBuf, detail: String },
     /// The database cannot be written now: read-only, or locked by
     /// another process past the busy timeout.
-    #[error(
-        "{path}: the results database cannot be written ({why}); \
-         use --db PATH for another, or --no-store"
-    )]
+    #[error("{path}: the results database cannot be written ({why})")]
     NotWritable { path: PathBuf, why: String },
     #[error("{path}: {source}")]
     Io {

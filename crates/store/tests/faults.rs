@@ -30,6 +30,7 @@ fn values_of_the_wrong_type_read_back_as_damage() {
     let dir = tempfile::tempdir().unwrap();
     for (i, update) in [
         "UPDATE records SET time = x'00ff'",
+        "UPDATE records SET target = CAST(x'ff' AS TEXT)",
         "UPDATE metrics SET value = 'fast'",
         "UPDATE records SET kind = 'bench'",
         "UPDATE records SET provenance = 'not json'",
