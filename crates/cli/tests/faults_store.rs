@@ -406,6 +406,34 @@ fn a_result_the_locked_database_does_not_take_is_kept_beside_it_and_imported() {
 }
 
 #[test]
+fn a_lock_held_before_the_run_refuses_it_before_anything_is_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let db = db_with_one(d);
+    let lock = rusqlite::Connection::open(&db).unwrap();
+    lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let before = common::entries(d);
+    let out = iolab(&db)
+        .current_dir(d)
+        .args(["run", "--filename=data"])
+        .args(JOB)
+        .output()
+        .unwrap();
+    let after = common::entries(d);
+    lock.execute_batch("ROLLBACK").unwrap();
+    drop(lock);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot be written") && err.contains("holds its lock"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(after, before, "no data file, no unstored file");
+    assert_eq!(rows(&db), 1);
+}
+
+#[test]
 fn import_refuses_files_that_are_not_unstored_results_and_removes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();

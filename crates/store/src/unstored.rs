@@ -62,15 +62,24 @@ pub fn write_unstored(db: &Path, why: &str, record: &Record) -> Result<PathBuf, 
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    write_first(
+        &[beside, PathBuf::from("."), std::env::temp_dir()],
+        &name,
+        text.as_bytes(),
+    )
+}
+
+/// [`write_new`] in the first of `dirs` that takes the file.
+fn write_first(dirs: &[PathBuf], name: &str, bytes: &[u8]) -> Result<PathBuf, StoreError> {
     let mut last = None;
-    for dir in [beside, PathBuf::from("."), std::env::temp_dir()] {
-        match write_new(&dir, &name, text.as_bytes()) {
+    for dir in dirs {
+        match write_new(dir, name, bytes) {
             Ok(path) => return Ok(path),
             Err(e) => last = Some(e),
         }
     }
     Err(last.unwrap_or_else(|| StoreError::Io {
-        path: db.to_path_buf(),
+        path: PathBuf::from(name),
         source: std::io::Error::from(ErrorKind::NotFound),
     }))
 }
@@ -226,6 +235,19 @@ mod tests {
         // The taken name is skipped, never written through.
         assert_eq!(e.unwrap(), dir.path().join("x-2.json"));
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn a_directory_that_does_not_take_the_file_passes_it_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        let next = dir.path().join("next");
+        std::fs::create_dir(&next).unwrap();
+        let path = write_first(&[gone.clone(), next.clone()], "r", b"{}").unwrap();
+        assert_eq!(path, next.join("r.json"));
+        assert!(!gone.exists());
+        let e = write_first(std::slice::from_ref(&gone), "r", b"{}").unwrap_err();
+        assert!(e.to_string().contains("gone"), "{e}");
     }
 
     #[test]
