@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use clap::Args;
 use iolab_lab::campaign::{self, Options, Progress};
+use iolab_lab::support::{self, Support};
 use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list, TargetKind, TargetSpec};
 use iolab_lab::{cleanup, suite, LabError};
 use iolab_store::{Kind, Metric};
@@ -114,7 +115,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         Ok(f) => f,
         Err(e) => return Ok(bad(format!("--output-format: {e}"))),
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
         return Ok(bad(msg));
     }
     let Some(size) = parse_size(&args.size) else {
@@ -161,6 +162,9 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     if let Err(e) = campaign::preflight(&targets, &opts) {
         return Ok(bad(e.to_string()));
     }
+    if let Some(msg) = all_skipped(&targets) {
+        return Ok(bad(msg));
+    }
     let store = match args.store.open() {
         Ok(s) => s,
         Err(e) => return Ok(bad(format!("{e:#}"))),
@@ -194,6 +198,10 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         eprintln!("iolab: interrupted; the comparison is partial");
         return Ok(Status::Failed);
     }
+    if c.targets.iter().all(|t| t.skipped.is_some()) {
+        eprintln!("iolab: nothing was compared: every target was skipped; nothing was stored");
+        return Ok(Status::BadInput);
+    }
     let mut record = compare_record(&targets, args.device.as_deref(), c, &args.store);
     record.result_json = serde_json::to_string(c)?;
     record.job_text = opts
@@ -204,7 +212,8 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         .collect::<Vec<_>>()
         .join("\n");
     record.metrics = compare_metrics(c);
-    if let Some(id) = keep::insert(store, &record) {
+    let kept = keep::insert(store, &record);
+    if let Some(id) = kept.id() {
         if tty {
             eprintln!("iolab: stored as result {id} (iolab show {id})");
         }
@@ -212,7 +221,65 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     if c.targets.iter().any(|t| t.failed.is_some()) || !outcome.cleanup.problems.is_empty() {
         return Ok(Status::Failed);
     }
-    Ok(Status::Success)
+    Ok(kept.status())
+}
+
+/// Refuses a comparison in which every target would be skipped (each a
+/// filesystem this host cannot make), naming each reason and the closest
+/// filesystem the host can make (`EXT4`: did you mean `ext4`?). A mix of
+/// skipped and runnable targets runs, the skipped ones as columns with
+/// their reason.
+fn all_skipped(targets: &[TargetSpec]) -> Option<String> {
+    let mut reasons = Vec::new();
+    let mut ready: Option<Vec<String>> = None;
+    for t in targets {
+        // A directory target always runs.
+        let fs = t.fs()?;
+        let Support::Missing(why) = support::check(fs) else {
+            return None;
+        };
+        let ready = ready.get_or_insert_with(makeable_filesystems);
+        let hint = iolab_spec::options::suggest_word(
+            &fs.to_ascii_lowercase(),
+            ready.iter().map(String::as_str),
+        )
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default();
+        reasons.push(format!("target `{}`: {why}{hint}", t.label));
+    }
+    let ready = ready.unwrap_or_default();
+    let can = if ready.is_empty() {
+        "this host can make none (no mkfs.NAME on PATH that the kernel supports)".to_string()
+    } else {
+        format!("this host can make {}", ready.join(", "))
+    };
+    Some(format!(
+        "nothing to compare: every target would be skipped; nothing was run or stored\n  {}\n  ({can})",
+        reasons.join("\n  ")
+    ))
+}
+
+/// The filesystems this host can format and mount: a `mkfs.NAME` on PATH
+/// and NAME known to the kernel; sorted.
+fn makeable_filesystems() -> Vec<String> {
+    let mut names = Vec::new();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(fs) = name.strip_prefix("mkfs.") {
+                if !fs.is_empty() && !names.iter().any(|n| n == fs) {
+                    names.push(fs.to_string());
+                }
+            }
+        }
+    }
+    names.retain(|fs| matches!(support::check(fs), Support::Ready { .. }));
+    names.sort();
+    names
 }
 
 /// The workloads: the `--suite` named, the default suite when neither

@@ -56,7 +56,7 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
         Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.db.db_files()) {
         return bad(&msg);
     }
     let path = args.db.path()?;

@@ -12,7 +12,7 @@ use iolab_store::Stored;
 use crate::exit::Status;
 use crate::history::bad;
 use crate::output;
-use crate::readback::{DbArg, FilterArgs, Table, TableForm};
+use crate::readback::{damaged_record, DbArg, FilterArgs, Table, TableForm};
 use crate::show::record_value;
 
 #[derive(Args, Debug)]
@@ -49,7 +49,7 @@ pub fn run(args: &ExportArgs) -> Result<Status> {
             ))
         }
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.db.db_files()) {
         return bad(&msg);
     }
     let store = match args.db.open() {
@@ -75,7 +75,8 @@ pub fn run(args: &ExportArgs) -> Result<Status> {
             let values = records
                 .iter()
                 .map(record_value)
-                .collect::<Result<Vec<_>>>()?;
+                .collect::<Result<Vec<_>>>()
+                .map_err(|e| damaged_record(&args.db.path().unwrap_or_default(), &e))?;
             serde_json::to_string_pretty(&values)? + "\n"
         }
         Some(form) => table(&records).render(form),

@@ -38,7 +38,7 @@ pub fn run(args: &HistoryArgs) -> Result<Status> {
         Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.db.db_files()) {
         return bad(&msg);
     }
     let store = match args.db.open() {

@@ -1,13 +1,19 @@
 //! Keeping results: the `--db`, `--no-store` and `--tag` flags every
 //! measuring subcommand takes, the provenance of a result (from the
-//! environment probe), and the insert into the results database.
+//! environment probe), the insert into the results database, and what
+//! happens when it fails: the result goes to a file beside the database,
+//! for `iolab import`, and the command exits 1. Also the check that no
+//! file a command writes (its `--output`, a job's data file) is the
+//! database or one of its `-wal`/`-shm` files.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use clap::Args;
 use iolab_core::probe::Environment;
-use iolab_store::{Kind, Provenance, Record, Store};
+use iolab_store::{DbFiles, Kind, Provenance, Record, Store};
+
+use crate::exit::Status;
 
 /// Where a result goes.
 #[derive(Args, Debug, Clone, Default)]
@@ -33,8 +39,14 @@ impl StoreArgs {
         self.db.clone().or_else(iolab_store::default_path)
     }
 
-    /// Opens the database now, so that a bad one is refused before the
-    /// measurement rather than after it.
+    /// The database files no output or job file may be: those of the
+    /// database in use and of the default one (`--no-store` or not).
+    pub fn db_files(&self) -> DbFiles {
+        db_files(self.db.as_deref())
+    }
+
+    /// Opens the database now, so that a bad one (or one that cannot be
+    /// written) is refused before the measurement rather than after it.
     pub fn open(&self) -> Result<Option<Store>> {
         match self.path() {
             None => Ok(None),
@@ -98,18 +110,134 @@ pub fn command_line() -> String {
         .join(" ")
 }
 
-/// Inserts `record`; returns its id. A failure to store is reported but
-/// does not fail the measurement, which has been printed already.
-pub fn insert(store: Option<Store>, record: &Record) -> Option<i64> {
-    let mut store = store?;
-    match store.insert(record) {
-        Ok(id) => Some(id),
-        Err(e) => {
-            eprintln!(
-                "iolab: warning: the result was not stored in `{}`: {e}",
-                store.path().display()
-            );
-            None
+/// The files of the database `explicit` (`--db`) and of the default
+/// database.
+pub fn db_files(explicit: Option<&Path>) -> DbFiles {
+    let mut dbs: Vec<PathBuf> = explicit.map(Path::to_path_buf).into_iter().collect();
+    dbs.extend(iolab_store::default_path());
+    DbFiles::of(dbs)
+}
+
+/// Refuses a file a command would write that is a database file: `what`
+/// names it in the message (`--output`, `job data file`).
+pub fn check_not_db(what: &str, path: &Path, db: &DbFiles) -> Result<(), String> {
+    match db.find(path) {
+        None => Ok(()),
+        Some(file) => Err(format!(
+            "{what} `{}` is the results database file `{}`; writing it would destroy the \
+             stored results: choose another file",
+            path.display(),
+            file.display()
+        )),
+    }
+}
+
+/// Refuses a run whose plan writes to a database file: a data file
+/// (`filename=`, `directory=` leading to it) or a log file
+/// (`write_bw_log=` and the others).
+pub fn check_plan_files(plan: &iolab_core::plan::Plan, db: &DbFiles) -> Result<(), String> {
+    for f in &plan.files {
+        check_not_db("the job's data file", &f.path, db)?;
+    }
+    for logs in plan.jobs.iter().filter_map(|j| j.logs.as_ref()) {
+        let kinds: [(&Option<String>, &[&str]); 4] = [
+            (&logs.bw, &["bw"]),
+            (&logs.iops, &["iops"]),
+            (&logs.lat, &["slat", "clat", "lat"]),
+            (&logs.hist, &["clat_hist"]),
+        ];
+        for (prefix, names) in kinds {
+            let Some(prefix) = prefix else { continue };
+            for kind in names {
+                check_not_db("the job's log file", &logs.path(prefix, kind), db)?;
+            }
         }
+    }
+    Ok(())
+}
+
+/// What became of a measured result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kept {
+    /// In the database, under this id.
+    Stored(i64),
+    /// Not kept: `--no-store`.
+    NotAsked,
+    /// The database did not take it; it is in this file (or nowhere).
+    Unstored(Option<PathBuf>),
+}
+
+impl Kept {
+    /// The id it was stored under.
+    pub fn id(&self) -> Option<i64> {
+        match self {
+            Kept::Stored(id) => Some(*id),
+            _ => None,
+        }
+    }
+
+    /// The exit status of a command that measured successfully: 1 when
+    /// the result could not be stored.
+    pub fn status(&self) -> Status {
+        match self {
+            Kept::Unstored(_) => Status::Failed,
+            _ => Status::Success,
+        }
+    }
+}
+
+/// Inserts `record`. When the database does not take it (a lock held
+/// past the busy timeout, a full disk), the record is written to a new
+/// file beside the database (else in the current or temporary directory)
+/// and the message says where and how to import it.
+pub fn insert(store: Option<Store>, record: &Record) -> Kept {
+    let Some(mut store) = store else {
+        return Kept::NotAsked;
+    };
+    let err = match store.insert(record) {
+        Ok(id) => return Kept::Stored(id),
+        Err(e) => e,
+    };
+    let db = store.path().to_path_buf();
+    drop(store);
+    eprintln!(
+        "iolab: the result could not be stored in `{}`: {err}",
+        db.display()
+    );
+    match iolab_store::write_unstored(&db, &err.to_string(), record) {
+        Ok(file) => {
+            eprintln!(
+                "iolab: the result was written to `{}`; store it later with \
+                 `iolab import {}{}`",
+                file.display(),
+                shell_word(&file.display().to_string()),
+                shell_db_flag(&db),
+            );
+            Kept::Unstored(Some(file))
+        }
+        Err(e) => {
+            eprintln!("iolab: the result could not be written to a file either ({e}); it is lost");
+            Kept::Unstored(None)
+        }
+    }
+}
+
+/// ` --db PATH` when `db` is not the default database.
+fn shell_db_flag(db: &Path) -> String {
+    if iolab_store::default_path().as_deref() == Some(db) {
+        String::new()
+    } else {
+        format!(" --db {}", shell_word(&db.display().to_string()))
+    }
+}
+
+/// `a` quoted for a shell when it needs it.
+fn shell_word(a: &str) -> String {
+    if a.is_empty()
+        || a.contains(|c: char| c.is_whitespace() || "'\"$\\`;&|<>()*?![]{}#~".contains(c))
+    {
+        format!("'{}'", a.replace('\'', r"'\''"))
+    } else {
+        a.to_string()
     }
 }

@@ -7,6 +7,7 @@ mod diff;
 mod exit;
 mod export;
 mod history;
+mod import;
 mod interrupt;
 mod keep;
 mod meta;
@@ -74,6 +75,9 @@ enum Command {
     /// Two stored results side by side: values, ratio, and whether each
     /// difference is significant or within noise.
     Diff(diff::DiffArgs),
+    /// Stores a result a command could not store (the
+    /// `*.unstored-*.json` file it wrote beside the database).
+    Import(import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
         Some(Command::Show(args)) => show::run(&args),
         Some(Command::Export(args)) => export::run(&args),
         Some(Command::Diff(args)) => diff::run(&args),
+        Some(Command::Import(args)) => import::run(&args),
         None => quick::run(&quick::QuickArgs::default_for_bare()),
     };
     match outcome {
@@ -95,6 +100,13 @@ fn main() -> ExitCode {
         // The reader of standard output has gone (`iolab show 3 | head`):
         // nothing is left to say to it.
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        // A results database that cannot be used or read (damaged, of a
+        // newer schema) is refused as a bad command line, as every
+        // command refuses it before it measures.
+        Err(err) if err.chain().any(|e| e.is::<iolab_store::StoreError>()) => {
+            eprintln!("iolab: {err:#}");
+            exit::Status::BadInput.into()
+        }
         Err(err) => {
             eprintln!("iolab: {err:#}");
             exit::Status::Failed.into()

@@ -104,7 +104,7 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
     if let Err(e) = iolab_core::meta::validate(&opts) {
         return Ok(bad(e.to_string()));
     }
-    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
         return Ok(bad(msg));
     }
     let store = match args.store.open() {
@@ -118,8 +118,7 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
             let mut record = keep::record(Kind::Meta, &args.dir, &args.store);
             record.result_json = serde_json::to_string(&result)?;
             record.metrics = metrics(&result);
-            keep::insert(store, &record);
-            Ok(Status::Success)
+            Ok(keep::insert(store, &record).status())
         }
         Err(f) if f.error.is_invalid() => Ok(bad(f.error.to_string())),
         Err(f) => {

@@ -1,6 +1,7 @@
 //! Where every subcommand's report goes: standard output, or the file of
 //! `--output FILE`. The file is checked before anything runs (a path that
-//! cannot be written is a bad command line: exit 2, nothing written) and
+//! cannot be written, or that is the results database or one of its
+//! `-wal`/`-shm` files, is a bad command line: exit 2, nothing written) and
 //! written once the report exists. A reader that closes standard output
 //! early (`iolab show 3 | head`) ends the command quietly.
 
@@ -10,15 +11,18 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
+use iolab_store::DbFiles;
 
-/// Checks that `path` can be written, creating and changing nothing: an
-/// existing file must be writable, a new one needs a directory the
-/// process may write in. The message names the path.
-pub fn check(path: &Path) -> Result<(), String> {
+/// Checks that `path` can be written, creating and changing nothing: it
+/// is none of the files of the databases `db`, an existing file must be
+/// writable, a new one needs a directory the process may write in. The
+/// message names the path.
+pub fn check(path: &Path, db: &DbFiles) -> Result<(), String> {
     let fail = |why: String| Err(format!("--output `{}`: {why}", path.display()));
     if path.as_os_str().is_empty() {
         return fail("an empty path".into());
     }
+    crate::keep::check_not_db("--output", path, db)?;
     let missing = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return fail("a directory".into()),
         Ok(_) => {
@@ -57,8 +61,8 @@ pub fn check(path: &Path) -> Result<(), String> {
 }
 
 /// [`check`] for an optional `--output`.
-pub fn check_opt(path: Option<&Path>) -> Result<(), String> {
-    path.map_or(Ok(()), check)
+pub fn check_opt(path: Option<&Path>, db: &DbFiles) -> Result<(), String> {
+    path.map_or(Ok(()), |p| check(p, db))
 }
 
 /// Writes `text` to `output`, or to standard output.
@@ -127,6 +131,8 @@ mod tests {
     #[test]
     fn paths_that_cannot_be_written_are_named() {
         let tmp = tempfile::tempdir().unwrap();
+        let none = DbFiles::default();
+        let check = |p: &Path| super::check(p, &none);
         let e = check(Path::new("/nonexistent-iolab/o.txt")).unwrap_err();
         assert!(
             e.contains("/nonexistent-iolab/o.txt") && e.contains("does not exist"),
@@ -142,6 +148,21 @@ mod tests {
         check(&plain).unwrap();
         assert!(!tmp.path().join("new.txt").exists());
         assert_eq!(std::fs::read(&plain).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn the_database_and_its_wal_are_refused_unchanged() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("results.db");
+        std::fs::write(&db, b"history").unwrap();
+        let files = DbFiles::of([&db]);
+        for p in [db.clone(), tmp.path().join("results.db-wal")] {
+            let e = check(&p, &files).unwrap_err();
+            assert!(e.contains("is the results database file"), "{e}");
+        }
+        check(&tmp.path().join("report.txt"), &files).unwrap();
+        assert_eq!(std::fs::read(&db).unwrap(), b"history");
+        assert!(!tmp.path().join("results.db-wal").exists());
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
             Err(e) => return bad(format!("--size={s}: {e}")),
         },
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
         return bad(msg);
     }
     let dir = match &args.dir {
@@ -123,8 +123,8 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
     (result.fs_type, result.device) = quick::describe(&setup.dir);
 
     // Only a whole suite that measured something is kept.
-    let id = if result.interrupted || result.nothing_measured() {
-        None
+    let kept = if result.interrupted || result.nothing_measured() {
+        keep::Kept::NotAsked
     } else {
         let mut record = keep::record(Kind::Quick, &setup.dir, &args.store);
         record.result_json = serde_json::to_string(&result)?;
@@ -139,7 +139,7 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
 
     let mut text = render_quick(&result, format);
     if format == CompareFormat::Table {
-        if let Some(id) = id {
+        if let Some(id) = kept.id() {
             text.push_str(&format!("\nstored as result {id} (iolab show {id})\n"));
         }
     }
@@ -155,7 +155,7 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
     if result.tests.iter().any(|t| t.error.is_some()) {
         return Ok(Status::Failed);
     }
-    Ok(Status::Success)
+    Ok(kept.status())
 }
 
 /// The headline metrics of each test that produced figures, for history

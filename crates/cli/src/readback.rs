@@ -33,14 +33,24 @@ impl DbArg {
     /// message, and exit 2 as the `Err` (the command cannot run as given).
     pub fn open(&self) -> Result<Option<Store>, Status> {
         let path = self.path().map_err(|e| refused(&e))?;
-        if !path.exists() {
-            return Ok(None);
-        }
         Store::open_for_reading(&path)
-            .map(Some)
             .with_context(|| format!("results database `{}`", path.display()))
             .map_err(|e| refused(&e))
     }
+
+    /// The database files no `--output` may be.
+    pub fn db_files(&self) -> iolab_store::DbFiles {
+        crate::keep::db_files(self.db.as_deref())
+    }
+}
+
+/// A stored record whose result cannot be read back: damage, reported as
+/// the store reports damaged pages (exit 2).
+pub fn damaged_record(path: &std::path::Path, err: &anyhow::Error) -> anyhow::Error {
+    anyhow::Error::new(iolab_store::StoreError::Damaged {
+        path: path.to_path_buf(),
+        detail: format!("{err:#}"),
+    })
 }
 
 /// Says why the results database cannot be used; exit 2, as for every

@@ -110,7 +110,8 @@ pub fn run(args: &[String]) -> Result<Status> {
     };
 
     let output = cmd.flag("output").flatten().map(str::to_string);
-    if let Err(msg) = output::check_opt(output.as_deref().map(Path::new)) {
+    let db_files = keep::db_files(cmd.flag("db").flatten().map(Path::new));
+    if let Err(msg) = output::check_opt(output.as_deref().map(Path::new), &db_files) {
         eprintln!("iolab: {msg}");
         return Ok(Status::BadInput);
     }
@@ -132,6 +133,10 @@ pub fn run(args: &[String]) -> Result<Status> {
             return Ok(Status::BadInput);
         }
     };
+    if let Err(msg) = keep::check_plan_files(&plan, &db_files) {
+        eprintln!("iolab: {msg}");
+        return Ok(Status::BadInput);
+    }
     let keep_args = StoreArgs {
         db: cmd.flag("db").flatten().map(PathBuf::from),
         no_store: cmd.flag("no-store").is_some(),
@@ -202,12 +207,13 @@ pub fn run(args: &[String]) -> Result<Status> {
         out.write(&render(&outcome.result, &opts, *f))?;
     }
     out.finish()?;
+    let mut kept = Status::Success;
     if !outcome.result.interrupted {
         let mut record = keep::record(Kind::Run, &plan_target(&plan), &keep_args);
         record.result_json = serde_json::to_string(&outcome.result)?;
         record.job_text = jobs.to_job_text();
         record.metrics = iolab_store::run_metrics(&outcome.result);
-        stored(keep::insert(store, &record));
+        kept = stored(keep::insert(store, &record));
     }
     if outcome.result.interrupted {
         eprintln!("iolab: interrupted; the results above are partial");
@@ -217,7 +223,7 @@ pub fn run(args: &[String]) -> Result<Status> {
         eprintln!("iolab: {failure}");
         return Ok(Status::Failed);
     }
-    Ok(Status::Success)
+    Ok(kept)
 }
 
 /// Runs the plan once, with the status line when `draw` says how.
@@ -316,7 +322,7 @@ fn run_repeated(
         record.result_json = serde_json::to_string(last)?;
         record.job_text = jobs.to_job_text();
         record.metrics = iolab_store::repeated_run_metrics(&results);
-        stored(keep::insert(store, &record));
+        return Ok(stored(keep::insert(store, &record)));
     }
     Ok(Status::Success)
 }
@@ -357,13 +363,15 @@ fn plan_target(plan: &plan::Plan) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Says where a result was kept, on a terminal.
-fn stored(id: Option<i64>) {
-    if let Some(id) = id {
+/// Says where a result was kept, on a terminal; the exit status (1 when
+/// it could not be stored).
+fn stored(kept: keep::Kept) -> Status {
+    if let Some(id) = kept.id() {
         if std::io::stderr().is_terminal() {
             eprintln!("iolab: stored as result {id} (iolab show {id})");
         }
     }
+    kept.status()
 }
 
 fn write_out(path: Option<&str>, text: &str) -> Result<()> {

@@ -15,7 +15,7 @@ use iolab_store::{Kind, Provenance, Stored};
 use crate::exit::Status;
 use crate::history::bad;
 use crate::output;
-use crate::readback::{num, DbArg, Table, TableForm};
+use crate::readback::{damaged_record, num, DbArg, Table, TableForm};
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
@@ -33,7 +33,7 @@ pub struct ShowArgs {
 }
 
 pub fn run(args: &ShowArgs) -> Result<Status> {
-    if let Err(msg) = output::check_opt(args.output.as_deref()) {
+    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.db.db_files()) {
         return bad(&msg);
     }
     let path = args.db.path()?;
@@ -47,8 +47,8 @@ pub fn run(args: &ShowArgs) -> Result<Status> {
     };
     let format = args.output_format.as_str();
     let text = match format {
-        "record" => record_json(&stored)? + "\n",
-        _ => match render_stored(&stored, format)? {
+        "record" => record_json(&stored).map_err(|e| damaged_record(&path, &e))? + "\n",
+        _ => match render_stored(&stored, format).map_err(|e| damaged_record(&path, &e))? {
             Some(body) if format == "normal" || format == "table" => {
                 format!("{}\n{body}", header(&stored))
             }

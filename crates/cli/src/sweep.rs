@@ -202,7 +202,8 @@ pub fn run(args: &[String]) -> Result<Status> {
         output::emit(None, USAGE)?;
         return Ok(Status::Success);
     }
-    if let Err(msg) = output::check_opt(sweep.output.as_deref().map(Path::new)) {
+    let db_files = sweep.store.db_files();
+    if let Err(msg) = output::check_opt(sweep.output.as_deref().map(Path::new), &db_files) {
         return Ok(bad(msg));
     }
     let cmd = match cmdline::parse_args(&sweep.rest) {
@@ -232,8 +233,14 @@ pub fn run(args: &[String]) -> Result<Status> {
     });
     // Every point, and every place a file will be made, is checked before
     // the results database, the output file or any job file is touched.
-    if let Err(e) = iolab_core::sweep::prepare(&base, &sweep.axes, &ctx) {
-        return Ok(bad(e));
+    let prepared = match iolab_core::sweep::prepare(&base, &sweep.axes, &ctx) {
+        Ok(p) => p,
+        Err(e) => return Ok(bad(e)),
+    };
+    for point in &prepared.points {
+        if let Err(msg) = keep::check_plan_files(&point.plan, &db_files) {
+            return Ok(bad(msg));
+        }
     }
     let store = match sweep.store.open() {
         Ok(s) => s,
@@ -284,8 +291,7 @@ pub fn run(args: &[String]) -> Result<Status> {
     let mut record = keep::record(Kind::Sweep, &target, &sweep.store);
     record.result_json = serde_json::to_string(&result)?;
     record.metrics = sweep_metrics(&result);
-    keep::insert(store, &record);
-    Ok(Status::Success)
+    Ok(keep::insert(store, &record).status())
 }
 
 /// Each point's MB/s, IOPS and p99 (median over the repeats, the repeats

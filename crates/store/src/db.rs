@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::{params, params_from_iter, Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{
+    params, params_from_iter, Connection, OpenFlags, OptionalExtension as _, TransactionBehavior,
+};
 
 use crate::record::{Entry, Filter, Kind, Metric, Record, Stored};
 use crate::schema::{self, OnDisk, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
@@ -34,16 +36,47 @@ impl Store {
     /// parent directories) when missing or empty. A file that is not an
     /// iolab database is refused and left untouched; so is a damaged one
     /// (`PRAGMA quick_check`), before anything is written; one written by a
-    /// newer iolab is refused naming both schema versions.
+    /// newer iolab is refused naming both schema versions. Last, a write
+    /// transaction is begun and rolled back: a database that cannot be
+    /// written (a read-only file or filesystem, a lock held past
+    /// [`BUSY_TIMEOUT`]) is refused now, before anything is measured.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        Store::open_with(path.as_ref(), true)
+        let store = Store::open_with(path.as_ref(), true)?;
+        store.check_writable()?;
+        Ok(store)
     }
 
-    /// Opens the database at `path` as [`Store::open`] does, without the
-    /// quick check of every page: for reading results back, where a damaged
-    /// page shows as the error of the query that reads it.
-    pub fn open_for_reading(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        Store::open_with(path.as_ref(), false)
+    /// Opens the database at `path` to read results back, read-only, or
+    /// None when there is no database there (no file, or an empty one).
+    /// Nothing is created or written, unless the database has an older
+    /// schema, which is brought up to date first. On a read-only
+    /// filesystem a database in WAL mode whose `-shm` file cannot be made
+    /// is read as immutable (valid when no `-wal` file holds changes, which
+    /// SQLite folds back into the database when the last writer closes).
+    pub fn open_for_reading(path: impl AsRef<Path>) -> Result<Option<Store>, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        match schema::inspect(&path)? {
+            OnDisk::Missing | OnDisk::Empty => return Ok(None),
+            OnDisk::Iolab => {}
+        }
+        let conn = open_read_only(&path)?;
+        let e = |err| read_err(&path, err);
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(e)?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(e)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::Newer {
+                path,
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if version < SCHEMA_VERSION {
+            drop(conn);
+            return Store::open_with(&path, false).map(Some);
+        }
+        Ok(Some(Store { conn, path }))
     }
 
     fn open_with(path: &Path, check: bool) -> Result<Store, StoreError> {
@@ -55,13 +88,43 @@ impl Store {
             })?;
         }
         let on_disk = schema::inspect(&path)?;
+        if on_disk != OnDisk::Missing {
+            writable_file(&path)?;
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(&path, flags).map_err(|e| sql(&path, e))?;
+        let conn = Connection::open_with_flags(&path, flags).map_err(|e| write_err(&path, e))?;
         let mut store = Store { conn, path };
         store.prepare(on_disk, check && on_disk == OnDisk::Iolab)?;
         Ok(store)
+    }
+
+    /// Refuses a database this process cannot write: SQLite opened it
+    /// read-only (a read-only file, directory or filesystem), or a write
+    /// transaction cannot begin within the busy timeout.
+    pub fn check_writable(&self) -> Result<(), StoreError> {
+        let ro = self
+            .conn
+            .is_readonly(rusqlite::MAIN_DB)
+            .map_err(|e| sql(&self.path, e))?;
+        if ro {
+            return Err(StoreError::NotWritable {
+                path: self.path.clone(),
+                why: "SQLite opened it read-only: the file, its directory or its \
+                      filesystem is read-only for this user"
+                    .into(),
+            });
+        }
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
+            .map_err(|e| write_err(&self.path, e))
+    }
+
+    /// How long a write waits for another process's lock (default
+    /// [`BUSY_TIMEOUT`]).
+    pub fn set_busy_timeout(&self, wait: Duration) -> Result<(), StoreError> {
+        self.conn.busy_timeout(wait).map_err(|e| sql(&self.path, e))
     }
 
     /// The database file.
@@ -73,7 +136,7 @@ impl Store {
     /// the schema to [`SCHEMA_VERSION`].
     fn prepare(&mut self, on_disk: OnDisk, check: bool) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let e = |err| sql(&path, err);
+        let e = |err| write_err(&path, err);
         self.conn.busy_timeout(BUSY_TIMEOUT).map_err(e)?;
         self.conn
             .pragma_update(None, "foreign_keys", true)
@@ -159,7 +222,7 @@ impl Store {
     /// Files a record; returns its id.
     pub fn insert(&mut self, record: &Record) -> Result<i64, StoreError> {
         let path = self.path.clone();
-        let e = |err| sql(&path, err);
+        let e = |err| write_err(&path, err);
         let time_unix = time::parse_rfc3339(&record.time).ok_or_else(|| StoreError::Invalid {
             path: path.clone(),
             msg: format!("record time '{}' is not RFC 3339", record.time),
@@ -217,6 +280,26 @@ impl Store {
         Ok(id)
     }
 
+    /// The id of a stored record with the kind, time, command line and
+    /// result of `record`, if there is one (the same result imported
+    /// twice).
+    pub fn find_same(&self, record: &Record) -> Result<Option<i64>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT id FROM records WHERE kind = ?1 AND time = ?2 AND command_line = ?3
+                 AND result = ?4 ORDER BY id LIMIT 1",
+                params![
+                    record.kind.as_str(),
+                    record.time,
+                    record.command_line,
+                    record.result_json
+                ],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| read_err(&self.path, e))
+    }
+
     /// The record with id `id`, if there is one.
     pub fn get(&self, id: i64) -> Result<Option<Stored>, StoreError> {
         let mut found = self.full_records("WHERE id = ?1", &[&id])?;
@@ -233,7 +316,7 @@ impl Store {
         self.conn
             .query_row("SELECT count(*) FROM records", [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
-            .map_err(|e| sql(&self.path, e))
+            .map_err(|e| read_err(&self.path, e))
     }
 
     pub fn is_empty(&self) -> Result<bool, StoreError> {
@@ -279,7 +362,7 @@ impl Store {
         if let Some(limit) = filter.limit {
             sql_text.push_str(&format!(" LIMIT {limit}"));
         }
-        let e = |err| sql(&self.path, err);
+        let e = |err| read_err(&self.path, err);
         let mut stmt = self.conn.prepare(&sql_text).map_err(e)?;
         let rows = stmt
             .query_map(params_from_iter(args), |r| {
@@ -318,7 +401,7 @@ impl Store {
         tail: &str,
         args: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<Stored>, StoreError> {
-        let e = |err| sql(&self.path, err);
+        let e = |err| read_err(&self.path, err);
         let mut stmt = self
             .conn
             .prepare(&format!(
@@ -343,10 +426,11 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (id, kind, time, target, job_text, command_line, prov, result) = row.map_err(e)?;
-            let provenance = serde_json::from_str(&prov).map_err(|source| StoreError::Json {
-                path: self.path.clone(),
-                what: format!("provenance of record {id}"),
-                source,
+            let provenance = serde_json::from_str(&prov).map_err(|source| {
+                damaged(
+                    &self.path,
+                    format!("the provenance of record {id} is not valid: {source}"),
+                )
             })?;
             out.push(Stored {
                 id,
@@ -368,14 +452,11 @@ impl Store {
 
     fn kind(&self, text: &str) -> Result<Kind, StoreError> {
         text.parse()
-            .map_err(|err: crate::UnknownKind| StoreError::Invalid {
-                path: self.path.clone(),
-                msg: err.to_string(),
-            })
+            .map_err(|err: crate::UnknownKind| damaged(&self.path, format!("a record of {err}")))
     }
 
     fn tags(&self, id: i64) -> Result<Vec<String>, StoreError> {
-        let e = |err| sql(&self.path, err);
+        let e = |err| read_err(&self.path, err);
         let mut stmt = self
             .conn
             .prepare_cached("SELECT tag FROM tags WHERE record_id = ?1 ORDER BY seq")
@@ -385,7 +466,7 @@ impl Store {
     }
 
     fn metrics(&self, id: i64) -> Result<Vec<Metric>, StoreError> {
-        let e = |err| sql(&self.path, err);
+        let e = |err| read_err(&self.path, err);
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -409,25 +490,25 @@ impl Store {
             let (name, value, unit, samples, windows) = row.map_err(e)?;
             let samples = match samples {
                 None => None,
-                Some(text) => {
-                    Some(
-                        serde_json::from_str(&text).map_err(|source| StoreError::Json {
-                            path: self.path.clone(),
-                            what: format!("samples of metric '{name}' of record {id}"),
-                            source,
-                        })?,
+                Some(text) => Some(serde_json::from_str(&text).map_err(|source| {
+                    damaged(
+                        &self.path,
+                        format!(
+                            "the samples of metric '{name}' of record {id} are not valid: {source}"
+                        ),
                     )
-                }
+                })?),
             };
             let windows = match windows {
                 None => None,
                 Some(text) => {
                     Some(
-                        serde_json::from_str(&text).map_err(|source| StoreError::Json {
-                            path: self.path.clone(),
-                            what: format!("sample moments of metric '{name}' of record {id}"),
-                            source,
-                        })?,
+                        serde_json::from_str(&text).map_err(|source| damaged(
+                            &self.path,
+                            format!(
+                                "the sample moments of metric '{name}' of record {id} are not valid: {source}"
+                            ),
+                        ))?,
                     )
                 }
             };
@@ -516,5 +597,152 @@ fn sql(path: &Path, source: rusqlite::Error) -> StoreError {
     StoreError::Sqlite {
         path: path.to_path_buf(),
         source,
+    }
+}
+
+/// The connection of [`Store::open_for_reading`], which writes nothing:
+/// - a database file this process may write is opened as usual with
+///   `PRAGMA query_only`, so that SQLite, as the last connection to close,
+///   removes the `-wal` and `-shm` files it made (a read-only connection
+///   would leave them behind);
+/// - one it may not write (a read-only file or filesystem) is opened
+///   read-only (`SQLITE_OPEN_READONLY`) when a `-wal` file exists, which
+///   may hold changes, and as immutable otherwise, which reads the
+///   database file as it is without making a `-wal` or `-shm` file (a WAL
+///   database on read-only media has no other way to be read).
+fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    let probe = |conn: Connection| {
+        conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|_| conn)
+    };
+    let no_mutex = OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if writable_file(path).is_ok() {
+        let rw = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | no_mutex)
+            .and_then(|c| c.pragma_update(None, "query_only", true).map(|()| c))
+            .and_then(probe);
+        match rw {
+            Ok(conn) => return Ok(conn),
+            // The directory does not take a -wal file: read it read-only.
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if matches!(
+                    f.code,
+                    rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly
+                ) => {}
+            Err(e) => return Err(read_err(path, e)),
+        }
+    }
+    let mut wal = path.as_os_str().to_os_string();
+    wal.push("-wal");
+    let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | no_mutex;
+    if std::path::Path::new(&wal).exists() {
+        return Connection::open_with_flags(path, read_only)
+            .and_then(probe)
+            .map_err(|e| read_err(path, e));
+    }
+    let uri = file_uri(path) + "?immutable=1";
+    Connection::open_with_flags(&uri, read_only | OpenFlags::SQLITE_OPEN_URI)
+        .and_then(probe)
+        .map_err(|e| read_err(path, e))
+}
+
+/// `path` as an SQLite `file:` URI, absolute, every byte but unreserved
+/// ones percent-encoded.
+fn file_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+/// Refuses a database file this process may not write, before SQLite
+/// opens it: SQLite would fall back to reading only, and leave `-wal` and
+/// `-shm` files behind that it cannot clean up. Opening for writing
+/// without truncating changes nothing.
+fn writable_file(path: &Path) -> Result<(), StoreError> {
+    match std::fs::OpenOptions::new().write(true).open(path) {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS)
+            ) =>
+        {
+            Err(StoreError::NotWritable {
+                path: path.to_path_buf(),
+                why: e.to_string(),
+            })
+        }
+        Err(source) => Err(StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// An error reading the database back. The file passed the header check
+/// (an iolab database), so values of the wrong type, missing tables or
+/// columns and corrupt pages are damage.
+fn read_err(path: &Path, err: rusqlite::Error) -> StoreError {
+    use rusqlite::Error as E;
+    let is_damage = match &err {
+        E::InvalidColumnType(..)
+        | E::FromSqlConversionFailure(..)
+        | E::IntegralValueOutOfRange(..)
+        | E::Utf8Error(..)
+        | E::InvalidColumnName(..)
+        | E::InvalidColumnIndex(..) => true,
+        E::SqliteFailure(f, msg) => {
+            matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
+            ) || msg
+                .as_deref()
+                .is_some_and(|m| m.starts_with("no such table") || m.starts_with("no such column"))
+        }
+        _ => false,
+    };
+    if is_damage {
+        damaged(path, err.to_string())
+    } else {
+        sql(path, err)
+    }
+}
+
+/// An error writing: a read-only database or a lock held past the busy
+/// timeout is [`StoreError::NotWritable`], naming which.
+fn write_err(path: &Path, err: rusqlite::Error) -> StoreError {
+    let why = match &err {
+        rusqlite::Error::SqliteFailure(f, _) => match f.code {
+            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => Some(
+                "another process holds its lock and did not let go within the busy timeout"
+                    .to_string(),
+            ),
+            rusqlite::ErrorCode::ReadOnly => Some(format!("it is read-only: {err}")),
+            _ => None,
+        },
+        _ => None,
+    };
+    match why {
+        Some(why) => StoreError::NotWritable {
+            path: path.to_path_buf(),
+            why,
+        },
+        None => read_err(path, err),
+    }
+}
+
+fn damaged(path: &Path, detail: String) -> StoreError {
+    StoreError::Damaged {
+        path: path.to_path_buf(),
+        detail,
     }
 }

@@ -27,6 +27,10 @@ pub enum StoreError {
          recover what it holds with `sqlite3 {path} .recover`, or use another --db"
     )]
     Damaged { path: PathBuf, detail: String },
+    /// The database cannot be written now: read-only, or locked by
+    /// another process past the busy timeout.
+    #[error("{path}: the results database cannot be written ({why})")]
+    NotWritable { path: PathBuf, why: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

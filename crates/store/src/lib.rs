@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod db;
+mod dbfiles;
 mod diff;
 mod error;
 mod path;
@@ -11,8 +12,10 @@ mod record;
 mod runmetrics;
 pub mod schema;
 pub mod time;
+mod unstored;
 
 pub use db::{Store, BUSY_TIMEOUT};
+pub use dbfiles::DbFiles;
 pub use diff::{diff_metrics, Basis, DiffOpts, MetricDiff};
 pub use error::StoreError;
 pub use path::{default_path, default_path_from};
@@ -21,3 +24,4 @@ pub use record::{
 };
 pub use runmetrics::{repeated_run_metrics, run_metrics};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use unstored::{read_unstored, write_unstored};

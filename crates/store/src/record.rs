@@ -67,6 +67,8 @@ impl FromStr for Kind {
 #[serde(default)]
 pub struct Metric {
     pub name: String,
+    /// NaN when there is none (JSON `null`).
+    #[serde(deserialize_with = "nan_if_null")]
     pub value: f64,
     /// "MB/s", "IOPS", "us", "s", ...
     pub unit: String,
@@ -77,6 +79,11 @@ pub struct Metric {
     /// averaging window), kept as moments: what `diff` tests when there
     /// are no repeats.
     pub windows: Option<SampleMoments>,
+}
+
+/// A number, or NaN for JSON's `null` (what serde_json writes for NaN).
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// Count, mean and sample standard deviation of a series, in any unit as
