@@ -4,7 +4,7 @@
 //! the phase that first uses them, disk statistics around the whole run,
 //! and the clones' results merged into fio's jobs and reporting groups.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -17,6 +17,9 @@ use crate::layout::prepare;
 use crate::plan::{ExitWhat, Plan, PlanJob};
 use crate::progress::Progress;
 use crate::worker::{not_run, run_clone, Shared};
+
+/// No such file or directory.
+const ENOENT: i32 = 2;
 
 /// Something the user should see while the run goes on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,6 +106,13 @@ pub fn run_observed(
                         job.name,
                         pf.path.display()
                     ));
+                    clones[ji] = Some(failed_setup(
+                        job,
+                        ENOENT,
+                        "open",
+                        &pf.path,
+                        &crate::worker::strerror(ENOENT),
+                    ));
                     break 'phases;
                 }
                 if prepared[jf.file] {
@@ -118,14 +128,24 @@ pub fn run_observed(
                 match prepare(pf, job.fallocate, &mut layout_rng) {
                     Ok(p) => created[jf.file] = p.created,
                     Err(e) => {
+                        // Recorded on the job as fio records it: its error
+                        // field, and the call and file in the detail.
+                        let r = failed_setup(
+                            job,
+                            e.errno(),
+                            e.call,
+                            &pf.path,
+                            &crate::worker::strerror(e.errno()),
+                        );
                         failure = Some(format!(
-                            "job `{}`: cannot lay out `{}`: {e}",
-                            job.name,
-                            pf.path.display()
+                            "job `{}`: err={}/{} (laying out the file)",
+                            job.name, r.error, r.error_detail
                         ));
-                        // A file half made is iolab's to remove.
-                        if pf.existing.is_none() {
-                            created[jf.file] = pf.path.exists();
+                        clones[ji] = Some(r);
+                        // A file half made is iolab's to remove, whatever
+                        // the job says.
+                        if pf.existing.is_none() && !pf.block_device {
+                            let _ = std::fs::remove_file(&pf.path);
                         }
                         break 'phases;
                     }
@@ -182,14 +202,20 @@ pub fn run_observed(
         .collect();
 
     // unlink=1 removes the job's files; after a failure, the files iolab
-    // created for such jobs go too.
+    // created for such jobs go too, and so does every file iolab created
+    // when the run failed before any job did I/O (nothing was measured on
+    // them).
+    let none_did_io = failure.is_some() && !clones.iter().any(JobResult::did_io);
     for job in &plan.jobs {
-        if job.unlink {
-            for jf in &job.files {
-                let pf = &plan.files[jf.file];
-                if !pf.block_device && (failure.is_none() || created[jf.file]) {
-                    let _ = std::fs::remove_file(&pf.path);
-                }
+        for jf in &job.files {
+            let pf = &plan.files[jf.file];
+            let remove = if job.unlink {
+                failure.is_none() || created[jf.file]
+            } else {
+                none_did_io && created[jf.file]
+            };
+            if remove && !pf.block_device {
+                let _ = std::fs::remove_file(&pf.path);
             }
         }
     }
@@ -229,6 +255,16 @@ pub fn run_observed(
     }
     crate::warn::attach_run_warnings(plan, sparse, &mut result);
     Ok(RunOutcome { result, failure })
+}
+
+/// The result of a clone whose file could not be made ready: fio's
+/// `error` is the errno, and the detail names the file, the call and the
+/// error, as fio's "err=28/file:..., func=write, error=..." does.
+fn failed_setup(job: &PlanJob, errno: i32, call: &str, path: &Path, text: &str) -> JobResult {
+    let mut r = not_run(job);
+    r.error = errno;
+    r.error_detail = format!("file:{}, func={call}, error={text}", path.display());
+    r
 }
 
 /// Raises a flag when dropped.
