@@ -202,7 +202,9 @@ pub fn run(args: &[String]) -> Result<Status> {
         out.write(&render(&outcome.result, &opts, *f))?;
     }
     out.finish()?;
-    if !outcome.result.interrupted {
+    // A run in which no job did I/O measured nothing: it is not kept.
+    let measured = outcome.result.did_io();
+    if !outcome.result.interrupted && measured {
         let mut record = keep::record(Kind::Run, &plan_target(&plan), &keep_args);
         record.result_json = serde_json::to_string(&outcome.result)?;
         record.job_text = jobs.to_job_text();
@@ -213,8 +215,13 @@ pub fn run(args: &[String]) -> Result<Status> {
         eprintln!("iolab: interrupted; the results above are partial");
         return Ok(Status::Failed);
     }
-    if let Some(failure) = outcome.failure {
+    if let Some(failure) = &outcome.failure {
         eprintln!("iolab: {failure}");
+    }
+    if !measured && !keep_args.no_store {
+        eprintln!("iolab: no job did any I/O; the run is not stored");
+    }
+    if outcome.failure.is_some() {
         return Ok(Status::Failed);
     }
     Ok(Status::Success)
@@ -311,7 +318,7 @@ fn run_repeated(
         eprintln!("iolab: {f}; the results above are partial");
         return Ok(Status::Failed);
     }
-    if let Some(last) = results.last() {
+    if let Some(last) = results.last().filter(|r| r.did_io()) {
         let mut record = keep::record(Kind::Run, &plan_target(plan), keep_args);
         record.result_json = serde_json::to_string(last)?;
         record.job_text = jobs.to_job_text();
