@@ -20,6 +20,9 @@ use crate::worker::{not_run, run_clone, Shared};
 
 /// No such file or directory.
 const ENOENT: i32 = 2;
+/// Resource temporarily unavailable (what a thread that cannot be
+/// created gets).
+const EAGAIN: i32 = 11;
 
 /// Something the user should see while the run goes on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,45 +156,79 @@ pub fn run_observed(
                 prepared[jf.file] = true;
             }
         }
-        let results: Vec<JobResult> = std::thread::scope(|s| {
-            let handles: Vec<_> = phase
-                .clone()
-                .map(|ji| {
-                    let job = &plan.jobs[ji];
-                    let files = &plan.files;
-                    let shared = Shared {
-                        stop,
-                        halt: &halts[ji],
-                        finished: &finished,
-                        progress,
-                    };
-                    let (halts, phase) = (&halts, phase.clone());
-                    std::thread::Builder::new()
-                        .name(format!("{}.{}", job.name, job.clone))
-                        .spawn_scoped(s, move || {
-                            // Raised however the clone ends, a panic included,
-                            // so that no wait_for waits forever.
-                            let _finished = Raise(&shared.finished[ji]);
-                            let r = run_clone(job, ji as u32, files, &shared);
-                            if job.exitall {
-                                exit(plan, job, phase, halts);
-                            }
-                            r
-                        })
-                        .expect("spawn a worker thread")
-                })
-                .collect();
-            handles
+        let (results, spawn_failed) = std::thread::scope(|s| {
+            let mut handles = Vec::with_capacity(phase.len());
+            let mut spawn_failed = None;
+            for ji in phase.clone() {
+                let job = &plan.jobs[ji];
+                let files = &plan.files;
+                let shared = Shared {
+                    stop,
+                    halt: &halts[ji],
+                    finished: &finished,
+                    progress,
+                };
+                let (halts, phase) = (&halts, phase.clone());
+                let spawned = std::thread::Builder::new()
+                    .name(format!("{}.{}", job.name, job.clone))
+                    .spawn_scoped(s, move || {
+                        // Raised however the clone ends, a panic included,
+                        // so that no wait_for waits forever.
+                        let _finished = Raise(&shared.finished[ji]);
+                        let r = run_clone(job, ji as u32, files, &shared);
+                        if job.exitall {
+                            exit(plan, job, phase, halts);
+                        }
+                        r
+                    });
+                match spawned {
+                    Ok(h) => handles.push((ji, h)),
+                    Err(e) => {
+                        // No thread (the user's limit on processes, or no
+                        // memory for a stack): the clones already started
+                        // are stopped, and none after it starts.
+                        for (started, _) in &handles {
+                            halts[*started].store(true, Ordering::Relaxed);
+                        }
+                        spawn_failed = Some((ji, e));
+                        break;
+                    }
+                }
+            }
+            let results: Vec<(usize, JobResult)> = handles
                 .into_iter()
-                .zip(phase.clone())
-                .map(|(h, ji)| h.join().unwrap_or_else(|_| not_run(&plan.jobs[ji])))
-                .collect()
+                .map(|(ji, h)| (ji, h.join().unwrap_or_else(|_| not_run(&plan.jobs[ji]))))
+                .collect();
+            (results, spawn_failed)
         });
-        for (ji, r) in phase.clone().zip(results) {
+        for (ji, r) in results {
             if r.error != 0 && failure.is_none() {
                 failure = Some(format!("job `{}`: {}", r.name, r.error_detail));
             }
             clones[ji] = Some(r);
+        }
+        if let Some((ji, e)) = spawn_failed {
+            let job = &plan.jobs[ji];
+            let errno = e.raw_os_error().unwrap_or(EAGAIN);
+            let mut r = not_run(job);
+            r.error = errno;
+            r.error_detail = format!(
+                "func=pthread_create, error={}",
+                crate::worker::strerror(errno)
+            );
+            let started = ji - phase.start;
+            failure = Some(format!(
+                "job `{}`: cannot create the thread of clone {} (err={errno}, {}): the limit on \
+                 the user's processes and threads (ulimit -u) or on memory maps was reached; \
+                 the {started} job clone{} already started {} stopped",
+                job.name,
+                job.clone,
+                crate::worker::strerror(errno),
+                if started == 1 { "" } else { "s" },
+                if started == 1 { "was" } else { "were" },
+            ));
+            clones[ji] = Some(r);
+            break 'phases;
         }
     }
     // Jobs that never ran are reported with nothing done, as fio lists them.
