@@ -243,7 +243,14 @@ fn run_once(
     std::thread::scope(|s| {
         if let Some(status) = draw {
             let (progress, finished) = (&progress, &finished);
-            s.spawn(move || draw_until(progress, finished, status, shown));
+            // The status line is not worth failing the run for: without a
+            // thread for it, the run goes on without one.
+            let drawn = std::thread::Builder::new()
+                .name("status".into())
+                .spawn_scoped(s, move || draw_until(progress, finished, status, shown));
+            if let Err(e) = drawn {
+                eprintln!("iolab: warning: no status line (cannot create its thread: {e})");
+            }
         }
         let r = run_observed(plan, &STOP, notice, &progress);
         finished.store(true, Ordering::Relaxed);
