@@ -302,6 +302,9 @@ const NOBODY: u32 = 65534;
 /// and a work directory it owns with mode `work_mode`. None (and a skip
 /// message) when users cannot be switched (not root, no setpriv).
 struct Unprivileged {
+    /// One at a time: RLIMIT_NPROC counts every task of the user, so one
+    /// test's threads would take room from another's.
+    _serial: std::sync::MutexGuard<'static, ()>,
     _tmp: tempfile::TempDir,
     bin: PathBuf,
     home: PathBuf,
@@ -311,6 +314,8 @@ struct Unprivileged {
 
 impl Unprivileged {
     fn new(work_mode: u32) -> Option<Unprivileged> {
+        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         let switched = Proc::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
             .status()
@@ -334,6 +339,7 @@ impl Unprivileged {
             std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode)).unwrap();
         }
         Some(Unprivileged {
+            _serial: serial,
             db: home.join("results.db"),
             bin,
             home,
@@ -345,14 +351,22 @@ impl Unprivileged {
     /// `PRE... iolab run --directory=WORK --db=DB ARGS` as the user, where
     /// PRE is a wrapper such as prlimit and its options.
     fn run(&self, pre: &[&str], args: &[&str]) -> Output {
+        let mut all = vec![
+            "run".to_string(),
+            format!("--directory={}", self.work.display()),
+        ];
+        all.extend(args.iter().map(|a| a.to_string()));
+        self.iolab(pre, &all)
+    }
+
+    /// `PRE... iolab ARGS --db=DB` as the user.
+    fn iolab(&self, pre: &[&str], args: &[String]) -> Output {
         Proc::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
             .args(pre)
             .arg(&self.bin)
-            .arg("run")
-            .arg(format!("--directory={}", self.work.display()))
-            .arg(format!("--db={}", self.db.display()))
             .args(args)
+            .arg(format!("--db={}", self.db.display()))
             .current_dir(&self.home)
             .env("HOME", &self.home)
             .env("IOLAB_DB", &self.db)
@@ -382,4 +396,86 @@ fn a_directory_the_user_cannot_write_fails_the_layout_with_eacces() {
         ],
         &run,
     );
+}
+
+/// A limit on the unprivileged user's processes and threads that leaves
+/// room for a few of iolab's threads, and none for dozens. RLIMIT_NPROC
+/// counts every task of the user, so other processes it runs leave fewer.
+const NPROC: &str = "--nproc=16";
+
+#[test]
+fn a_worker_thread_that_cannot_be_created_stops_the_run_with_an_error() {
+    let Some(u) = Unprivileged::new(0o700) else {
+        return;
+    };
+    // Job a runs first and does its I/O; job b (after a stonewall) needs
+    // 64 threads where the limit leaves about a dozen.
+    let o = u.run(
+        &["prlimit", NPROC],
+        &[
+            "--output-format=json",
+            "--unlink=1",
+            "--size=64k",
+            "--rw=write",
+            "--name=a",
+            "--numjobs=2",
+            "--name=b",
+            "--stonewall",
+            "--numjobs=64",
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("job `b`: cannot create the thread of clone"),
+        "{err}"
+    );
+    assert!(
+        err.contains("err=11, Resource temporarily unavailable"),
+        "{err}"
+    );
+    assert!(err.contains("ulimit -u"), "{err}");
+    assert!(err.contains("already started were stopped"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let json = json_of(&o.stdout);
+    let jobs = json["jobs"].as_array().unwrap();
+    // Every clone is reported: a's with their I/O, b's failed clone with
+    // fio's error field, the others with what they did before the stop.
+    assert_eq!(jobs.len(), 66);
+    for a in &jobs[..2] {
+        assert_eq!(a["jobname"], "a");
+        assert_eq!(a["write"]["io_bytes"], 65536);
+        assert_eq!(a["error"], 0);
+    }
+    let failed: Vec<&Value> = jobs.iter().filter(|j| j["error"] != 0).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["jobname"], "b");
+    assert_eq!(failed[0]["error"], 11);
+    // unlink=1: every file the run made is gone.
+    assert_eq!(entries(&u.work), Vec::<String>::new());
+}
+
+#[test]
+fn metadata_threads_that_cannot_be_created_are_an_error() {
+    let Some(u) = Unprivileged::new(0o700) else {
+        return;
+    };
+    let o = u.iolab(
+        &["prlimit", NPROC],
+        &[
+            "meta".to_string(),
+            u.work.display().to_string(),
+            "--threads=64".to_string(),
+            "--files=1000".to_string(),
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("create phase: cannot create its 64 worker threads"),
+        "{err}"
+    );
+    assert!(err.contains("ulimit -u"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(entries(&u.work), Vec::<String>::new());
 }
