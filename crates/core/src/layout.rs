@@ -218,6 +218,29 @@ mod tests {
     }
 
     #[test]
+    fn a_failure_names_the_call_and_its_errno() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("missing").join("f");
+        let mut rng = Rng::from_seed(1);
+        for layout in [Layout::Write, Layout::Allocate] {
+            let e =
+                prepare(&plan_file(&p, 8192, layout), FallocMode::Native, &mut rng).unwrap_err();
+            assert_eq!(e.call, "open");
+            assert_eq!(e.errno(), 2);
+            assert_eq!(
+                e.to_string(),
+                "open: No such file or directory (os error 2)"
+            );
+        }
+        // An error without an errno counts as EIO.
+        let e = LayoutError {
+            call: "write",
+            source: io::Error::other("short"),
+        };
+        assert_eq!(e.errno(), 5);
+    }
+
+    #[test]
     fn allocate_gives_the_size_without_writing() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
