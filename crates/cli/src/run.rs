@@ -208,7 +208,9 @@ pub fn run(args: &[String]) -> Result<Status> {
     }
     out.finish()?;
     let mut kept = Status::Success;
-    if !outcome.result.interrupted {
+    // A run in which no job did I/O measured nothing: it is not kept.
+    let measured = outcome.result.did_io();
+    if !outcome.result.interrupted && measured {
         let mut record = keep::record(Kind::Run, &plan_target(&plan), &keep_args);
         record.result_json = serde_json::to_string(&outcome.result)?;
         record.job_text = jobs.to_job_text();
@@ -219,8 +221,13 @@ pub fn run(args: &[String]) -> Result<Status> {
         eprintln!("iolab: interrupted; the results above are partial");
         return Ok(Status::Failed);
     }
-    if let Some(failure) = outcome.failure {
+    if let Some(failure) = &outcome.failure {
         eprintln!("iolab: {failure}");
+    }
+    if !measured && !keep_args.no_store {
+        eprintln!("iolab: no job did any I/O; the run is not stored");
+    }
+    if outcome.failure.is_some() {
         return Ok(Status::Failed);
     }
     Ok(kept)
@@ -242,7 +249,14 @@ fn run_once(
     std::thread::scope(|s| {
         if let Some(status) = draw {
             let (progress, finished) = (&progress, &finished);
-            s.spawn(move || draw_until(progress, finished, status, shown));
+            // The status line is not worth failing the run for: without a
+            // thread for it, the run goes on without one.
+            let drawn = std::thread::Builder::new()
+                .name("status".into())
+                .spawn_scoped(s, move || draw_until(progress, finished, status, shown));
+            if let Err(e) = drawn {
+                eprintln!("iolab: warning: no status line (cannot create its thread: {e})");
+            }
         }
         let r = run_observed(plan, &STOP, notice, &progress);
         finished.store(true, Ordering::Relaxed);
@@ -317,7 +331,7 @@ fn run_repeated(
         eprintln!("iolab: {f}; the results above are partial");
         return Ok(Status::Failed);
     }
-    if let Some(last) = results.last() {
+    if let Some(last) = results.last().filter(|r| r.did_io()) {
         let mut record = keep::record(Kind::Run, &plan_target(plan), keep_args);
         record.result_json = serde_json::to_string(last)?;
         record.job_text = jobs.to_job_text();

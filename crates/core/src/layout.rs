@@ -18,6 +18,29 @@ use crate::plan::{Layout, PlanFile};
 /// Bytes written per call while laying out.
 const CHUNK: usize = 1 << 20;
 
+/// Why a file could not be made ready: the call that failed (fio's
+/// `func=`) and its error.
+#[derive(Debug, thiserror::Error)]
+#[error("{call}: {source}")]
+pub struct LayoutError {
+    pub call: &'static str,
+    #[source]
+    pub source: io::Error,
+}
+
+impl LayoutError {
+    /// The errno for fio's `error` field (EIO when the error has none).
+    pub fn errno(&self) -> i32 {
+        const EIO: i32 = 5;
+        self.source.raw_os_error().unwrap_or(EIO)
+    }
+}
+
+/// The error of a failed `call`.
+fn at(call: &'static str) -> impl FnOnce(io::Error) -> LayoutError {
+    move |source| LayoutError { call, source }
+}
+
 /// What preparing a file did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Prepared {
@@ -41,7 +64,7 @@ pub fn fill_random(buf: &mut [u8], rng: &mut Rng) {
 }
 
 /// Makes `file` ready for its jobs.
-pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> io::Result<Prepared> {
+pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> Result<Prepared, LayoutError> {
     let created = file.existing.is_none();
     match file.layout {
         Layout::AsIs => Ok(Prepared {
@@ -54,11 +77,11 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> io::Result<P
             written: 0,
         }),
         Layout::Allocate => {
-            let f = open_for_layout(&file.path)?;
+            let f = open_for_layout(&file.path).map_err(at("open"))?;
             let have = file.existing.unwrap_or(0);
-            fallocate(&f, mode, have, file.size - have)?;
-            if f.metadata()?.len() < file.size {
-                ftruncate(&f, file.size)?;
+            fallocate(&f, mode, have, file.size - have).map_err(at("fallocate"))?;
+            if f.metadata().map_err(at("fstat"))?.len() < file.size {
+                ftruncate(&f, file.size).map_err(at("ftruncate"))?;
             }
             Ok(Prepared {
                 created,
@@ -66,12 +89,12 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> io::Result<P
             })
         }
         Layout::Write => {
-            let mut f = open_for_layout(&file.path)?;
+            let mut f = open_for_layout(&file.path).map_err(at("open"))?;
             let have = file.existing.unwrap_or(0);
             // Reserve the space first where the filesystem can, so the
             // file is laid out in as few extents as possible.
             let _ = fallocate(&f, FallocMode::Keep, have, file.size - have);
-            f.seek(SeekFrom::Start(have))?;
+            f.seek(SeekFrom::Start(have)).map_err(at("lseek"))?;
             let mut buf = vec![0u8; CHUNK];
             let mut pos = have;
             while pos < file.size {
@@ -82,13 +105,13 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> io::Result<P
                     // fill_device: the filesystem is full, and the file
                     // holds what fitted.
                     Err(e) if file.fill && is_full(&e) => {
-                        pos = f.metadata()?.len();
+                        pos = f.metadata().map_err(at("fstat"))?.len();
                         break;
                     }
-                    Err(e) => return Err(e),
+                    Err(e) => return Err(at("write")(e)),
                 }
             }
-            f.sync_all()?;
+            f.sync_all().map_err(at("fsync"))?;
             Ok(Prepared {
                 created,
                 written: pos - have,
@@ -192,6 +215,29 @@ mod tests {
         let data = std::fs::read(&p).unwrap();
         assert_eq!(&data[..7], b"keep me");
         assert_eq!(data.len(), 8192);
+    }
+
+    #[test]
+    fn a_failure_names_the_call_and_its_errno() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("missing").join("f");
+        let mut rng = Rng::from_seed(1);
+        for layout in [Layout::Write, Layout::Allocate] {
+            let e =
+                prepare(&plan_file(&p, 8192, layout), FallocMode::Native, &mut rng).unwrap_err();
+            assert_eq!(e.call, "open");
+            assert_eq!(e.errno(), 2);
+            assert_eq!(
+                e.to_string(),
+                "open: No such file or directory (os error 2)"
+            );
+        }
+        // An error without an errno counts as EIO.
+        let e = LayoutError {
+            call: "write",
+            source: io::Error::other("short"),
+        };
+        assert_eq!(e.errno(), 5);
     }
 
     #[test]

@@ -388,7 +388,11 @@ fn run_tests(
         let progress = Progress::new(&plan);
         let done = AtomicBool::new(false);
         let outcome = std::thread::scope(|s| {
-            s.spawn(|| watch(i, test, &progress, &done));
+            // The watcher only shows progress: without a thread for it
+            // the test runs all the same.
+            let _ = std::thread::Builder::new()
+                .name("quick-watch".into())
+                .spawn_scoped(s, || watch(i, test, &progress, &done));
             let mut quiet = |_: Notice| {};
             let r = run_observed(&plan, stop, &mut quiet, &progress);
             done.store(true, std::sync::atomic::Ordering::Relaxed);

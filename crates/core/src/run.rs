@@ -4,7 +4,7 @@
 //! the phase that first uses them, disk statistics around the whole run,
 //! and the clones' results merged into fio's jobs and reporting groups.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -17,6 +17,12 @@ use crate::layout::prepare;
 use crate::plan::{ExitWhat, Plan, PlanJob};
 use crate::progress::Progress;
 use crate::worker::{not_run, run_clone, Shared};
+
+/// No such file or directory.
+const ENOENT: i32 = 2;
+/// Resource temporarily unavailable (what a thread that cannot be
+/// created gets).
+const EAGAIN: i32 = 11;
 
 /// Something the user should see while the run goes on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,6 +109,13 @@ pub fn run_observed(
                         job.name,
                         pf.path.display()
                     ));
+                    clones[ji] = Some(failed_setup(
+                        job,
+                        ENOENT,
+                        "open",
+                        &pf.path,
+                        &crate::worker::strerror(ENOENT),
+                    ));
                     break 'phases;
                 }
                 if prepared[jf.file] {
@@ -118,14 +131,24 @@ pub fn run_observed(
                 match prepare(pf, job.fallocate, &mut layout_rng) {
                     Ok(p) => created[jf.file] = p.created,
                     Err(e) => {
+                        // Recorded on the job as fio records it: its error
+                        // field, and the call and file in the detail.
+                        let r = failed_setup(
+                            job,
+                            e.errno(),
+                            e.call,
+                            &pf.path,
+                            &crate::worker::strerror(e.errno()),
+                        );
                         failure = Some(format!(
-                            "job `{}`: cannot lay out `{}`: {e}",
-                            job.name,
-                            pf.path.display()
+                            "job `{}`: err={}/{} (laying out the file)",
+                            job.name, r.error, r.error_detail
                         ));
-                        // A file half made is iolab's to remove.
-                        if pf.existing.is_none() {
-                            created[jf.file] = pf.path.exists();
+                        clones[ji] = Some(r);
+                        // A file half made is iolab's to remove, whatever
+                        // the job says.
+                        if pf.existing.is_none() && !pf.block_device {
+                            let _ = std::fs::remove_file(&pf.path);
                         }
                         break 'phases;
                     }
@@ -133,45 +156,79 @@ pub fn run_observed(
                 prepared[jf.file] = true;
             }
         }
-        let results: Vec<JobResult> = std::thread::scope(|s| {
-            let handles: Vec<_> = phase
-                .clone()
-                .map(|ji| {
-                    let job = &plan.jobs[ji];
-                    let files = &plan.files;
-                    let shared = Shared {
-                        stop,
-                        halt: &halts[ji],
-                        finished: &finished,
-                        progress,
-                    };
-                    let (halts, phase) = (&halts, phase.clone());
-                    std::thread::Builder::new()
-                        .name(format!("{}.{}", job.name, job.clone))
-                        .spawn_scoped(s, move || {
-                            // Raised however the clone ends, a panic included,
-                            // so that no wait_for waits forever.
-                            let _finished = Raise(&shared.finished[ji]);
-                            let r = run_clone(job, ji as u32, files, &shared);
-                            if job.exitall {
-                                exit(plan, job, phase, halts);
-                            }
-                            r
-                        })
-                        .expect("spawn a worker thread")
-                })
-                .collect();
-            handles
+        let (results, spawn_failed) = std::thread::scope(|s| {
+            let mut handles = Vec::with_capacity(phase.len());
+            let mut spawn_failed = None;
+            for ji in phase.clone() {
+                let job = &plan.jobs[ji];
+                let files = &plan.files;
+                let shared = Shared {
+                    stop,
+                    halt: &halts[ji],
+                    finished: &finished,
+                    progress,
+                };
+                let (halts, phase) = (&halts, phase.clone());
+                let spawned = std::thread::Builder::new()
+                    .name(format!("{}.{}", job.name, job.clone))
+                    .spawn_scoped(s, move || {
+                        // Raised however the clone ends, a panic included,
+                        // so that no wait_for waits forever.
+                        let _finished = Raise(&shared.finished[ji]);
+                        let r = run_clone(job, ji as u32, files, &shared);
+                        if job.exitall {
+                            exit(plan, job, phase, halts);
+                        }
+                        r
+                    });
+                match spawned {
+                    Ok(h) => handles.push((ji, h)),
+                    Err(e) => {
+                        // No thread (the user's limit on processes, or no
+                        // memory for a stack): the clones already started
+                        // are stopped, and none after it starts.
+                        for (started, _) in &handles {
+                            halts[*started].store(true, Ordering::Relaxed);
+                        }
+                        spawn_failed = Some((ji, e));
+                        break;
+                    }
+                }
+            }
+            let results: Vec<(usize, JobResult)> = handles
                 .into_iter()
-                .zip(phase.clone())
-                .map(|(h, ji)| h.join().unwrap_or_else(|_| not_run(&plan.jobs[ji])))
-                .collect()
+                .map(|(ji, h)| (ji, h.join().unwrap_or_else(|_| not_run(&plan.jobs[ji]))))
+                .collect();
+            (results, spawn_failed)
         });
-        for (ji, r) in phase.clone().zip(results) {
+        for (ji, r) in results {
             if r.error != 0 && failure.is_none() {
                 failure = Some(format!("job `{}`: {}", r.name, r.error_detail));
             }
             clones[ji] = Some(r);
+        }
+        if let Some((ji, e)) = spawn_failed {
+            let job = &plan.jobs[ji];
+            let errno = e.raw_os_error().unwrap_or(EAGAIN);
+            let mut r = not_run(job);
+            r.error = errno;
+            r.error_detail = format!(
+                "func=pthread_create, error={}",
+                crate::worker::strerror(errno)
+            );
+            let started = ji - phase.start;
+            failure = Some(format!(
+                "job `{}`: cannot create the thread of clone {} (err={errno}, {}): the limit on \
+                 the user's processes and threads (ulimit -u) or on memory maps was reached; \
+                 the {started} job clone{} already started {} stopped",
+                job.name,
+                job.clone,
+                crate::worker::strerror(errno),
+                if started == 1 { "" } else { "s" },
+                if started == 1 { "was" } else { "were" },
+            ));
+            clones[ji] = Some(r);
+            break 'phases;
         }
     }
     // Jobs that never ran are reported with nothing done, as fio lists them.
@@ -182,14 +239,20 @@ pub fn run_observed(
         .collect();
 
     // unlink=1 removes the job's files; after a failure, the files iolab
-    // created for such jobs go too.
+    // created for such jobs go too, and so does every file iolab created
+    // when the run failed before any job did I/O (nothing was measured on
+    // them).
+    let none_did_io = failure.is_some() && !clones.iter().any(JobResult::did_io);
     for job in &plan.jobs {
-        if job.unlink {
-            for jf in &job.files {
-                let pf = &plan.files[jf.file];
-                if !pf.block_device && (failure.is_none() || created[jf.file]) {
-                    let _ = std::fs::remove_file(&pf.path);
-                }
+        for jf in &job.files {
+            let pf = &plan.files[jf.file];
+            let remove = if job.unlink {
+                failure.is_none() || created[jf.file]
+            } else {
+                none_did_io && created[jf.file]
+            };
+            if remove && !pf.block_device {
+                let _ = std::fs::remove_file(&pf.path);
             }
         }
     }
@@ -229,6 +292,16 @@ pub fn run_observed(
     }
     crate::warn::attach_run_warnings(plan, sparse, &mut result);
     Ok(RunOutcome { result, failure })
+}
+
+/// The result of a clone whose file could not be made ready: fio's
+/// `error` is the errno, and the detail names the file, the call and the
+/// error, as fio's "err=28/file:..., func=write, error=..." does.
+fn failed_setup(job: &PlanJob, errno: i32, call: &str, path: &Path, text: &str) -> JobResult {
+    let mut r = not_run(job);
+    r.error = errno;
+    r.error_detail = format!("file:{}, func={call}, error={text}", path.display());
+    r
 }
 
 /// Raises a flag when dropped.

@@ -138,7 +138,11 @@ fn size(bytes: u64, opts: &RenderOpts, pow2: bool) -> String {
 
 fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
     let io: u64 = j.dirs.iter().map(|d| d.io_bytes).sum();
-    if io == 0 && calc::issued_rw(j) == 0 {
+    // fio prints nothing of a job that did no I/O. One that failed before
+    // its first I/O (its file could not be made, laid out or opened) gets
+    // its header line with the error, so that the report says why.
+    let idle = io == 0 && calc::issued_rw(j) == 0;
+    if idle && j.error == 0 {
         return;
     }
     let when = ctime(run.timestamp, opts.utc_offset_s);
@@ -163,6 +167,9 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
             j.error_detail,
             j.pid
         );
+        if idle {
+            return;
+        }
     }
     if !j.description.is_empty() {
         let _ = writeln!(out, "  Description  : [{}]", j.description);
@@ -532,6 +539,25 @@ mod tests {
         ));
         assert!(text.contains("\nRun status group 0 (all jobs):\n   READ: bw=4000KiB/s (4096kB/s)"));
         assert!(!text.contains("Disk stats"));
+    }
+
+    #[test]
+    fn a_job_that_failed_before_its_first_io_shows_its_header_line_alone() {
+        let mut run = RunResult::default();
+        run.jobs = vec![JobResult {
+            name: "x".into(),
+            error: 28,
+            error_detail: "file:/mnt/x.0.0, func=write, error=No space left on device".into(),
+            ..Default::default()
+        }];
+        run.groups = vec![GroupResult::from_jobs(0, run.jobs.iter())];
+        let text = render(&run, &RenderOpts::default());
+        assert_eq!(
+            text,
+            "\nx: (groupid=0, jobs=1): err=28 (file:/mnt/x.0.0, func=write, error=No space left on device): pid=0: Thu Jan  1 00:00:00 1970\n\nRun status group 0 (all jobs):\n"
+        );
+        assert!(!text.contains("cpu"), "{text}");
+        assert!(!text.contains("IO depths"), "{text}");
     }
 
     #[test]

@@ -258,6 +258,12 @@ impl JobResult {
         &self.dirs[d as usize]
     }
 
+    /// Whether the job did any I/O: moved a byte or completed an I/O in
+    /// some direction.
+    pub fn did_io(&self) -> bool {
+        self.dirs.iter().any(|d| d.io_bytes > 0 || d.total_ios > 0)
+    }
+
     /// Reads, writes and trims as one direction (fio's "mixed" of
     /// `unified_rw_reporting`): counts and bytes added, latencies merged
     /// as one population, bandwidth and IOPS samples added up field by
@@ -460,9 +466,33 @@ pub struct RunResult {
     pub stats_off: Vec<u64>,
 }
 
+impl RunResult {
+    /// Whether any job reported did I/O; a run in which none did measured
+    /// nothing (its files could not be made or opened, say).
+    pub fn did_io(&self) -> bool {
+        self.jobs.iter().any(JobResult::did_io)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_did_io_when_any_job_moved_data_or_completed_an_io() {
+        let mut run = RunResult {
+            jobs: vec![JobResult::default(), JobResult::default()],
+            ..Default::default()
+        };
+        assert!(!run.did_io());
+        run.jobs[1].dirs[Dir::Write as usize].total_ios = 1;
+        assert!(run.jobs[1].did_io() && !run.jobs[0].did_io());
+        assert!(run.did_io());
+        run.jobs[1].dirs[Dir::Write as usize].total_ios = 0;
+        run.jobs[0].dirs[Dir::Trim as usize].io_bytes = 4096;
+        assert!(run.did_io());
+        assert!(!RunResult::default().did_io());
+    }
 
     fn dir(bytes: u64, ios: u64, ms: u64) -> DirResult {
         DirResult {

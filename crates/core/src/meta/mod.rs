@@ -115,6 +115,18 @@ pub enum MetaError {
         phase: MetaPhaseKind,
         source: io::Error,
     },
+    /// A worker thread could not be created (the user's limit on
+    /// processes and threads, or on memory maps); the workers already
+    /// made did nothing.
+    #[error(
+        "{phase} phase: cannot create its {threads} worker threads: {source} (the limit on the \
+         user's processes and threads, ulimit -u, or on memory maps was reached; lower --threads)"
+    )]
+    Spawn {
+        phase: MetaPhaseKind,
+        threads: u64,
+        source: io::Error,
+    },
     /// Stopped from outside (Ctrl-C) during a phase.
     #[error("interrupted during the {phase} phase")]
     Interrupted { phase: MetaPhaseKind },

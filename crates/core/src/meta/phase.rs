@@ -12,7 +12,7 @@ use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use iolab_engine::fsops;
@@ -59,28 +59,82 @@ fn ns(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// Holds a phase's workers until every one of them exists, then lets them
+/// all start together, or sends them home when one could not be created.
+struct Gate {
+    open: Mutex<Option<bool>>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        Gate {
+            open: Mutex::new(None),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn set(&self, go: bool) {
+        *self.open.lock().unwrap_or_else(|p| p.into_inner()) = Some(go);
+        self.cv.notify_all();
+    }
+
+    /// Waits for `set`; whether to go.
+    fn wait(&self) -> bool {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(go) = *open {
+                return go;
+            }
+            open = self.cv.wait(open).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
 /// Runs `work` over `0..n` split in `threads` contiguous ranges, each on its
-/// own thread (inline for one thread), starting together.
-fn parallel<T: Send>(threads: u32, n: u64, work: &(dyn Fn(Range<u64>) -> T + Sync)) -> Vec<T> {
+/// own thread (inline for one thread), starting together. A thread that
+/// cannot be created (the user's limit on processes and threads) is an
+/// error: the workers already made return without working.
+fn parallel<T: Send>(
+    kind: MetaPhaseKind,
+    threads: u32,
+    n: u64,
+    work: &(dyn Fn(Range<u64>) -> T + Sync),
+) -> Result<Vec<T>, MetaError> {
     let t = u64::from(threads.max(1)).min(n.max(1));
     if t == 1 {
-        return vec![work(0..n)];
+        return Ok(vec![work(0..n)]);
     }
-    let barrier = Barrier::new(t as usize);
+    let gate = Gate::new();
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..t)
-            .map(|k| {
-                let range = k * n / t..(k + 1) * n / t;
-                let barrier = &barrier;
-                s.spawn(move || {
-                    barrier.wait();
-                    work(range)
-                })
-            })
-            .collect();
+        let mut handles = Vec::with_capacity(t as usize);
+        for k in 0..t {
+            let range = k * n / t..(k + 1) * n / t;
+            let gate = &gate;
+            let spawned = std::thread::Builder::new()
+                .name(format!("meta.{k}"))
+                .spawn_scoped(s, move || gate.wait().then(|| work(range)));
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(source) => {
+                    gate.set(false);
+                    return Err(MetaError::Spawn {
+                        phase: kind,
+                        threads: t,
+                        source,
+                    });
+                }
+            }
+        }
+        gate.set(true);
         handles
             .into_iter()
-            .map(|h| h.join().expect("a metadata worker panicked"))
+            .map(|h| match h.join() {
+                Ok(Some(r)) => Ok(r),
+                Ok(None) => Err(MetaError::Interrupted { phase: kind }),
+                // A worker's panic is the program's bug: passed on as is.
+                Err(p) => std::panic::resume_unwind(p),
+            })
             .collect()
     })
 }
@@ -153,7 +207,7 @@ impl PhaseCtx<'_> {
             }
             r
         };
-        let results = parallel(self.threads, self.files, &work);
+        let results = parallel(kind, self.threads, self.files, &work)?;
         merge(kind, results, self.stop, |i| self.file_path(prefix, i))
     }
 
@@ -320,7 +374,12 @@ impl PhaseCtx<'_> {
                 end: t0,
             })
         };
-        let results = parallel(self.threads, leaves.len() as u64, &work);
+        let results = parallel(
+            MetaPhaseKind::Readdir,
+            self.threads,
+            leaves.len() as u64,
+            &work,
+        )?;
         merge(MetaPhaseKind::Readdir, results, self.stop, |leaf| {
             self.work_path
                 .join(leaves[leaf as usize].to_string_lossy().as_ref())
@@ -378,7 +437,7 @@ impl PhaseCtx<'_> {
                     end: t0,
                 })
             };
-            let results = parallel(self.threads, level.len() as u64, &work);
+            let results = parallel(kind, self.threads, level.len() as u64, &work)?;
             let part = merge(kind, results, self.stop, |k| {
                 self.work_path
                     .join(dirs[k as usize].to_string_lossy().as_ref())

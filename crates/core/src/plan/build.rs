@@ -46,6 +46,8 @@ impl Ctx<'_> {
 
 /// Builds the plan of a job set, reading only file metadata.
 pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
+    // What the set would take is checked before any of it is made.
+    super::limits::check(set, &super::limits::Limits::of_host())?;
     let groups = set.groups();
     let mut jobs = Vec::new();
     let mut files: Vec<PlanFile> = Vec::new();
@@ -97,7 +99,7 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
     })
 }
 
-fn per_dir_bs(cx: &Ctx) -> Result<[BsSpec; 3], PlanError> {
+pub(super) fn per_dir_bs(cx: &Ctx) -> Result<[BsSpec; 3], PlanError> {
     let fixed = cx.job.per_dir(Opt::Bs);
     let ranges = match cx.job.get(Opt::Bsrange) {
         Some(Value::Ranges(r)) => r.clone(),
@@ -148,7 +150,7 @@ fn or_depth(n: u32, depth: u32) -> u32 {
     }
 }
 
-fn count(job: &JobSpec, opt: Opt) -> u32 {
+pub(super) fn count(job: &JobSpec, opt: Opt) -> u32 {
     job.int(opt).unwrap_or(0).clamp(0, u32::MAX as i64) as u32
 }
 

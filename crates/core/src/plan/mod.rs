@@ -6,6 +6,7 @@
 mod buffers;
 mod build;
 mod files;
+pub mod limits;
 
 pub use build::build;
 

@@ -20,7 +20,7 @@ pub(super) fn continues_after(policy: &str, dir: Dir, errno: i32) -> bool {
 }
 
 /// strerror(3)'s text of an errno ("No space left on device").
-pub(super) fn strerror(errno: i32) -> String {
+pub(crate) fn strerror(errno: i32) -> String {
     let text = std::io::Error::from_raw_os_error(errno).to_string();
     match text.strip_suffix(&format!(" (os error {errno})")) {
         Some(t) => t.to_string(),

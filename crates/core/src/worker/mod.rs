@@ -17,6 +17,8 @@ mod qburst;
 mod setup;
 mod verify;
 
+pub(crate) use errors::strerror;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 

@@ -1,0 +1,332 @@
+//! What a job set will cost before its plan is built: the job clones
+//! (one thread each), the files they name, and the memory the run holds
+//! for them (each clone's I/O buffers, `iodepth` of the largest block size;
+//! its latency histograms and state; each file's name, place and offset
+//! generator), checked against the limits of a run: fio's maximum number
+//! of jobs, a bound on files, and the memory the host has available. A job
+//! set past any of them is refused with what it would take and what the
+//! limit is, before anything is named, opened or allocated.
+
+use iolab_spec::{JobSet, Opt, Value};
+use iolab_stats::PLAT_NR;
+
+use super::build::{count, per_dir_bs, Ctx};
+use super::PlanError;
+
+/// The most job clones one run may have: fio's `REAL_MAX_JOBS` (fio 3.33
+/// itself stops a few short of it, with "maximum number of jobs reached").
+pub const MAX_JOBS: u64 = 4096;
+
+/// The most files one run may name, counted per clone (a file that every
+/// clone of a job names counts once for each clone, as each opens it).
+pub const MAX_FILES: u64 = 1 << 20;
+
+/// Bytes of one latency histogram (fio's 1856 bins of 64 bits).
+const HIST_BYTES: u64 = PLAT_NR as u64 * 8;
+
+/// Histograms a clone holds: completion, submission and total latency in
+/// three directions and its sync latency (ten in its result), with room
+/// for the copy made when its result is merged.
+const HISTS_PER_CLONE: u64 = 12;
+
+/// A clone's memory besides its histograms and buffers: its settings, the
+/// touched part of its thread's stack, its engine and counters.
+const CLONE_STATE: u64 = 64 << 10;
+
+/// A file's memory per clone that names it: its path, its place in the
+/// plan, its open state and offset generator. Random offsets are a
+/// permutation with constant state, so no random map grows with the file.
+const FILE_STATE: u64 = 2 << 10;
+
+/// What a job set would take.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cost {
+    /// Job clones, one thread each.
+    pub jobs: u64,
+    /// Files, counted once for each clone that names them.
+    pub files: u64,
+    /// Bytes of memory the run would hold at once, about.
+    pub bytes: u64,
+}
+
+impl Cost {
+    fn add(self, o: Cost) -> Cost {
+        Cost {
+            jobs: self.jobs.saturating_add(o.jobs),
+            files: self.files.saturating_add(o.files),
+            bytes: self.bytes.saturating_add(o.bytes),
+        }
+    }
+}
+
+/// The limits a job set is held to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub jobs: u64,
+    pub files: u64,
+    /// Memory available for the run (`MemAvailable` in /proc/meminfo);
+    /// None when it cannot be read, and memory is then not checked.
+    pub memory: Option<u64>,
+}
+
+impl Limits {
+    /// fio's job limit, the files bound and this host's available memory.
+    pub fn of_host() -> Limits {
+        Limits {
+            jobs: MAX_JOBS,
+            files: MAX_FILES,
+            memory: std::fs::read_to_string("/proc/meminfo")
+                .ok()
+                .and_then(|t| mem_available(&t)),
+        }
+    }
+}
+
+/// `MemAvailable` from the text of /proc/meminfo, in bytes.
+pub fn mem_available(meminfo: &str) -> Option<u64> {
+    meminfo.lines().find_map(|l| {
+        let rest = l.strip_prefix("MemAvailable:")?;
+        let kib: u64 = rest.trim().strip_suffix("kB")?.trim().parse().ok()?;
+        kib.checked_mul(1024)
+    })
+}
+
+/// The memory of one clone: `iodepth` buffers of `max_bs` bytes (each
+/// rounded up to a page), its histograms and state, and `files` files.
+pub fn clone_bytes(iodepth: u64, max_bs: u64, files: u64, page: u64) -> u64 {
+    let page = page.max(1);
+    let buf = max_bs.div_ceil(page).saturating_mul(page);
+    iodepth
+        .max(1)
+        .saturating_mul(buf)
+        .saturating_add(HISTS_PER_CLONE * HIST_BYTES + CLONE_STATE)
+        .saturating_add(files.saturating_mul(FILE_STATE))
+}
+
+/// What each job of the set would take, all its clones together, read
+/// from its options alone.
+pub fn estimate(set: &JobSet) -> Result<Vec<Cost>, PlanError> {
+    let page = iolab_engine::host::page_size();
+    set.jobs
+        .iter()
+        .map(|job| {
+            let cx = Ctx { job };
+            let clones = u64::from(job.numjobs());
+            let files = match job.get(Opt::Filename) {
+                Some(Value::Files(names)) => names.len() as u64,
+                _ => job.int(Opt::Nrfiles).unwrap_or(1).max(1) as u64,
+            };
+            let max_bs = per_dir_bs(&cx)?.iter().map(|b| b.max()).max().unwrap_or(0);
+            let iodepth = u64::from(count(job, Opt::Iodepth).max(1));
+            Ok(Cost {
+                jobs: clones,
+                files: clones.saturating_mul(files),
+                bytes: clones.saturating_mul(clone_bytes(iodepth, max_bs, files, page)),
+            })
+        })
+        .collect()
+}
+
+/// Refuses a job set past `limits`, naming the job that goes past and
+/// what it would take; returns the whole set's cost otherwise.
+pub fn check(set: &JobSet, limits: &Limits) -> Result<Cost, PlanError> {
+    let costs = estimate(set)?;
+    let mut total = Cost::default();
+    for (job, cost) in set.jobs.iter().zip(&costs) {
+        let cx = Ctx { job };
+        total = total.add(*cost);
+        if total.jobs > limits.jobs {
+            return Err(cx.err(
+                Some(Opt::Numjobs),
+                format!(
+                    "numjobs={} brings the run to {} jobs, and a run has at most {} (fio's limit); \
+                     lower numjobs",
+                    job.numjobs(),
+                    total.jobs,
+                    limits.jobs
+                ),
+            ));
+        }
+        if total.files > limits.files {
+            let opt = match job.get(Opt::Filename) {
+                Some(Value::Files(_)) => Opt::Filename,
+                _ => Opt::Nrfiles,
+            };
+            return Err(cx.err(
+                Some(opt),
+                format!(
+                    "{} files for each of {} job clones bring the run to {} files, and a run has \
+                     at most {}; lower nrfiles or numjobs",
+                    cost.files / cost.jobs.max(1),
+                    cost.jobs,
+                    total.files,
+                    limits.files
+                ),
+            ));
+        }
+    }
+    // The job that takes the most is the one to name.
+    let largest = set.jobs.iter().zip(&costs).max_by_key(|(_, c)| c.bytes);
+    if let (Some(avail), Some((job, cost))) = (limits.memory, largest) {
+        if total.bytes > avail {
+            let cx = Ctx { job };
+            return Err(cx.err(
+                None,
+                format!(
+                    "the run would need about {} of memory ({} of it for this job's {} clones: \
+                     iodepth × block size of buffers each, latency histograms and {} files), \
+                     and {} is available (MemAvailable); lower numjobs, iodepth, bs or nrfiles",
+                    bytes(total.bytes),
+                    bytes(cost.bytes),
+                    cost.jobs,
+                    cost.files,
+                    bytes(avail)
+                ),
+            ));
+        }
+    }
+    Ok(total)
+}
+
+/// A byte count in binary units with one decimal ("2.4 GiB").
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_spec::{Context, Host};
+
+    fn set(text: &str) -> JobSet {
+        let ctx = Context::from_env(Host {
+            page_size: 4096,
+            mb_memory: 1024,
+            ncpus: 2,
+        });
+        iolab_spec::parse_text("t.fio", text, &ctx).unwrap()
+    }
+
+    fn roomy() -> Limits {
+        Limits {
+            jobs: MAX_JOBS,
+            files: MAX_FILES,
+            memory: Some(u64::MAX),
+        }
+    }
+
+    #[test]
+    fn a_clone_costs_its_buffers_histograms_state_and_files() {
+        let one = clone_bytes(1, 4096, 1, 4096);
+        assert_eq!(one, 4096 + 12 * 1856 * 8 + (64 << 10) + (2 << 10));
+        // iodepth buffers of the block size, each rounded up to a page.
+        assert_eq!(
+            clone_bytes(32, 1 << 20, 1, 4096) - one,
+            32 * (1 << 20) - 4096
+        );
+        assert_eq!(clone_bytes(2, 100, 1, 4096), one + 4096);
+        // Each file adds its state.
+        assert_eq!(clone_bytes(1, 4096, 11, 4096) - one, 10 * (2 << 10));
+        // No overflow on absurd values.
+        assert_eq!(
+            clone_bytes(u64::MAX, u64::MAX / 2, u64::MAX, 4096),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn estimate_counts_clones_files_and_memory_per_job() {
+        let s = set("[a]\nnumjobs=3\nnrfiles=4\nsize=1m\nbs=64k\niodepth=8\n\
+             [b]\nfilename=x:y\nsize=1m\nbsrange=4k-128k\n");
+        let c = estimate(&s).unwrap();
+        let page = iolab_engine::host::page_size();
+        assert_eq!(c[0].jobs, 3);
+        assert_eq!(c[0].files, 12);
+        assert_eq!(c[0].bytes, 3 * clone_bytes(8, 64 << 10, 4, page));
+        assert_eq!(c[1].jobs, 1);
+        assert_eq!(c[1].files, 2);
+        assert_eq!(c[1].bytes, clone_bytes(1, 128 << 10, 2, page));
+    }
+
+    #[test]
+    fn the_estimate_is_made_without_naming_the_files() {
+        // A hundred million files are counted, not listed.
+        let s = set("[a]\nnrfiles=100000000\nnumjobs=64\nsize=1g\n");
+        let c = estimate(&s).unwrap();
+        assert_eq!(c[0].files, 6_400_000_000);
+        assert!(c[0].bytes > 6_400_000_000 * 2048);
+    }
+
+    #[test]
+    fn jobs_past_fios_limit_are_refused_naming_it() {
+        assert!(check(&set("[a]\nnumjobs=4096\nsize=1m\n"), &roomy()).is_ok());
+        let e = check(&set("[a]\nnumjobs=100000\nsize=1m\n"), &roomy()).unwrap_err();
+        assert_eq!(e.job, "a");
+        assert!(e.message.contains("100000 jobs"), "{e}");
+        assert!(e.message.contains("at most 4096"), "{e}");
+        // Counted over the whole run.
+        let e = check(
+            &set("[a]\nnumjobs=4000\nsize=1m\n[b]\nnumjobs=97\nsize=1m\n"),
+            &roomy(),
+        )
+        .unwrap_err();
+        assert_eq!(e.job, "b");
+        assert!(e.message.contains("4097 jobs"), "{e}");
+        assert!(e.to_string().starts_with("t.fio:5: job `b`"), "{e}");
+    }
+
+    #[test]
+    fn files_past_the_bound_are_refused_naming_it() {
+        let e = check(&set("[a]\nnrfiles=100000000\nsize=1g\n"), &roomy()).unwrap_err();
+        assert!(e.message.contains("100000000 files"), "{e}");
+        assert!(e.message.contains(&format!("at most {MAX_FILES}")), "{e}");
+        assert!(e.to_string().contains("t.fio:2"), "{e}");
+        let e = check(&set("[a]\nnrfiles=300000\nnumjobs=4\nsize=1g\n"), &roomy()).unwrap_err();
+        assert!(e.message.contains("1200000 files"), "{e}");
+    }
+
+    #[test]
+    fn memory_past_what_is_available_is_refused_saying_how_much() {
+        let text = "[a]\nnumjobs=64\niodepth=1024\nbs=16m\nsize=1g\n";
+        let need = 64 * clone_bytes(1024, 16 << 20, 1, iolab_engine::host::page_size());
+        let tight = Limits {
+            memory: Some(8 << 30),
+            ..roomy()
+        };
+        let e = check(&set(text), &tight).unwrap_err();
+        assert!(e.message.contains(&bytes(need)), "{e}");
+        assert!(e.message.contains("8.0 GiB is available"), "{e}");
+        assert_eq!(check(&set(text), &roomy()).unwrap().bytes, need);
+        // Unknown memory is not checked.
+        let unknown = Limits {
+            memory: None,
+            ..roomy()
+        };
+        assert!(check(&set(text), &unknown).is_ok());
+    }
+
+    #[test]
+    fn meminfo_gives_memavailable_in_bytes() {
+        let t = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   20000000 kB\n";
+        assert_eq!(mem_available(t), Some(20_000_000 * 1024));
+        assert_eq!(mem_available("MemTotal: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn byte_counts_read_in_binary_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(3 << 29), "1.5 GiB");
+        assert_eq!(bytes(64 << 40), "64.0 TiB");
+    }
+}
