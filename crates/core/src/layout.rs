@@ -8,7 +8,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::os::unix::fs::OpenOptionsExt;
 
 use iolab_engine::file::{fallocate, ftruncate, FallocMode};
 
@@ -77,7 +77,7 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> Result<Prepa
             written: 0,
         }),
         Layout::Allocate => {
-            let f = open_for_layout(&file.path).map_err(at("open"))?;
+            let f = open_for_layout(file).map_err(at("open"))?;
             let have = file.existing.unwrap_or(0);
             fallocate(&f, mode, have, file.size - have).map_err(at("fallocate"))?;
             if f.metadata().map_err(at("fstat"))?.len() < file.size {
@@ -89,7 +89,7 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> Result<Prepa
             })
         }
         Layout::Write => {
-            let mut f = open_for_layout(&file.path).map_err(at("open"))?;
+            let mut f = open_for_layout(file).map_err(at("open"))?;
             let have = file.existing.unwrap_or(0);
             // Reserve the space first where the filesystem can, so the
             // file is laid out in as few extents as possible.
@@ -132,19 +132,62 @@ fn is_full(e: &io::Error) -> bool {
     e.raw_os_error().is_some_and(full_errno)
 }
 
-fn open_for_layout(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+/// Opens `file` to lay it out. A file that existed when the plan was made
+/// is opened as fio opens it. One that did not is created exclusively and
+/// without following a symlink, so that a name planted in a shared
+/// directory between the plan and the layout is never written through;
+/// should a regular file have appeared there meanwhile (an earlier phase
+/// of the same run made it), it is opened, still without following a
+/// symlink.
+fn open_for_layout(file: &PlanFile) -> io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(true);
+    if file.existing.is_some() {
+        return o.create(true).truncate(false).open(&file.path);
+    }
+    o.custom_flags(libc::O_NOFOLLOW);
+    match o.clone().create_new(true).open(&file.path) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => o.open(&file.path).map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                io::Error::new(
+                    e.kind(),
+                    format!("{e}: a symbolic link appeared where iolab was to create the file"),
+                )
+            } else {
+                e
+            }
+        }),
+        r => r,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+    use std::path::Path;
+
+    #[test]
+    fn a_link_planted_after_the_plan_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        // Planned as a new file...
+        let planned = plan_file(&p, 1 << 20, Layout::Write);
+        assert!(planned.existing.is_none());
+        // ...and a link to another file put in its place before layout.
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        let e = prepare(&planned, FallocMode::Native, &mut Rng::from_seed(1)).unwrap_err();
+        assert_eq!(e.call, "open");
+        assert!(e.to_string().contains("a symbolic link appeared"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        // A regular file made meanwhile (by an earlier phase) is used.
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, b"").unwrap();
+        let r = prepare(&planned, FallocMode::Native, &mut Rng::from_seed(1)).unwrap();
+        assert_eq!(r.written, 1 << 20);
+    }
 
     fn plan_file(path: &Path, size: u64, layout: Layout) -> PlanFile {
         PlanFile {
