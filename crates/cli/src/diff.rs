@@ -1,13 +1,17 @@
 //! `iolab diff A B`: two stored results side by side. Per headline metric
-//! both values, the ratio B/A, and whether the difference is significant
-//! or within noise: over the repeats when the results carry them, else
-//! over each run's per-window samples (and the output says so).
+//! the statistic each verdict compares (the geometric mean of a side's
+//! runs, or the median for the rank test), the ratio B/A with its
+//! interval, and the verdict in words (faster, slower, ≈, or why it cannot
+//! tell: one run a side never decides), Holm-corrected over the metrics
+//! tested together; and what differs between the two records besides the
+//! numbers (job, iolab version, kernel, filesystem, mount options, device,
+//! engine). Results with no metric in common are refused; results of
+//! different jobs are flagged.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use iolab_stats::quick::QuickResult;
 use iolab_stats::{Method, DEFAULT_ALPHA};
 use iolab_store::{diff_metrics, run_metrics, Basis, DiffOpts, Kind, Metric, MetricDiff, Stored};
 use serde_json::json;
@@ -23,7 +27,9 @@ pub struct DiffArgs {
     pub a: i64,
     /// The second result's id
     pub b: i64,
-    /// Test for repeats: welch or mann-whitney
+    /// Test of the runs: welch (Welch's t-test on log values, comparing
+    /// geometric means) or mann-whitney (exact rank test, comparing
+    /// medians; needs 4 runs a side or more)
     #[arg(long, default_value = "welch", value_name = "TEST")]
     pub method: String,
     /// Significance level
@@ -40,14 +46,9 @@ pub struct DiffArgs {
 }
 
 pub fn run(args: &DiffArgs) -> Result<Status> {
-    let method = match args.method.as_str() {
-        "welch" | "t" => Method::Welch,
-        "mann-whitney" | "mw" | "u" => Method::MannWhitney,
-        other => {
-            return bad(&format!(
-                "unknown test '{other}' (expected welch or mann-whitney)"
-            ))
-        }
+    let method: Method = match args.method.parse() {
+        Ok(m) => m,
+        Err(e) => return bad(&format!("--method: {e}")),
     };
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
         return bad(&format!("--alpha {} is not between 0 and 1", args.alpha));
@@ -84,12 +85,32 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
         alpha: args.alpha,
     };
     let rows = diff_metrics(&metrics_of(a), &metrics_of(b), opts);
+    let common = rows
+        .iter()
+        .filter(|r| matches!(r.basis, Basis::Runs { .. }))
+        .count();
+    if common == 0 {
+        return bad(&format!(
+            "results {} ({}) and {} ({}) have no metric in common: nothing to compare",
+            args.a, a.record.kind, args.b, b.record.kind
+        ));
+    }
+    let diffs = differences(a, b);
+    let different_jobs = diffs.iter().any(|d| d.what == "job" || d.what == "kind");
+    let statistic = method.statistic();
     let text = match form {
         None => {
             let v = json!({
                 "a": summary(a),
                 "b": summary(b),
                 "alpha": args.alpha,
+                "method": method.to_string(),
+                "statistic": statistic.to_string(),
+                "tested_together": common,
+                "different_jobs": different_jobs,
+                "differences": diffs.iter().map(|d| json!({
+                    "what": d.what, "a": d.a, "b": d.b,
+                })).collect::<Vec<_>>(),
                 "metrics": rows,
             });
             serde_json::to_string_pretty(&v)? + "\n"
@@ -98,20 +119,40 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
         // VERDICT column.
         Some(TableForm::Csv) => table(&rows).render(TableForm::Csv),
         Some(form) => {
-            let mut text = format!("A: {}\nB: {}\n\n", describe(a), describe(b));
-            text.push_str(&table(&rows).render(form));
-            if rows
-                .iter()
-                .any(|r| matches!(r.basis, Basis::Windows { .. }))
-            {
+            let mut text = format!("A: {}\nB: {}\n", describe(a), describe(b));
+            if different_jobs {
                 text.push_str(
-                    "\nOne run each: differences are tested on the per-window samples within \
-                     each run (bandwidth and IOPS every averaging window); repeat the runs for a \
-                     test of run-to-run noise.\n",
+                    "\nWARNING: A and B ran different jobs: their numbers may measure different \
+                     things.\n",
                 );
             }
-            if rows.is_empty() {
-                text.push_str("\nNeither result has headline metrics to compare.\n");
+            text.push('\n');
+            text.push_str(&differences_text(&diffs, form));
+            text.push('\n');
+            text.push_str(&table(&rows).render(form));
+            let interval = match method {
+                Method::Welch => {
+                    format!("; B/A with its {:.0}% interval", (1.0 - args.alpha) * 100.0)
+                }
+                Method::MannWhitney => String::new(),
+            };
+            text.push_str(&format!(
+                "\nA, B: the {statistic} of each side's runs, the statistic tested. Verdicts: \
+                 {method} at the {} level, Holm-corrected over the {common} metric(s) both \
+                 results have{interval}. Faster/slower: rates up are faster, times and \
+                 latencies up are slower.\n",
+                args.alpha,
+            ));
+            let one_run = |r: &MetricDiff| match r.basis {
+                Basis::Runs { a, b } => a < 2 || b < 2,
+                Basis::Missing => false,
+            };
+            if rows.iter().any(one_run) {
+                text.push_str(
+                    "One run a side cannot tell a difference from run-to-run noise (the samples \
+                     within a run are not independent); store results of --repeat N runs to \
+                     test them.\n",
+                );
             }
             text
         }
@@ -120,50 +161,144 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
     Ok(Status::Success)
 }
 
+/// One thing, besides the numbers, that differs between the records.
+struct Difference {
+    what: &'static str,
+    a: String,
+    b: String,
+}
+
+/// What the records hold about how each result was measured, where the
+/// two differ: kind, job text, engines, iolab version, kernel, host, CPU,
+/// memory, target, filesystem, mount options and source, device, model,
+/// scheduler, size.
+fn differences(a: &Stored, b: &Stored) -> Vec<Difference> {
+    let (ra, rb) = (&a.record, &b.record);
+    let (pa, pb) = (&ra.provenance, &rb.provenance);
+    let opt = |v: Option<String>| v.unwrap_or_default();
+    let mut fields: Vec<(&'static str, String, String)> = vec![
+        ("kind", ra.kind.to_string(), rb.kind.to_string()),
+        ("job", ra.job_text.clone(), rb.job_text.clone()),
+        ("engine", engines(a), engines(b)),
+        (
+            "iolab version",
+            pa.iolab_version.clone(),
+            pb.iolab_version.clone(),
+        ),
+        ("kernel", pa.kernel.clone(), pb.kernel.clone()),
+        ("host", pa.host.clone(), pb.host.clone()),
+        ("cpu", pa.cpu_model.clone(), pb.cpu_model.clone()),
+        ("cpus", pa.cpu_count.to_string(), pb.cpu_count.to_string()),
+        (
+            "memory",
+            pa.memory_bytes.to_string(),
+            pb.memory_bytes.to_string(),
+        ),
+        ("target", pa.target.clone(), pb.target.clone()),
+        ("filesystem", pa.fs_type.clone(), pb.fs_type.clone()),
+        (
+            "mount options",
+            pa.mount_options.clone(),
+            pb.mount_options.clone(),
+        ),
+        (
+            "mount source",
+            pa.mount_source.clone(),
+            pb.mount_source.clone(),
+        ),
+        ("device", pa.block_device.clone(), pb.block_device.clone()),
+        (
+            "device model",
+            pa.device_model.clone(),
+            pb.device_model.clone(),
+        ),
+        (
+            "rotational",
+            opt(pa.rotational.map(|r| r.to_string())),
+            opt(pb.rotational.map(|r| r.to_string())),
+        ),
+        ("scheduler", pa.scheduler.clone(), pb.scheduler.clone()),
+        (
+            "device size",
+            opt(pa.device_size_bytes.map(|s| s.to_string())),
+            opt(pb.device_size_bytes.map(|s| s.to_string())),
+        ),
+    ];
+    fields.retain(|(_, x, y)| x != y);
+    fields
+        .into_iter()
+        .map(|(what, a, b)| {
+            if what == "job" {
+                let (la, lb) = first_difference(&a, &b);
+                Difference { what, a: la, b: lb }
+            } else {
+                Difference { what, a, b }
+            }
+        })
+        .collect()
+}
+
+/// The first line where two job texts differ, as "line N: TEXT" for each
+/// side ("(none)" past the end of one).
+fn first_difference(a: &str, b: &str) -> (String, String) {
+    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let n = la.len().max(lb.len());
+    for i in 0..n {
+        let (x, y) = (la.get(i), lb.get(i));
+        if x != y {
+            let show = |v: Option<&&str>| format!("line {}: {}", i + 1, v.map_or("(none)", |v| v));
+            return (show(x), show(y));
+        }
+    }
+    (a.to_string(), b.to_string())
+}
+
+/// The engines of a run record's jobs, in order, each once.
+fn engines(s: &Stored) -> String {
+    if s.record.kind != Kind::Run {
+        return String::new();
+    }
+    let Ok(result) = s.record.run_result() else {
+        return String::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for j in &result.jobs {
+        if !j.setup.ioengine.is_empty() && !out.contains(&j.setup.ioengine) {
+            out.push(j.setup.ioengine.clone());
+        }
+    }
+    out.join(",")
+}
+
+fn differences_text(diffs: &[Difference], form: TableForm) -> String {
+    if diffs.is_empty() {
+        return "Besides the numbers: nothing differs in what the records hold (job, engine, \
+                iolab version, kernel, host, filesystem, mount options, device).\n"
+            .to_string();
+    }
+    let mut t = Table::new(&["DIFFERS", "A", "B"]);
+    let shown = |v: &str| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    for d in diffs {
+        t.push(vec![d.what.to_string(), shown(&d.a), shown(&d.b)]);
+    }
+    format!("Besides the numbers:\n{}", t.render(form))
+}
+
 /// A record's metrics; for a run stored without any, those of its
-/// result; for a quick suite, with the per-window samples its result
-/// keeps where the metrics lack them.
+/// result.
 fn metrics_of(s: &Stored) -> Vec<Metric> {
     if s.record.metrics.is_empty() && s.record.kind == Kind::Run {
         if let Ok(result) = s.record.run_result() {
             return run_metrics(&result);
         }
     }
-    let mut metrics = s.record.metrics.clone();
-    if s.record.kind == Kind::Quick {
-        if let Ok(q) = serde_json::from_str::<QuickResult>(&s.record.result_json) {
-            add_quick_windows(&mut metrics, &q);
-        }
-    }
-    metrics
-}
-
-/// Gives a quick suite's "TEST OP IOPS" and "TEST OP MB/s" metrics the
-/// moments of the test's IOPS windows (scaled to MB/s by the test's bytes
-/// per I/O) when they have none.
-fn add_quick_windows(metrics: &mut [Metric], q: &QuickResult) {
-    for t in q.tests.iter().filter(|t| t.sample_count >= 2) {
-        let base = format!("{} {}", t.name, t.op);
-        let mb_per_io = if t.iops > 0.0 {
-            t.bw_bytes / 1e6 / t.iops
-        } else {
-            0.0
-        };
-        for m in metrics.iter_mut().filter(|m| m.windows.is_none()) {
-            let scale = if m.name == format!("{base} IOPS") {
-                1.0
-            } else if m.name == format!("{base} MB/s") && mb_per_io > 0.0 {
-                mb_per_io
-            } else {
-                continue;
-            };
-            *m = m.clone().with_windows(
-                t.sample_count,
-                t.sample_mean * scale,
-                t.sample_stdev * scale,
-            );
-        }
-    }
+    s.record.metrics.clone()
 }
 
 fn table(rows: &[MetricDiff]) -> Table {
@@ -174,7 +309,7 @@ fn table(rows: &[MetricDiff]) -> Table {
             r.unit.clone(),
             num(r.a),
             num(r.b),
-            r.ratio.map_or("-".to_string(), |x| format!("{x:.3}x")),
+            r.ratio_text(),
             r.explain(),
         ]);
     }

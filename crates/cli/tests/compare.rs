@@ -773,7 +773,7 @@ fn show_runs_prints_every_repeat() {
     let (table, runs) = stdout
         .split_once("Every run:\n")
         .expect("the runs follow the table");
-    assert!(table.contains("median of 2 run(s)"), "{table}");
+    assert!(table.contains("geometric mean of 2 run(s)"), "{table}");
     let head = runs.lines().next().unwrap();
     assert!(head.ends_with("run 1  run 2"), "{head}");
     let row: Vec<&str> = runs

@@ -1,13 +1,17 @@
 //! Comparison tables: a `Comparison` (rows are metrics, columns are
 //! targets) rendered as an aligned text table, Markdown, CSV or JSON.
 //!
-//! Text and Markdown show each cell's median, `±N%` for the spread when
-//! runs were repeated (with `!` when the spread exceeds 10% of the
-//! median), `*` (bold in Markdown) on the best values of a row (every one
-//! of a tie; skipped and failed targets do not compete), with a baseline
-//! the ratio against it (`x1.25`), and `wN` when a run raised warning N
-//! about the number (page cache, compression, ...), named with its targets
-//! and workloads in the legend. Skipped and failed targets appear as
+//! Text and Markdown show each cell's geometric mean over its runs (the
+//! statistic the verdicts test), `±N%` for the spread when runs were
+//! repeated (with `!` when the spread exceeds 10% of the median), `*`
+//! (bold in Markdown) on the best value of a row only when it is better
+//! than every other target beyond the noise (skipped and failed targets do
+//! not compete), with a baseline the ratio against it carrying its verdict
+//! (`x1.25+` better, `x0.80-` worse, `x1.02≈` cannot be told apart,
+//! `x0.50?` cannot tell: one run each), and `wN` when a run raised warning
+//! N about the number (page cache, compression, ...), named with its
+//! targets and workloads in the legend. The verdicts are the stats
+//! crate's (`Comparison::verdicts`); this module only words them. Skipped and failed targets appear as
 //! columns with their reason in the notes under the table. CSV is long
 //! form, one line per metric and target, for spreadsheets, with the
 //! warning codes of each cell. JSON is the comparison itself plus every
@@ -16,7 +20,7 @@
 use std::fmt::Write as _;
 use std::str::FromStr;
 
-use iolab_stats::{Cell, Comparison, Metric, TargetColumn};
+use iolab_stats::{Cell, Comparison, ComparisonVerdicts, Metric, TargetColumn, Verdict};
 
 use crate::{render, Format, RenderOpts};
 
@@ -104,34 +108,44 @@ fn markers(codes: &[&str], cell: &Cell) -> String {
         .join(",")
 }
 
+/// The ratio of column `i` to the baseline in row `m` with its verdict's
+/// mark: `x1.25+`, `x0.80-`, `x1.02≈`, `x0.50?`.
+fn ratio_text(c: &Comparison, v: &ComparisonVerdicts, m: &Metric, i: usize) -> Option<String> {
+    let base = c.baseline_index().filter(|&b| b != i)?;
+    let r = c.ratio(&m.key, i)?;
+    let verdict = v
+        .against(&m.key, base, i)
+        .map_or(Verdict::NoTest, |p| p.verdict);
+    Some(format!("x{r:.2}{}", verdict.mark(m.better)))
+}
+
 /// One cell's text.
 fn cell_text(
     c: &Comparison,
+    v: &ComparisonVerdicts,
     codes: &[&str],
     m: &Metric,
     i: usize,
-    cell: Option<&Cell>,
     md: bool,
 ) -> String {
-    let Some(cell) = cell else {
+    let Some(cell) = c.targets[i].value(&m.key) else {
         return "-".into();
     };
-    let Some(med) = cell.median() else {
+    let Some(center) = c.center(&m.key, i) else {
         return "-".into();
     };
-    let mut s = num(med, &m.unit);
+    let mut s = num(center, &m.unit);
     if let Some(sp) = cell.spread() {
         let _ = write!(s, " ±{:.0}%", sp * 50.0);
         if cell.noisy() {
             s.push('!');
         }
     }
-    if c.baseline_index().is_some_and(|b| b != i) {
-        if let Some(r) = c.ratio(&m.key, i) {
-            let _ = write!(s, " x{r:.2}");
-        }
+    if let Some(r) = ratio_text(c, v, m, i) {
+        s.push(' ');
+        s.push_str(&r);
     }
-    if c.is_best(&m.key, i) {
+    if v.is_best(&m.key, i) {
         s = if md {
             format!("**{s}**")
         } else {
@@ -146,7 +160,7 @@ fn cell_text(
     s
 }
 
-fn rows(c: &Comparison, md: bool) -> Vec<Vec<String>> {
+fn rows(c: &Comparison, v: &ComparisonVerdicts, md: bool) -> Vec<Vec<String>> {
     let mut out = vec![];
     let mut head = vec!["metric".to_string(), "unit".to_string()];
     for t in &c.targets {
@@ -163,15 +177,15 @@ fn rows(c: &Comparison, md: bool) -> Vec<Vec<String>> {
     let codes = warning_codes(c);
     for m in &c.metrics {
         let mut r = vec![m.label.clone(), m.unit.clone()];
-        for (i, t) in c.targets.iter().enumerate() {
-            r.push(cell_text(c, &codes, m, i, t.value(&m.key), md));
+        for i in 0..c.targets.len() {
+            r.push(cell_text(c, v, &codes, m, i, md));
         }
         out.push(r);
     }
     out
 }
 
-fn notes(c: &Comparison, md: bool) -> String {
+fn notes(c: &Comparison, v: &ComparisonVerdicts, md: bool) -> String {
     let bullet = if md { "- " } else { "  " };
     let mut s = String::new();
     let mut line = |text: String| {
@@ -192,13 +206,14 @@ fn notes(c: &Comparison, md: bool) -> String {
         }
     }
     let best = if md { "bold" } else { "*" };
-    let mut legend = format!(
-        "{best} best of the row; median of {} run(s)",
-        c.repeat.max(1)
-    );
+    let mut legend = format!("geometric mean of {} run(s)", c.repeat.max(1));
     if c.repeat > 1 {
         legend.push_str(", ±half the min-max spread, ! when the spread exceeds 10% of the median");
     }
+    let _ = write!(
+        legend,
+        "; {best} best of the row: better than every other target beyond the noise"
+    );
     if let Some(b) = &c.baseline {
         let base = c.baseline_index().map(|i| &c.targets[i]);
         match base {
@@ -215,11 +230,26 @@ fn notes(c: &Comparison, md: bool) -> String {
                 );
             }
             _ => {
-                let _ = write!(legend, "; xN = ratio to {b}");
+                let _ = write!(
+                    legend,
+                    "; xN = ratio to {b}: + better, - worse beyond the noise, ≈ cannot be \
+                     told apart, ? cannot tell"
+                );
             }
         }
     }
     line(legend);
+    line(format!(
+        "verdicts: {} on each cell's runs, {:.0}% level, Holm-corrected over the rows of \
+         each workload{}",
+        v.method,
+        v.alpha * 100.0,
+        if c.repeat <= 1 {
+            "; one run each cannot tell a difference from noise: use --repeat 3 or more"
+        } else {
+            ""
+        }
+    ));
     let codes = warning_codes(c);
     for (n, code) in codes.iter().enumerate() {
         line(format!("w{} {code}: {}", n + 1, warned_where(c, code)));
@@ -259,7 +289,8 @@ fn warned_where(c: &Comparison, code: &str) -> String {
 }
 
 fn table(c: &Comparison, md: bool) -> String {
-    let rows = rows(c, md);
+    let v = c.verdicts();
+    let rows = rows(c, &v, md);
     let ncol = rows[0].len();
     let width: Vec<usize> = (0..ncol)
         .map(|j| rows.iter().map(|r| r[j].chars().count()).max().unwrap_or(0))
@@ -305,7 +336,7 @@ fn table(c: &Comparison, md: bool) -> String {
         }
     }
     s.push('\n');
-    s.push_str(&notes(c, md));
+    s.push_str(&notes(c, &v, md));
     s
 }
 
@@ -370,8 +401,10 @@ fn csv_field(s: &str) -> String {
 
 fn csv(c: &Comparison) -> String {
     let mut s = String::from(
-        "key,metric,unit,target,status,median,min,max,runs,best,ratio,note,warnings\n",
+        "key,metric,unit,target,status,geomean,min,max,runs,best,ratio,ratio_low,ratio_high,\
+         verdict,p,note,warnings\n",
     );
+    let v = c.verdicts();
     let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     for t in c
         .targets
@@ -381,7 +414,7 @@ fn csv(c: &Comparison) -> String {
         let note = t.skipped.as_deref().or(t.failed.as_deref()).unwrap_or("");
         let _ = writeln!(
             s,
-            "status,status,,{},{},,,,0,,,{},",
+            "status,status,,{},{},,,,0,,,,,,,{},",
             csv_field(&t.label),
             status(t),
             csv_field(note)
@@ -392,20 +425,29 @@ fn csv(c: &Comparison) -> String {
             let Some(cell) = t.value(&m.key) else {
                 continue;
             };
+            let pair = c
+                .baseline_index()
+                .filter(|&b| b != i)
+                .and_then(|b| v.against(&m.key, b, i));
+            let interval = pair.and_then(|p| p.test.as_ref()?.interval);
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},,{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},,{}",
                 csv_field(&m.key),
                 csv_field(&m.label),
                 csv_field(&m.unit),
                 csv_field(&t.label),
                 status(t),
-                opt(cell.median()),
+                opt(c.center(&m.key, i)),
                 opt(cell.min()),
                 opt(cell.max()),
                 cell.runs.len(),
-                u8::from(c.is_best(&m.key, i)),
+                u8::from(v.is_best(&m.key, i)),
                 opt(c.ratio(&m.key, i)),
+                opt(interval.map(|x| x.0)),
+                opt(interval.map(|x| x.1)),
+                pair.map_or(String::new(), |p| csv_field(&p.verdict.words(m.better))),
+                opt(pair.and_then(|p| p.verdict.p())),
                 csv_field(&cell.warnings.join(";")),
             );
         }
@@ -415,6 +457,7 @@ fn csv(c: &Comparison) -> String {
 
 fn json(c: &Comparison) -> String {
     use serde_json::{json, Value};
+    let v = c.verdicts();
     let metrics: Vec<Value> = c
         .metrics
         .iter()
@@ -425,16 +468,24 @@ fn json(c: &Comparison) -> String {
                 .enumerate()
                 .filter_map(|(i, t)| {
                     let cell = t.value(&m.key)?;
+                    let pair = c
+                        .baseline_index()
+                        .filter(|&b| b != i)
+                        .and_then(|b| v.against(&m.key, b, i));
                     Some((
                         t.label.clone(),
                         json!({
+                            "geomean": c.center(&m.key, i),
                             "median": cell.median(),
                             "min": cell.min(),
                             "max": cell.max(),
                             "runs": cell.runs,
                             "noisy": cell.noisy(),
-                            "best": c.is_best(&m.key, i),
+                            "best": v.is_best(&m.key, i),
                             "ratio": c.ratio(&m.key, i),
+                            "ratio_interval": pair.and_then(|p| p.test.as_ref()?.interval),
+                            "verdict": pair.map(|p| p.verdict),
+                            "verdict_words": pair.map(|p| p.verdict.words(m.better)),
                             "warnings": cell.warnings,
                         }),
                     ))
@@ -481,6 +532,9 @@ fn json(c: &Comparison) -> String {
         "iolab compare": {
             "version": opts.version,
             "repeat": c.repeat,
+            "statistic": v.method.statistic().to_string(),
+            "method": v.method.to_string(),
+            "alpha": v.alpha,
             "baseline": c.baseline,
             "interrupted": c.interrupted,
             "notes": c.notes,
@@ -560,13 +614,21 @@ mod tests {
         );
         let mkfs = lines.iter().find(|l| l.starts_with("mkfs time")).unwrap();
         assert!(mkfs.contains("0.500 ±0%"), "{mkfs}");
-        assert!(mkfs.contains("*0.250 ±0% x0.50"), "{mkfs}");
+        // Identical runs a side: the difference is exact, and mkfs time
+        // down is better.
+        assert!(mkfs.contains("*0.250 ±0% x0.50+"), "{mkfs}");
         assert!(mkfs.trim_end().ends_with('-'), "{mkfs}");
         let w = lines.iter().find(|l| l.starts_with("w write")).unwrap();
-        // Spread 50/100: flagged noisy.
+        // Geometric means of 100 150 100 and of twice that; spread 50/100:
+        // flagged noisy.
         assert!(
-            w.contains("100 ±25%!") && w.contains("*200 ±25%! x2.00"),
+            w.contains("114 ±25%!") && w.contains("*229 ±25%! x2.00+"),
             "{w}"
+        );
+        assert!(t.contains("geometric mean of 3 run(s)"), "{t}");
+        assert!(
+            t.contains("verdicts: Welch's t-test on log values on each cell's runs, 5% level"),
+            "{t}"
         );
         assert!(t.contains("f2fs: skipped: the kernel lacks f2fs"), "{t}");
         assert!(t.contains("ext4: ext4 on /dev/loop1"), "{t}");
@@ -582,7 +644,7 @@ mod tests {
             lines[1].starts_with("| ---") && lines[1].ends_with(": |"),
             "{t}"
         );
-        assert!(t.contains("**0.250 ±0% x0.50**"), "{t}");
+        assert!(t.contains("**0.250 ±0% x0.50+**"), "{t}");
         assert!(t.contains("- f2fs: skipped: the kernel lacks f2fs"), "{t}");
     }
 
@@ -592,14 +654,15 @@ mod tests {
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(
             lines[0],
-            "key,metric,unit,target,status,median,min,max,runs,best,ratio,note,warnings"
+            "key,metric,unit,target,status,geomean,min,max,runs,best,ratio,ratio_low,\
+             ratio_high,verdict,p,note,warnings"
         );
         assert!(
-            lines.contains(&"status,status,,f2fs,skipped,,,,0,,,the kernel lacks f2fs,"),
+            lines.contains(&"status,status,,f2fs,skipped,,,,0,,,,,,,the kernel lacks f2fs,"),
             "{t}"
         );
         assert!(
-            lines.contains(&"mkfs_s,mkfs time,s,xfs,ok,0.25,0.25,0.25,3,1,0.5,,"),
+            lines.contains(&"mkfs_s,mkfs time,s,xfs,ok,0.25,0.25,0.25,3,1,0.5,0.5,0.5,faster,0,,"),
             "{t}"
         );
         assert_eq!(lines.len(), 1 + 1 + 4);
@@ -614,7 +677,14 @@ mod tests {
         assert_eq!(c["notes"][0], "reads of a sparse image");
         assert_eq!(c["metrics"][0]["values"]["xfs"]["best"], true);
         assert_eq!(c["metrics"][1]["values"]["ext4"]["median"], 100.0);
-        assert_eq!(c["metrics"][1]["values"]["xfs"]["ratio"], 2.0);
+        let ratio = c["metrics"][1]["values"]["xfs"]["ratio"].as_f64().unwrap();
+        assert!((ratio - 2.0).abs() < 1e-9, "{ratio}");
+        assert_eq!(
+            c["metrics"][1]["values"]["xfs"]["verdict"]["verdict"],
+            "larger"
+        );
+        assert_eq!(c["metrics"][1]["values"]["xfs"]["verdict_words"], "faster");
+        assert_eq!(c["statistic"], "geometric mean");
     }
 
     #[test]
@@ -705,7 +775,7 @@ mod tests {
     }
 
     #[test]
-    fn ties_are_all_marked_and_failed_targets_do_not_compete() {
+    fn single_runs_and_ties_get_no_best_mark() {
         let t = render_comparison(&warned(), CompareFormat::Table);
         let w: Vec<&str> = t
             .lines()
@@ -715,25 +785,28 @@ mod tests {
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .collect();
-        assert_eq!(w[2], "*100 w2", "{t}");
-        assert_eq!(w[3], "*100 w1,w2", "{t}");
+        assert_eq!(w[2], "100 w2", "{t}");
+        assert_eq!(w[3], "100 w1,w2", "{t}");
         assert_eq!(w[4], "900", "{t}");
         let p99 = t
             .lines()
             .find(|l| l.starts_with("w write clat p99"))
             .unwrap();
-        assert_eq!(p99.matches('*').count(), 2, "{p99}");
+        assert_eq!(p99.matches('*').count(), 0, "{p99}");
+        assert!(
+            t.contains("one run each cannot tell a difference from noise"),
+            "{t}"
+        );
         assert!(p99.trim_end().ends_with(" 1.00"), "{p99}");
         let csv = render_comparison(&warned(), CompareFormat::Csv);
         assert!(
             csv.lines().any(|l| l.starts_with("w.write.mb_s,")
-                && l.contains(",A,ok,100,100,100,1,1,,,page-cache")),
+                && l.contains(",A,ok,100,100,100,1,0,,,,,,,page-cache")),
             "{csv}"
         );
         assert!(
-            csv.lines()
-                .any(|l| l.starts_with("w.write.mb_s,")
-                    && l.contains(",C,failed,900,900,900,1,0,,,")),
+            csv.lines().any(|l| l.starts_with("w.write.mb_s,")
+                && l.contains(",C,failed,900,900,900,1,0,,,,,,,")),
             "{csv}"
         );
     }
@@ -748,12 +821,12 @@ mod tests {
             "{t}"
         );
         let md = render_comparison(&warned(), CompareFormat::Markdown);
-        assert!(md.contains("| **100** w1,w2 |"), "{md}");
+        assert!(md.contains("| 100 w1,w2 |"), "{md}");
         assert!(md.contains("\n- w2 page-cache: A w; B w\n"), "{md}");
         let csv = render_comparison(&warned(), CompareFormat::Csv);
         assert!(
             csv.lines().any(|l| l.starts_with("w.write.mb_s,")
-                && l.ends_with(",B,ok,100,100,100,1,1,,,queue-depth-not-reached;page-cache")),
+                && l.ends_with(",B,ok,100,100,100,1,0,,,,,,,queue-depth-not-reached;page-cache")),
             "{csv}"
         );
         let v: serde_json::Value =
@@ -797,5 +870,52 @@ mod tests {
         c.targets[2].values.clear();
         let t = render_comparison(&c, CompareFormat::Table);
         assert!(t.contains("no ratios: the baseline C failed"), "{t}");
+    }
+
+    #[test]
+    fn two_targets_alike_show_no_best_and_approx_everywhere() {
+        // Two directories of one filesystem, twice each: runs that differ
+        // by as much as 2x from noise.
+        let mut c = Comparison {
+            baseline: Some("a".into()),
+            repeat: 2,
+            ..Default::default()
+        };
+        for (k, better) in [
+            ("w.write.mb_s", Better::Higher),
+            ("w.write.iops", Better::Higher),
+            ("w.write.clat_p50_us", Better::Lower),
+            ("w.write.clat_p99_us", Better::Lower),
+        ] {
+            c.add_metric(Metric {
+                key: k.into(),
+                label: k.into(),
+                unit: "x".into(),
+                better,
+            });
+        }
+        let runs = [("a", [100.0, 52.0]), ("b", [48.0, 61.0])];
+        for (label, v) in runs {
+            let mut t = TargetColumn {
+                label: label.into(),
+                ..Default::default()
+            };
+            for m in &c.metrics {
+                for x in v {
+                    t.push(&m.key, x);
+                }
+            }
+            c.targets.push(t);
+        }
+        let t = render_comparison(&c, CompareFormat::Table);
+        for l in t.lines().filter(|l| l.starts_with("w.write")) {
+            assert!(!l.contains('*'), "{l}");
+            assert!(l.trim_end().ends_with('≈'), "{l}");
+        }
+        assert_eq!(
+            t.matches('≈').count(),
+            4 + 1,
+            "four cells and the legend:\n{t}"
+        );
     }
 }

@@ -1,8 +1,9 @@
 //! `Comparison`: the result of a filesystem-lab campaign as plain data.
 //! Rows are metrics (mkfs time, mount times, capacity, read speeds, and
 //! each workload's MB/s, IOPS and latency percentiles), columns are
-//! targets; each cell keeps the value of every repeated run, so the median
-//! and the spread come from the same numbers. The lab fills it; the
+//! targets; each cell keeps the value of every repeated run, so the
+//! statistic shown, the spread and the verdicts (see
+//! `comparison_verdicts`) come from the same numbers. The lab fills it; the
 //! table renderers and the store read it. The full result of every
 //! workload run travels with it.
 
@@ -211,33 +212,11 @@ impl Comparison {
         self.metrics.iter().find(|m| m.key == key)
     }
 
-    /// The columns with the best median for `key` (all of them on a tie),
-    /// among the targets that were measured (skipped and failed ones do
-    /// not compete), when at least two have a value and the metric has a
-    /// direction.
+    /// The column marked best for `key`: the row's leader, when it is
+    /// better than every other measured target beyond the noise (see
+    /// [`Comparison::verdicts`]); none otherwise.
     pub fn best(&self, key: &str) -> Vec<usize> {
-        let Some(better) = self.metric(key).map(|m| m.better) else {
-            return Vec::new();
-        };
-        let vals: Vec<(usize, f64)> = self
-            .targets
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.measured())
-            .filter_map(|(i, t)| Some((i, t.value(key)?.median()?)))
-            .collect();
-        if vals.len() < 2 {
-            return Vec::new();
-        }
-        let top = match better {
-            Better::Higher => vals.iter().map(|v| v.1).reduce(f64::max),
-            Better::Lower => vals.iter().map(|v| v.1).reduce(f64::min),
-            Better::Neither => None,
-        };
-        let Some(top) = top else {
-            return Vec::new();
-        };
-        vals.iter().filter(|v| v.1 == top).map(|v| v.0).collect()
+        self.verdicts().best(key).to_vec()
     }
 
     /// Whether column `i` holds a best value of `key`.
@@ -251,14 +230,11 @@ impl Comparison {
         self.targets.iter().position(|t| t.label == b)
     }
 
-    /// Target `i`'s median of `key` divided by the baseline's.
+    /// Target `i`'s geometric mean of `key` divided by the baseline's
+    /// (the ratio the verdicts test).
     pub fn ratio(&self, key: &str, i: usize) -> Option<f64> {
-        let b = self
-            .targets
-            .get(self.baseline_index()?)?
-            .value(key)?
-            .median()?;
-        let v = self.targets.get(i)?.value(key)?.median()?;
+        let b = self.center(key, self.baseline_index()?)?;
+        let v = self.center(key, i)?;
         (b != 0.0).then(|| v / b)
     }
 }
@@ -323,18 +299,21 @@ mod tests {
     #[test]
     fn best_and_ratio() {
         let c = comparison();
-        assert_eq!(c.best("mkfs_s"), [1]);
+        // One mkfs each: no verdict, no best.
+        assert!(c.best("mkfs_s").is_empty());
         assert_eq!(c.best("w"), [1]);
         assert!(c.is_best("w", 1) && !c.is_best("w", 0));
-        assert_eq!(c.ratio("w", 1), Some(2.0));
+        // Geometric means: about 200 / (100 * 110 * 90)^(1/3).
+        let r = c.ratio("w", 1).unwrap();
+        assert!((r - 200.0 / 990_000f64.cbrt()).abs() < 1e-3, "{r}");
         assert_eq!(c.ratio("w", 2), None);
         assert!(c.targets[0].value("w").unwrap().noisy());
         assert!(!c.targets[1].value("w").unwrap().noisy());
     }
 
     #[test]
-    fn ties_are_all_best() {
-        for (better, best) in [(Better::Higher, [0, 2]), (Better::Lower, [1, 3])] {
+    fn ties_have_no_best() {
+        for better in [Better::Higher, Better::Lower] {
             let mut c = Comparison::default();
             c.add_metric(Metric {
                 key: "k".into(),
@@ -348,9 +327,10 @@ mod tests {
                     ..Default::default()
                 };
                 t.push("k", v);
+                t.push("k", v);
                 c.targets.push(t);
             }
-            assert_eq!(c.best("k"), best, "{better:?}");
+            assert!(c.best("k").is_empty(), "{better:?}");
         }
     }
 
@@ -369,11 +349,13 @@ mod tests {
             label: "btrfs".into(),
             ..Default::default()
         };
-        third.push("w", 150.0);
+        for v in [150.0, 151.0, 149.0] {
+            third.push("w", v);
+        }
         c.targets.push(third);
         c.targets[0].failed = None;
         c.targets[1].failed = Some("I/O error".into());
-        // ext4 (median 100) against btrfs (150): btrfs, not the failed xfs.
+        // ext4 (about 100) against btrfs (150): btrfs, not the failed xfs.
         assert_eq!(c.best("w"), [3]);
     }
 

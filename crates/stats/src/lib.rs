@@ -18,6 +18,7 @@ pub use hist::{percentile_rank, LatHist, PLAT_BITS, PLAT_GROUP_NR, PLAT_NR, PLAT
 pub use moments::Moments;
 
 mod comparison;
+mod comparison_verdicts;
 mod lat;
 mod result;
 mod setup;
@@ -25,6 +26,7 @@ mod setup;
 pub use comparison::{
     Better, Cell, Comparison, Metric, RunWarning, TargetColumn, WorkloadRun, NOISY_SPREAD,
 };
+pub use comparison_verdicts::{family, ComparisonVerdicts, PairVerdict, DEFAULT_METHOD};
 pub use lat::{LatBuckets, LatStat, LAT_BUCKET_BOUNDS};
 pub use result::{
     CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult, JobWarning,
@@ -41,7 +43,11 @@ mod repeats;
 pub mod sweep;
 
 pub use compare::{
-    compare, fmt_p, mann_whitney, welch, welch_from_stats, Difference, Method, Significance,
-    TestOutcome, DEFAULT_ALPHA,
+    fmt_p, geometric_mean, mann_whitney, mann_whitney_floor, welch, welch_from_stats, Method,
+    Statistic, TestOutcome, UnknownMethod, DEFAULT_ALPHA,
 };
+pub mod verdict;
+#[cfg(test)]
+mod verdict_sim;
 pub use repeats::{median_interval, Interval, Summary, CONFIDENCE};
+pub use verdict::{decide, holm, p_value, ratio_test, runs_needed, RatioTest, Verdict};

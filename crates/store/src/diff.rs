@@ -1,13 +1,14 @@
 //! What `iolab diff A B` computes: the headline metrics of two records
-//! matched by name, each with both values, the ratio, and whether the
-//! difference is larger than the noise. Repeats (a metric's `samples`)
-//! are tested with the chosen test; without repeats, a single run's
-//! per-window samples (`windows`, kept as moments) are tested with
-//! Welch's t-test, and the row says which it used.
+//! matched by name, each with the statistic its verdict compares, the
+//! ratio B/A with its interval, and the verdict in words (faster, slower,
+//! ≈, or why it cannot tell). The verdicts are those of
+//! [`iolab_stats::verdict`]: the runs of each side (a metric's `samples`)
+//! compared by the chosen method, Holm-corrected over every metric tested
+//! together. One run a side is never a verdict: the windows within a run
+//! are not independent samples of run-to-run noise.
 
-use iolab_stats::{
-    compare, fmt_p, welch_from_stats, Method, Significance, TestOutcome, DEFAULT_ALPHA,
-};
+use iolab_stats::verdict::{decide, ratio_test, RatioTest, Verdict};
+use iolab_stats::{fmt_p, Better, Method, Statistic, DEFAULT_ALPHA};
 use serde::{Deserialize, Serialize};
 
 use crate::Metric;
@@ -16,12 +17,21 @@ use crate::Metric;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Basis {
-    /// The repeats of each side (`samples`), counts given.
-    Repeats { a: usize, b: usize },
-    /// The per-window samples of a single run each, counts given.
-    Windows { a: u64, b: u64 },
-    /// A single value each: nothing to test.
-    SingleValues,
+    /// The runs of each side (`samples`, or the one value), counts given.
+    Runs { a: usize, b: usize },
+    /// A side lacks the metric.
+    Missing,
+}
+
+/// Which way a metric is better, from its unit: rates up are faster,
+/// times and latencies up are slower; other units (sizes, counts) have no
+/// direction.
+pub fn better_of(unit: &str) -> Better {
+    match unit {
+        "MB/s" | "KB/s" | "GB/s" | "MiB/s" | "KiB/s" | "GiB/s" | "IOPS" | "ops/s" => Better::Higher,
+        "ns" | "us" | "ms" | "s" => Better::Lower,
+        _ => Better::Neither,
+    }
 }
 
 /// One metric of both records.
@@ -29,38 +39,49 @@ pub enum Basis {
 pub struct MetricDiff {
     pub name: String,
     pub unit: String,
-    /// The value in A and in B; None when that record lacks the metric.
+    pub better: Better,
+    /// The statistic of A's and B's runs that the verdict compares (their
+    /// geometric mean, or median for the rank test; the value itself for
+    /// one run); None when that record lacks the metric.
     pub a: Option<f64>,
     pub b: Option<f64>,
     /// b / a, when both are there and a is not 0.
     pub ratio: Option<f64>,
+    /// The confidence interval of the ratio at 1 - alpha, when the
+    /// method gives one.
+    pub interval: Option<(f64, f64)>,
     pub basis: Basis,
-    pub test: Option<TestOutcome>,
-    pub verdict: Significance,
+    /// The raw p-value, before the correction for several metrics.
+    pub p_raw: Option<f64>,
+    pub verdict: Verdict,
 }
 
 impl MetricDiff {
-    /// The verdict and its basis in words: "significant (p=0.0012, Welch's
-    /// t-test over 8 vs 8 repeats)", "within noise (p=0.41, Welch's t-test
-    /// over bandwidth samples: 20 vs 19 windows)", "single values: no
-    /// test".
+    /// The verdict and its basis in words: "faster (p=0.0012, 3 vs 3
+    /// runs)", "≈ cannot be told apart (p=0.41, 3 vs 3 runs)", "one run
+    /// per side: cannot tell; use --repeat".
     pub fn explain(&self) -> String {
-        let how = match (self.basis, self.test) {
-            (Basis::Repeats { a, b }, Some(t)) => {
-                format!("{} over {a} vs {b} repeats", t.method)
+        let words = self.verdict.words(self.better);
+        match (self.basis, self.verdict) {
+            (Basis::Missing, _) => "only in one result".to_string(),
+            (Basis::Runs { a, b }, Verdict::TooFewRuns { needs }) => {
+                format!("too few runs to tell ({a} vs {b} runs; needs {needs} a side)")
             }
-            (Basis::Windows { a, b }, Some(t)) => {
-                format!(
-                    "{} over per-window samples of one run each: {a} vs {b}",
-                    t.method
-                )
-            }
-            _ => return "single values: no test".to_string(),
+            (Basis::Runs { a, b }, v) => match v.p() {
+                Some(p) => format!("{words} ({}, {a} vs {b} runs)", fmt_p(p)),
+                None => words,
+            },
+        }
+    }
+
+    /// "x1.234", with the interval when there is one: "x1.234 [1.10, 1.38]".
+    pub fn ratio_text(&self) -> String {
+        let Some(r) = self.ratio else {
+            return "-".to_string();
         };
-        match self.verdict {
-            Significance::Significant { p } => format!("significant ({}, {how})", fmt_p(p)),
-            Significance::WithinNoise { p } => format!("within noise ({}, {how})", fmt_p(p)),
-            Significance::TooFewSamples => format!("too few samples ({how})"),
+        match self.interval {
+            Some((lo, hi)) => format!("x{r:.3} [{lo:.2}, {hi:.2}]"),
+            None => format!("x{r:.3}"),
         }
     }
 }
@@ -68,7 +89,6 @@ impl MetricDiff {
 /// Options of a diff.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DiffOpts {
-    /// The test for repeats; windows always use Welch's t-test.
     pub method: Method,
     pub alpha: f64,
 }
@@ -82,137 +102,189 @@ impl Default for DiffOpts {
     }
 }
 
+/// The statistic the verdicts of `opts` compare.
+pub fn tested_statistic(opts: DiffOpts) -> Statistic {
+    opts.method.statistic()
+}
+
+/// A metric's runs: its samples, or its one value.
+fn runs(m: &Metric) -> Vec<f64> {
+    match &m.samples {
+        Some(s) if !s.is_empty() => s.clone(),
+        _ => vec![m.value],
+    }
+}
+
 /// The metrics of `a` in their order, then those only `b` has, matched by
-/// name.
+/// name; the metrics both have are tested together (Holm).
 pub fn diff_metrics(a: &[Metric], b: &[Metric], opts: DiffOpts) -> Vec<MetricDiff> {
-    let mut out = Vec::new();
+    let mut pairs: Vec<(Option<&Metric>, Option<&Metric>)> = Vec::new();
     for ma in a {
-        let mb = b.iter().find(|m| m.name == ma.name);
-        out.push(diff_one(Some(ma), mb, opts));
+        pairs.push((Some(ma), b.iter().find(|m| m.name == ma.name)));
     }
     for mb in b {
         if !a.iter().any(|m| m.name == mb.name) {
-            out.push(diff_one(None, Some(mb), opts));
+            pairs.push((None, Some(mb)));
         }
     }
-    out
-}
-
-fn diff_one(a: Option<&Metric>, b: Option<&Metric>, opts: DiffOpts) -> MetricDiff {
-    let any = a
-        .or(b)
-        .map_or_else(|| Metric::new("", f64::NAN, ""), Clone::clone);
-    let va = a.map(|m| m.value).filter(|v| !v.is_nan());
-    let vb = b.map(|m| m.value).filter(|v| !v.is_nan());
-    let ratio = match (va, vb) {
-        (Some(x), Some(y)) if x != 0.0 => Some(y / x),
-        _ => None,
-    };
-    let mut row = MetricDiff {
-        name: any.name,
-        unit: any.unit,
-        a: va,
-        b: vb,
-        ratio,
-        basis: Basis::SingleValues,
-        test: None,
-        verdict: Significance::TooFewSamples,
-    };
-    let (Some(a), Some(b)) = (a, b) else {
-        return row;
-    };
-    let repeats = |m: &Metric| m.samples.clone().filter(|s| s.len() >= 2);
-    if let (Some(sa), Some(sb)) = (repeats(a), repeats(b)) {
-        if let Some(d) = compare(&sa, &sb, opts.method, opts.alpha) {
-            row.basis = Basis::Repeats {
-                a: sa.len(),
-                b: sb.len(),
+    let tests: Vec<Option<RatioTest>> = pairs
+        .iter()
+        .map(|(x, y)| match (x, y) {
+            (Some(x), Some(y)) => ratio_test(&runs(x), &runs(y), opts.method, opts.alpha),
+            _ => None,
+        })
+        .collect();
+    let refs: Vec<Option<&RatioTest>> = tests.iter().map(Option::as_ref).collect();
+    let verdicts = decide(&refs, opts.alpha);
+    let statistic = opts.method.statistic();
+    pairs
+        .iter()
+        .zip(tests.iter().zip(verdicts))
+        .map(|((x, y), (t, verdict))| {
+            let any = x.or(*y).cloned().unwrap_or_default();
+            let side = |m: &Option<&Metric>| {
+                m.and_then(|m| statistic.of(&runs(m)))
+                    .or_else(|| m.map(|m| m.value))
+                    .filter(|v| !v.is_nan())
             };
-            row.test = d.test;
-            row.verdict = d.verdict;
-            return row;
-        }
-    }
-    if let (Some(wa), Some(wb)) = (a.windows, b.windows) {
-        let t = welch_from_stats(
-            wa.count as f64,
-            wa.mean,
-            wa.stdev * wa.stdev,
-            wb.count as f64,
-            wb.mean,
-            wb.stdev * wb.stdev,
-        );
-        if let Some(t) = t {
-            row.basis = Basis::Windows {
-                a: wa.count,
-                b: wb.count,
+            let (va, vb) = (side(x), side(y));
+            let ratio = match (va, vb) {
+                (Some(p), Some(q)) if p != 0.0 => Some(q / p),
+                _ => None,
             };
-            row.test = Some(t);
-            row.verdict = Significance::from_p(t.p, opts.alpha);
-        }
-    }
-    row
+            let basis = match (x, y) {
+                (Some(x), Some(y)) => Basis::Runs {
+                    a: runs(x).len(),
+                    b: runs(y).len(),
+                },
+                _ => Basis::Missing,
+            };
+            MetricDiff {
+                better: better_of(&any.unit),
+                name: any.name,
+                unit: any.unit,
+                a: va,
+                b: vb,
+                ratio,
+                interval: t.as_ref().and_then(|t| t.interval),
+                basis,
+                p_raw: t.as_ref().and_then(|t| t.p),
+                verdict,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn three(v: f64) -> Vec<f64> {
+        vec![v * 0.99, v, v * 1.01]
+    }
+
     #[test]
-    fn repeats_windows_and_single_values() {
+    fn repeats_single_values_and_missing_metrics() {
         let a = vec![
-            Metric::new("bw", 100.0, "MB/s").with_samples(vec![99.0, 100.0, 101.0, 100.0]),
+            Metric::new("bw", 100.0, "MB/s").with_samples(three(100.0)),
             Metric::new("iops", 1000.0, "IOPS").with_windows(20, 1000.0, 30.0),
-            Metric::new("p99", 80.0, "us"),
+            Metric::new("p99", 80.0, "us").with_samples(three(80.0)),
             Metric::new("only a", 1.0, "s"),
         ];
         let b = vec![
             Metric::new("only b", 2.0, "s"),
-            Metric::new("p99", 88.0, "us"),
-            Metric::new("iops", 1010.0, "IOPS").with_windows(20, 1010.0, 30.0),
-            Metric::new("bw", 120.0, "MB/s").with_samples(vec![119.0, 120.0, 121.0, 120.0]),
+            Metric::new("p99", 120.0, "us").with_samples(three(120.0)),
+            Metric::new("iops", 2000.0, "IOPS").with_windows(20, 2000.0, 30.0),
+            Metric::new("bw", 120.0, "MB/s").with_samples(three(120.0)),
         ];
         let d = diff_metrics(&a, &b, DiffOpts::default());
         let names: Vec<&str> = d.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["bw", "iops", "p99", "only a", "only b"]);
-        assert_eq!(d[0].ratio, Some(1.2));
-        assert_eq!(d[0].basis, Basis::Repeats { a: 4, b: 4 });
-        assert!(d[0].verdict.is_significant(), "{d:?}");
+        assert!((d[0].ratio.unwrap() - 1.2).abs() < 1e-9, "{d:?}");
+        assert_eq!(d[0].basis, Basis::Runs { a: 3, b: 3 });
         assert!(
-            d[0].explain().contains("over 4 vs 4 repeats"),
+            d[0].explain().starts_with("faster (p"),
             "{}",
             d[0].explain()
         );
-        assert_eq!(d[1].basis, Basis::Windows { a: 20, b: 20 });
-        assert!(matches!(d[1].verdict, Significance::WithinNoise { .. }));
-        assert!(d[1].explain().starts_with("within noise"));
-        assert!(d[1].explain().contains("per-window samples"));
-        assert_eq!(d[2].basis, Basis::SingleValues);
-        assert_eq!(d[2].verdict, Significance::TooFewSamples);
-        assert_eq!(d[2].explain(), "single values: no test");
+        assert!(
+            d[0].explain().ends_with(", 3 vs 3 runs)"),
+            "{}",
+            d[0].explain()
+        );
+        let (lo, hi) = d[0].interval.unwrap();
+        assert!(lo > 1.1 && hi < 1.3, "{d:?}");
+        assert!(
+            d[0].ratio_text().starts_with("x1.200 ["),
+            "{}",
+            d[0].ratio_text()
+        );
+        // One run a side, however many windows: no verdict.
+        assert_eq!(d[1].verdict, Verdict::OneRun);
+        assert_eq!(
+            d[1].explain(),
+            "one run per side: cannot tell; use --repeat"
+        );
+        // Latency up is slower.
+        assert!(d[2].explain().starts_with("slower"), "{}", d[2].explain());
         assert_eq!((d[3].a, d[3].b, d[3].ratio), (Some(1.0), None, None));
+        assert_eq!(d[3].explain(), "only in one result");
         assert_eq!((d[4].a, d[4].b), (None, Some(2.0)));
     }
 
     #[test]
-    fn a_clear_window_difference_is_significant() {
-        let a = [Metric::new("bw", 500.0, "MB/s").with_windows(30, 500.0, 10.0)];
-        let b = [Metric::new("bw", 600.0, "MB/s").with_windows(30, 600.0, 12.0)];
+    fn the_metrics_of_a_diff_are_corrected_together() {
+        // A p just under 0.05 alone; with three other metrics, not.
+        let weak_a = Metric::new("x", 100.0, "MB/s").with_samples(vec![100.0, 104.0, 96.0]);
+        let weak_b = Metric::new("x", 112.0, "MB/s").with_samples(vec![112.0, 113.0, 111.0]);
+        let alone = diff_metrics(
+            std::slice::from_ref(&weak_a),
+            std::slice::from_ref(&weak_b),
+            DiffOpts::default(),
+        );
+        assert!(alone[0].verdict.is_significant(), "{alone:?}");
+        let same = |n: &str| Metric::new(n, 1.0, "us").with_samples(vec![1.0, 1.1, 0.9]);
+        let a = [weak_a, same("p"), same("q"), same("r")];
+        let b = [weak_b, same("p"), same("q"), same("r")];
         let d = diff_metrics(&a, &b, DiffOpts::default());
-        assert!(d[0].verdict.is_significant(), "{d:?}");
-        assert_eq!(d[0].test.unwrap().method, Method::Welch);
+        assert!(!d[0].verdict.is_significant(), "{d:?}");
+        assert!(
+            d[0].explain().starts_with("≈ cannot be told apart"),
+            "{}",
+            d[0].explain()
+        );
+        assert!(d[0].p_raw.unwrap() < 0.05);
     }
 
     #[test]
-    fn mann_whitney_on_request() {
-        let a = [Metric::new("x", 1.0, "").with_samples((1..=8).map(f64::from).collect())];
-        let b = [Metric::new("x", 2.0, "").with_samples((11..=18).map(f64::from).collect())];
+    fn mann_whitney_on_request_says_when_it_cannot_decide() {
+        let a = [Metric::new("x", 2.0, "MB/s").with_samples(vec![1.0, 2.0, 3.0])];
+        let b = [Metric::new("x", 20.0, "MB/s").with_samples(vec![10.0, 20.0, 30.0])];
         let opts = DiffOpts {
             method: Method::MannWhitney,
             ..DiffOpts::default()
         };
         let d = diff_metrics(&a, &b, opts);
-        assert_eq!(d[0].test.unwrap().method, Method::MannWhitney);
-        assert!(d[0].verdict.is_significant());
+        assert_eq!(d[0].verdict, Verdict::TooFewRuns { needs: 4 });
+        assert_eq!(
+            d[0].explain(),
+            "too few runs to tell (3 vs 3 runs; needs 4 a side)"
+        );
+        // The statistic shown is the one tested: medians.
+        assert_eq!((d[0].a, d[0].b), (Some(2.0), Some(20.0)));
+        assert_eq!(tested_statistic(opts), Statistic::Median);
+        let a = [Metric::new("x", 1.0, "").with_samples((1..=8).map(f64::from).collect())];
+        let b = [Metric::new("x", 2.0, "").with_samples((11..=18).map(f64::from).collect())];
+        let d = diff_metrics(&a, &b, opts);
+        assert!(matches!(d[0].verdict, Verdict::Larger { .. }));
+        assert_eq!(d[0].explain().split(' ').next(), Some("higher"));
+    }
+
+    #[test]
+    fn directions_from_units() {
+        assert_eq!(better_of("IOPS"), Better::Higher);
+        assert_eq!(better_of("KB/s"), Better::Higher);
+        assert_eq!(better_of("us"), Better::Lower);
+        assert_eq!(better_of("MiB"), Better::Neither);
     }
 }

@@ -16,7 +16,7 @@ mod unstored;
 
 pub use db::{Store, BUSY_TIMEOUT};
 pub use dbfiles::DbFiles;
-pub use diff::{diff_metrics, Basis, DiffOpts, MetricDiff};
+pub use diff::{better_of, diff_metrics, tested_statistic, Basis, DiffOpts, MetricDiff};
 pub use error::StoreError;
 pub use path::{default_path, default_path_from};
 pub use record::{
