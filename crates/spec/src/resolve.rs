@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::cmdline::CmdLine;
 use crate::context::{expand, Context};
-use crate::error::{Location, SpecError};
+use crate::error::{clip, Location, SpecError};
 use crate::jobfile;
 use crate::jobspec::{JobSet, JobSpec};
 use crate::kinds::parse_value;
@@ -32,8 +32,9 @@ pub struct Sources {
 /// Reads the job files a command line names and resolves all its jobs.
 pub fn load(cmd: &CmdLine, ctx: &Context) -> Result<JobSet, SpecError> {
     let mut files = Vec::new();
+    let mut reader = jobfile::Reader::new();
     for path in &cmd.job_files {
-        files.push((path.clone(), jobfile::read_job_file(path)?));
+        files.push((path.clone(), reader.read_job_file(path)?));
     }
     let sources = Sources {
         global: cmd.global.clone(),
@@ -64,15 +65,17 @@ pub fn parse_text(name: &str, text: &str, ctx: &Context) -> Result<JobSet, SpecE
 /// Turns raw sections into typed jobs, in fio's order: command-line jobs
 /// first, then the jobs of each file.
 pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
-    let mut base: Vec<RawOption> = src.global.clone();
-    check_section("global", &Location::Builtin, &base, ctx)?;
+    let given: Vec<&RawOption> = src.global.iter().collect();
+    check_section("global", &Location::Builtin, &given, ctx)?;
+    let mut base = keep_last(&given);
     let mut jobs = Vec::new();
 
     // `--name=global` on the command line adds to the global options.
     let mut cmd_jobs = Vec::new();
     for job in &src.cmd_jobs {
         if job.is_global() {
-            base.extend(job.options.iter().skip(1).cloned());
+            let all: Vec<&RawOption> = base.iter().chain(job.options.iter().skip(1)).collect();
+            base = keep_last(&all);
         } else {
             cmd_jobs.push(job);
         }
@@ -86,8 +89,9 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
         let mut global = base.clone();
         for section in sections {
             if section.is_global() {
-                global.extend(section.options.iter().cloned());
-                check_section("global", &section.location, &global, ctx)?;
+                let all: Vec<&RawOption> = global.iter().chain(&section.options).collect();
+                check_section("global", &section.location, &all, ctx)?;
+                global = keep_last(&all);
                 continue;
             }
             let opts: Vec<&RawOption> = global.iter().chain(section.options.iter()).collect();
@@ -120,11 +124,31 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
 fn check_section(
     name: &str,
     location: &Location,
-    opts: &[RawOption],
+    opts: &[&RawOption],
     ctx: &Context,
 ) -> Result<(), SpecError> {
-    let refs: Vec<&RawOption> = opts.iter().collect();
-    build_job(name, location, &refs, refs.len(), ctx).map(|_| ())
+    build_job(name, location, opts, opts.len(), ctx).map(|_| ())
+}
+
+/// The options without each one that a later one of the same name sets
+/// again, in their order. A job reads its inherited options with every
+/// value of an option overwriting the one before, so this changes no job;
+/// it keeps the inherited list at one entry per option however many
+/// `[global]` lines there are, and the work per job bounded. The options
+/// were checked before (unknown names are kept as they are).
+fn keep_last(opts: &[&RawOption]) -> Vec<RawOption> {
+    let mut seen = std::collections::HashSet::new();
+    let mut kept: Vec<RawOption> = opts
+        .iter()
+        .rev()
+        .filter(|o| match options::lookup(&o.name) {
+            Some(opt) => seen.insert(opt),
+            None => true,
+        })
+        .map(|o| (*o).clone())
+        .collect();
+    kept.reverse();
+    kept
 }
 
 /// Looks up an option name, with the error fio users need: a typo gets the
@@ -138,14 +162,14 @@ pub fn find_option(raw: &RawOption) -> Result<Opt, SpecError> {
     } else if options::is_fio_only(&raw.name) {
         format!(
             "option `{}` is a fio option that iolab does not implement",
-            raw.name
+            clip(&raw.name)
         )
     } else if let Some(s) = options::suggest(&raw.name) {
-        format!("unknown option `{}` (did you mean `{s}`?)", raw.name)
+        format!("unknown option `{}` (did you mean `{s}`?)", clip(&raw.name))
     } else {
         format!(
             "unknown option `{}` (`iolab run --cmdhelp` lists the options)",
-            raw.name
+            clip(&raw.name)
         )
     };
     Err(SpecError::new(raw.location.clone(), message))
@@ -211,8 +235,8 @@ fn build_job(
 
 fn value_error(raw: &RawOption, msg: String) -> SpecError {
     let shown = match &raw.value {
-        Some(v) => format!("{}={v}", raw.name),
-        None => raw.name.clone(),
+        Some(v) => clip(&format!("{}={v}", raw.name)),
+        None => clip(&raw.name),
     };
     SpecError::new(raw.location.clone(), format!("`{shown}`: {msg}"))
 }
