@@ -11,7 +11,7 @@ use crate::context::{expand, Context};
 use crate::error::{clip, Location, SpecError};
 use crate::jobfile;
 use crate::jobspec::{JobSet, JobSpec};
-use crate::kinds::parse_value;
+use crate::kinds::{format_value, parse_value};
 use crate::options::{self, Opt, Store};
 use crate::raw::{RawOption, RawSection};
 use crate::value::{KbBase, Value};
@@ -151,6 +151,50 @@ fn keep_last(opts: &[&RawOption]) -> Vec<RawOption> {
     kept
 }
 
+/// Why a value's job-file spelling would not read back as the same value,
+/// if it would not: fio's job files have no way to write these.
+fn unprintable(printed: &str) -> Option<String> {
+    let why = if printed.contains('\n') {
+        "a line break, which ends a line of a job file"
+    } else if printed.contains(';') {
+        "`;`, which starts a comment in a job file"
+    } else if printed.contains('#') {
+        "`#`, which starts a comment in a job file"
+    } else if printed.contains("${") {
+        "`${`, which a job file reads as a variable"
+    } else if crate::context::KEYWORDS.iter().any(|k| printed.contains(k)) {
+        "a `$` keyword, which a job file replaces with a number"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "the value holds {why}; fio's job-file syntax cannot carry it, so the job could \
+         not be printed (--parse-only) or kept as job text"
+    ))
+}
+
+/// Why a job name cannot be a job file's section header, if it cannot.
+fn unprintable_name(name: &str) -> Option<String> {
+    let why = if name.trim() != name {
+        "spaces at its ends, which a section header drops".to_string()
+    } else if name == "global" {
+        "the name `global`, which is the section of defaults".to_string()
+    } else if name.contains(['[', ']']) {
+        "a bracket, which a section header cannot hold".to_string()
+    } else {
+        match unprintable(name) {
+            Some(_) if name.contains('\n') => "a line break".to_string(),
+            Some(_) => "a character a section header cannot hold (`;`, `#` or `$`)".to_string(),
+            None => return None,
+        }
+    };
+    Some(format!(
+        "job name `{}` has {why}; fio's job-file syntax cannot carry it, so the job could not \
+         be printed (--parse-only) or kept as job text",
+        clip(name)
+    ))
+}
+
 /// Looks up an option name, with the error fio users need: a typo gets the
 /// closest name, a fio option iolab lacks is named as such.
 pub fn find_option(raw: &RawOption) -> Result<Opt, SpecError> {
@@ -215,6 +259,9 @@ fn build_job(
     for (i, (opt, value, raw)) in typed.into_iter().enumerate() {
         let def = opt.def();
         let parsed = parse_value(def, value.as_deref(), kb).map_err(|e| value_error(raw, e.0))?;
+        if let Some(why) = unprintable(&format_value(def, &parsed, kb)) {
+            return Err(value_error(raw, why));
+        }
         let origin = raw.location.clone();
         let (target, v) = match (def.store, parsed) {
             (Store::Inverse(target), Value::Bool(b)) => (target, Value::Bool(!b)),
@@ -225,10 +272,21 @@ fn build_job(
         job.set_inherited(target, i < n_global);
     }
     // `name=` renames the job; it is the job's name, not one of its values.
+    let mut name_at = location;
     if let Some(Value::Str(n)) = job.take(Opt::Name) {
         if !n.is_empty() {
+            name_at = opts
+                .iter()
+                .rev()
+                .find(|o| options::lookup(&o.name) == Some(Opt::Name))
+                .map_or(location, |o| &o.location);
             job.name = n;
         }
+    }
+    // `[global]` is checked as a job of that name; it is never printed.
+    let is_defaults = n_global == opts.len() && name == "global";
+    if let (false, Some(why)) = (is_defaults, unprintable_name(&job.name)) {
+        return Err(SpecError::new(name_at.clone(), why));
     }
     Ok(job)
 }
