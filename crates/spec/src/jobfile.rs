@@ -126,15 +126,13 @@ impl Reader {
         // and the including file goes on adding to the last section it opened.
         let mut current: Option<usize> = None;
         for (i, raw_line) in text.lines().enumerate() {
-            let line = strip_comment(raw_line);
-            if line.is_empty() {
-                continue;
-            }
-            let location = Location::File {
-                path: path.to_path_buf(),
-                line: i + 1,
-            };
+            // Before anything else looks at it, comments included: fio
+            // would read the rest of a long comment as another line.
             if raw_line.len() > MAX_LINE_BYTES {
+                let location = Location::File {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                };
                 return Err(SpecError::new(
                     location,
                     format!(
@@ -144,6 +142,14 @@ impl Reader {
                     ),
                 ));
             }
+            let line = strip_comment(raw_line);
+            if line.is_empty() {
+                continue;
+            }
+            let location = Location::File {
+                path: path.to_path_buf(),
+                line: i + 1,
+            };
             if let Some(rest) = line.strip_prefix('[') {
                 let Some(name) = rest.strip_suffix(']') else {
                     return Err(SpecError::new(

@@ -284,6 +284,7 @@ fn a_long_line_is_refused_with_its_length() {
         format!("bs={}", "1".repeat(9000)),
         format!("{}=1", "n".repeat(9000)),
         format!("description={}", "d".repeat(2 << 20)),
+        format!("; a comment {}", "c".repeat(9000)),
     ] {
         let e = err_of(&format!("[a]\n{line}\n")).to_string();
         assert_eq!(
