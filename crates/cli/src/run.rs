@@ -9,6 +9,7 @@ use iolab_core::progress::Progress;
 use iolab_core::run::{run_observed, Notice, RunOutcome};
 use iolab_report::repeats::{repeats_json, repeats_text};
 use iolab_report::{render, render_preamble, Format, RenderOpts, UnitBase};
+use iolab_spec::error::{bound_message, clip};
 use iolab_spec::{cmdline, help, resolve, Context, Host, JobSet, Opt, SpecError};
 use iolab_stats::repeated::repeat_figures;
 use iolab_stats::JobResult;
@@ -72,7 +73,7 @@ pub fn run(args: &[String]) -> Result<Status> {
         Some(Some(list)) => match Format::parse_list(list) {
             Ok(f) => f,
             Err(e) => {
-                eprintln!("iolab: --output-format: {e}");
+                eprintln!("iolab: --output-format: {}", bound_message(&e.to_string()));
                 return Ok(Status::BadInput);
             }
         },
@@ -81,7 +82,10 @@ pub fn run(args: &[String]) -> Result<Status> {
     };
     if let Some(Some(v)) = cmd.flag("terse-version") {
         if v != "3" {
-            eprintln!("iolab: --terse-version={v}: iolab prints terse version 3 only");
+            eprintln!(
+                "iolab: --terse-version={}: iolab prints terse version 3 only",
+                clip(v)
+            );
             return Ok(Status::BadInput);
         }
     }
@@ -92,7 +96,7 @@ pub fn run(args: &[String]) -> Result<Status> {
         Some(_) => {
             eprintln!(
                 "iolab: --repeat={}: expected a number of runs, 1 or more",
-                cmd.flag("repeat").flatten().unwrap_or("")
+                clip(cmd.flag("repeat").flatten().unwrap_or(""))
             );
             return Ok(Status::BadInput);
         }
@@ -104,7 +108,7 @@ pub fn run(args: &[String]) -> Result<Status> {
     ) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("iolab: {e}");
+            eprintln!("iolab: {}", bound_message(&e.to_string()));
             return Ok(Status::BadInput);
         }
     };
@@ -112,7 +116,7 @@ pub fn run(args: &[String]) -> Result<Status> {
     let output = cmd.flag("output").flatten().map(str::to_string);
     let db_files = keep::db_files(cmd.flag("db").flatten().map(Path::new));
     if let Err(msg) = output::check_opt(output.as_deref().map(Path::new), &db_files) {
-        eprintln!("iolab: {msg}");
+        eprintln!("iolab: {}", bound_message(&msg.to_string()));
         return Ok(Status::BadInput);
     }
     let ctx = Context::from_env(host());
@@ -129,7 +133,7 @@ pub fn run(args: &[String]) -> Result<Status> {
     let plan = match plan::build(&jobs) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("iolab: {e}");
+            eprintln!("iolab: {}", bound_message(&e.to_string()));
             return Ok(Status::BadInput);
         }
     };

@@ -51,7 +51,7 @@ pub struct Expanded {
     pub keyword: bool,
 }
 
-const KEYWORDS: [&str; 3] = ["$pagesize", "$mb_memory", "$ncpus"];
+pub(crate) const KEYWORDS: [&str; 3] = ["$pagesize", "$mb_memory", "$ncpus"];
 
 /// Replaces `${VAR}` with the variable's value (an unset variable is an
 /// error that names it) and the keywords with the host's numbers. When a

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 
 use crate::cmdline::CmdLine;
 use crate::context::{expand, Context};
-use crate::error::{Location, SpecError};
+use crate::error::{clip, Location, SpecError};
 use crate::jobfile;
 use crate::jobspec::{JobSet, JobSpec};
-use crate::kinds::parse_value;
+use crate::kinds::{format_value, parse_value};
 use crate::options::{self, Opt, Store};
 use crate::raw::{RawOption, RawSection};
 use crate::value::{KbBase, Value};
@@ -32,8 +32,9 @@ pub struct Sources {
 /// Reads the job files a command line names and resolves all its jobs.
 pub fn load(cmd: &CmdLine, ctx: &Context) -> Result<JobSet, SpecError> {
     let mut files = Vec::new();
+    let mut reader = jobfile::Reader::new();
     for path in &cmd.job_files {
-        files.push((path.clone(), jobfile::read_job_file(path)?));
+        files.push((path.clone(), reader.read_job_file(path)?));
     }
     let sources = Sources {
         global: cmd.global.clone(),
@@ -64,15 +65,17 @@ pub fn parse_text(name: &str, text: &str, ctx: &Context) -> Result<JobSet, SpecE
 /// Turns raw sections into typed jobs, in fio's order: command-line jobs
 /// first, then the jobs of each file.
 pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
-    let mut base: Vec<RawOption> = src.global.clone();
-    check_section("global", &Location::Builtin, &base, ctx)?;
+    let given: Vec<&RawOption> = src.global.iter().collect();
+    check_section("global", &Location::Builtin, &given, ctx)?;
+    let mut base = keep_last(&given);
     let mut jobs = Vec::new();
 
     // `--name=global` on the command line adds to the global options.
     let mut cmd_jobs = Vec::new();
     for job in &src.cmd_jobs {
         if job.is_global() {
-            base.extend(job.options.iter().skip(1).cloned());
+            let all: Vec<&RawOption> = base.iter().chain(job.options.iter().skip(1)).collect();
+            base = keep_last(&all);
         } else {
             cmd_jobs.push(job);
         }
@@ -86,8 +89,9 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
         let mut global = base.clone();
         for section in sections {
             if section.is_global() {
-                global.extend(section.options.iter().cloned());
-                check_section("global", &section.location, &global, ctx)?;
+                let all: Vec<&RawOption> = global.iter().chain(&section.options).collect();
+                check_section("global", &section.location, &all, ctx)?;
+                global = keep_last(&all);
                 continue;
             }
             let opts: Vec<&RawOption> = global.iter().chain(section.options.iter()).collect();
@@ -120,11 +124,75 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
 fn check_section(
     name: &str,
     location: &Location,
-    opts: &[RawOption],
+    opts: &[&RawOption],
     ctx: &Context,
 ) -> Result<(), SpecError> {
-    let refs: Vec<&RawOption> = opts.iter().collect();
-    build_job(name, location, &refs, refs.len(), ctx).map(|_| ())
+    build_job(name, location, opts, opts.len(), ctx).map(|_| ())
+}
+
+/// The options without each one that a later one of the same name sets
+/// again, in their order. A job reads its inherited options with every
+/// value of an option overwriting the one before, so this changes no job;
+/// it keeps the inherited list at one entry per option however many
+/// `[global]` lines there are, and the work per job bounded. The options
+/// were checked before (unknown names are kept as they are).
+fn keep_last(opts: &[&RawOption]) -> Vec<RawOption> {
+    let mut seen = std::collections::HashSet::new();
+    let mut kept: Vec<RawOption> = opts
+        .iter()
+        .rev()
+        .filter(|o| match options::lookup(&o.name) {
+            Some(opt) => seen.insert(opt),
+            None => true,
+        })
+        .map(|o| (*o).clone())
+        .collect();
+    kept.reverse();
+    kept
+}
+
+/// Why a value's job-file spelling would not read back as the same value,
+/// if it would not: fio's job files have no way to write these.
+fn unprintable(printed: &str) -> Option<String> {
+    let why = if printed.contains('\n') {
+        "a line break, which ends a line of a job file"
+    } else if printed.contains(';') {
+        "`;`, which starts a comment in a job file"
+    } else if printed.contains('#') {
+        "`#`, which starts a comment in a job file"
+    } else if printed.contains("${") {
+        "`${`, which a job file reads as a variable"
+    } else if crate::context::KEYWORDS.iter().any(|k| printed.contains(k)) {
+        "a `$` keyword, which a job file replaces with a number"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "the value holds {why}; fio's job-file syntax cannot carry it, so the job could \
+         not be printed (--parse-only) or kept as job text"
+    ))
+}
+
+/// Why a job name cannot be a job file's section header, if it cannot.
+fn unprintable_name(name: &str) -> Option<String> {
+    let why = if name.trim() != name {
+        "spaces at its ends, which a section header drops".to_string()
+    } else if name == "global" {
+        "the name `global`, which is the section of defaults".to_string()
+    } else if name.contains(['[', ']']) {
+        "a bracket, which a section header cannot hold".to_string()
+    } else {
+        match unprintable(name) {
+            Some(_) if name.contains('\n') => "a line break".to_string(),
+            Some(_) => "a character a section header cannot hold (`;`, `#` or `$`)".to_string(),
+            None => return None,
+        }
+    };
+    Some(format!(
+        "job name `{}` has {why}; fio's job-file syntax cannot carry it, so the job could not \
+         be printed (--parse-only) or kept as job text",
+        clip(name)
+    ))
 }
 
 /// Looks up an option name, with the error fio users need: a typo gets the
@@ -138,14 +206,14 @@ pub fn find_option(raw: &RawOption) -> Result<Opt, SpecError> {
     } else if options::is_fio_only(&raw.name) {
         format!(
             "option `{}` is a fio option that iolab does not implement",
-            raw.name
+            clip(&raw.name)
         )
     } else if let Some(s) = options::suggest(&raw.name) {
-        format!("unknown option `{}` (did you mean `{s}`?)", raw.name)
+        format!("unknown option `{}` (did you mean `{s}`?)", clip(&raw.name))
     } else {
         format!(
             "unknown option `{}` (`iolab run --cmdhelp` lists the options)",
-            raw.name
+            clip(&raw.name)
         )
     };
     Err(SpecError::new(raw.location.clone(), message))
@@ -191,6 +259,9 @@ fn build_job(
     for (i, (opt, value, raw)) in typed.into_iter().enumerate() {
         let def = opt.def();
         let parsed = parse_value(def, value.as_deref(), kb).map_err(|e| value_error(raw, e.0))?;
+        if let Some(why) = unprintable(&format_value(def, &parsed, kb)) {
+            return Err(value_error(raw, why));
+        }
         let origin = raw.location.clone();
         let (target, v) = match (def.store, parsed) {
             (Store::Inverse(target), Value::Bool(b)) => (target, Value::Bool(!b)),
@@ -201,18 +272,29 @@ fn build_job(
         job.set_inherited(target, i < n_global);
     }
     // `name=` renames the job; it is the job's name, not one of its values.
+    let mut name_at = location;
     if let Some(Value::Str(n)) = job.take(Opt::Name) {
         if !n.is_empty() {
+            name_at = opts
+                .iter()
+                .rev()
+                .find(|o| options::lookup(&o.name) == Some(Opt::Name))
+                .map_or(location, |o| &o.location);
             job.name = n;
         }
+    }
+    // `[global]` is checked as a job of that name; it is never printed.
+    let is_defaults = n_global == opts.len() && name == "global";
+    if let (false, Some(why)) = (is_defaults, unprintable_name(&job.name)) {
+        return Err(SpecError::new(name_at.clone(), why));
     }
     Ok(job)
 }
 
 fn value_error(raw: &RawOption, msg: String) -> SpecError {
     let shown = match &raw.value {
-        Some(v) => format!("{}={v}", raw.name),
-        None => raw.name.clone(),
+        Some(v) => clip(&format!("{}={v}", raw.name)),
+        None => clip(&raw.name),
     };
     SpecError::new(raw.location.clone(), format!("`{shown}`: {msg}"))
 }

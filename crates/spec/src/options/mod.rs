@@ -292,69 +292,140 @@ impl Opt {
 /// Finds an option by its name or an alias (case-insensitive, as fio reads
 /// them).
 pub fn lookup(name: &str) -> Option<Opt> {
-    let lower = name.to_ascii_lowercase();
-    Opt::ALL.iter().copied().find(|o| {
-        let d = o.def();
-        d.name == lower || d.aliases.contains(&lower.as_str())
-    })
+    static BY_NAME: std::sync::OnceLock<std::collections::HashMap<&'static str, Opt>> =
+        std::sync::OnceLock::new();
+    let by_name = BY_NAME.get_or_init(|| {
+        let mut map = std::collections::HashMap::new();
+        for o in Opt::ALL {
+            let d = o.def();
+            for n in std::iter::once(&d.name).chain(d.aliases.iter()) {
+                // The first entry with a name wins, as in table order.
+                map.entry(*n).or_insert(*o);
+            }
+        }
+        map
+    });
+    if name.len() > 64 {
+        return None;
+    }
+    by_name.get(name.to_ascii_lowercase().as_str()).copied()
 }
 
 /// Whether fio knows this option name (and iolab does not implement it).
 pub fn is_fio_only(name: &str) -> bool {
+    if name.len() > 64 {
+        return false;
+    }
     let lower = name.to_ascii_lowercase();
     lookup(&lower).is_none() && FIO_OPTIONS.contains(&lower.as_str())
 }
 
+/// The most edits a suggestion may be away from what was written: a third
+/// of its length, 1 to 3.
+fn typo_limit(word: &str) -> usize {
+    (word.chars().count() / 3).clamp(1, 3)
+}
+
 /// The closest option name or alias to a misspelled one, if it is close
-/// enough to be a likely typo.
+/// enough to be a likely typo. The work is bounded: a name far longer than
+/// any option is compared with none of them.
 pub fn suggest(name: &str) -> Option<&'static str> {
+    // A name more than 3 characters longer than the candidate is more than
+    // 3 edits away; option names are short, so a long name costs nothing.
+    if name.len() > 64 {
+        return None;
+    }
     let lower = name.to_ascii_lowercase();
+    let limit = typo_limit(&lower);
     let mut best: Option<(usize, &'static str)> = None;
     for o in Opt::ALL {
         let d = o.def();
         for cand in std::iter::once(&d.name).chain(d.aliases.iter()) {
-            let dist = edit_distance(&lower, cand);
-            if best.map_or(true, |(b, _)| dist < b) {
-                best = Some((dist, cand));
+            if let Some(dist) = edit_distance_within(&lower, cand, limit) {
+                if best.map_or(true, |(b, _)| dist < b) {
+                    best = Some((dist, cand));
+                }
             }
         }
     }
-    let limit = (lower.len() / 3).clamp(1, 3);
-    best.filter(|(d, _)| *d <= limit).map(|(_, n)| n)
+    best.map(|(_, n)| n)
 }
 
 /// The closest word in `words` to `word`, for misspelled choice values.
 pub fn suggest_word<'a>(word: &str, words: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (word.len() / 3).clamp(1, 3);
+    if word.len() > 64 {
+        return None;
+    }
+    let limit = typo_limit(word);
     words
-        .map(|w| (edit_distance(word, w), w))
-        .filter(|(d, _)| *d <= limit)
+        .filter_map(|w| edit_distance_within(word, w, limit).map(|d| (d, w)))
         .min_by_key(|(d, _)| *d)
         .map(|(_, w)| w)
 }
 
-/// Optimal string alignment distance (Levenshtein plus adjacent swaps).
+/// `edit_distance(a, b)` if it is at most `max`, else None; strings whose
+/// lengths differ by more than `max` are not compared at all.
+pub fn edit_distance_within(a: &str, b: &str, max: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > max.saturating_mul(4) {
+        return None;
+    }
+    let (na, nb) = (a.chars().count(), b.chars().count());
+    if na.abs_diff(nb) > max {
+        return None;
+    }
+    Some(edit_distance(a, b)).filter(|d| *d <= max)
+}
+
+/// Optimal string alignment distance (Levenshtein plus adjacent swaps), in
+/// memory linear in the length of `b`.
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
+    // Three rows: i-2, i-1 and i.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur: Vec<usize> = vec![0; b.len() + 1];
     for i in 1..=a.len() {
+        cur[0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
+            let mut v = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
+                v = v.min(before[j - 2] + 1);
             }
-            d[i][j] = v;
+            cur[j] = v;
         }
+        std::mem::swap(&mut before, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
     }
-    d[a.len()][b.len()]
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances() {
+        assert_eq!(edit_distance("", ""), 0);
+        assert_eq!(edit_distance("abc", ""), 3);
+        assert_eq!(edit_distance("", "ab"), 2);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("iodpeth", "iodepth"), 1);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(edit_distance("ca", "abc"), 3);
+        assert_eq!(edit_distance_within("bs", "bsx", 1), Some(1));
+        assert_eq!(edit_distance_within("bs", "bsxy", 1), None);
+    }
+
+    #[test]
+    fn a_huge_name_gets_no_suggestion_and_no_work() {
+        let huge = "b".repeat(10 << 20);
+        assert_eq!(suggest(&huge), None);
+        assert_eq!(suggest_word(&huge, ["read", "write"].into_iter()), None);
+        // Just past the longest option name, still compared cheaply.
+        let longest = Opt::ALL.iter().map(|o| o.name().len()).max().unwrap();
+        assert!(longest <= 61, "{longest}");
+        assert_eq!(suggest(&"q".repeat(64)), None);
+    }
 }

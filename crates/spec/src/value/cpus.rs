@@ -39,7 +39,9 @@ pub fn parse_cpus(text: &str) -> Result<CpuList, ValueError> {
         }
         Ok(n)
     };
-    let mut cpus = Vec::new();
+    // One flag per CPU: a list that names the same CPUs many times
+    // (`0-1023,0-1023,...`) takes no more memory than naming them once.
+    let mut given = vec![false; MAX_CPUS as usize];
     for item in t.split(',') {
         let item = item.trim();
         if item.is_empty() {
@@ -55,14 +57,14 @@ pub fn parse_cpus(text: &str) -> Result<CpuList, ValueError> {
                         "`{t}` is not a CPU list: the range `{item}` is reversed (write {hi}-{lo})"
                     )));
                 }
-                cpus.extend(lo..=hi);
+                given[lo as usize..=hi as usize].fill(true);
             }
-            None => cpus.push(cpu(item)?),
+            None => given[cpu(item)? as usize] = true,
         }
     }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(CpuList(cpus))
+    Ok(CpuList(
+        (0..MAX_CPUS).filter(|&c| given[c as usize]).collect(),
+    ))
 }
 
 /// Prints a CPU list compactly: runs of consecutive CPUs as `a-b`, others
@@ -98,6 +100,14 @@ mod tests {
     use proptest::prelude::*;
 
     // ---- CPU lists ----
+
+    #[test]
+    fn a_list_repeating_every_cpu_is_the_cpus_once() {
+        let text = vec!["0-1023"; 20_000].join(",");
+        let list = parse_cpus(&text).unwrap();
+        assert_eq!(list.0, (0..1024).collect::<Vec<u32>>());
+        assert_eq!(format_cpus(&list), "0-1023");
+    }
 
     #[test]
     fn cpus() {

@@ -31,6 +31,7 @@ pub fn eval(text: &str, atom: &dyn Fn(&str) -> Result<f64, ValueError>) -> Resul
         )));
     }
     let mut p = Parser {
+        depth: 0,
         text: text.trim(),
         tokens: &tokens,
         pos: 0,
@@ -112,7 +113,12 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ValueError> {
     Ok(out)
 }
 
+/// The deepest nesting of parentheses, signs and exponents.
+const MAX_DEPTH: usize = 100;
+
 struct Parser<'a> {
+    /// How deep the parser is in nested parts.
+    depth: usize,
     text: &'a str,
     tokens: &'a [Token],
     pos: usize,
@@ -161,7 +167,19 @@ impl Parser<'_> {
         Ok(v)
     }
 
+    /// Every nesting (a parenthesis, a sign, an exponent) passes here, so
+    /// the depth is bounded here, before the stack is.
     fn unary(&mut self) -> Result<f64, ValueError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(&format!("it nests more than {MAX_DEPTH} deep")));
+        }
+        self.depth += 1;
+        let v = self.unary_inner();
+        self.depth -= 1;
+        v
+    }
+
+    fn unary_inner(&mut self) -> Result<f64, ValueError> {
         match self.peek() {
             Some(Token::Op('-')) => {
                 self.pos += 1;
@@ -273,6 +291,23 @@ mod tests {
         let e = eval("(4q*2)", &units).unwrap_err().0;
         assert!(e.contains("`4q`"), "{e}");
         assert!(e.contains("(4q*2)"), "{e}");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        for deep in [
+            format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000)),
+            format!("({}1)", "-".repeat(100_000)),
+            format!("({})", vec!["2"; 100_000].join("^")),
+        ] {
+            let e = err(&deep);
+            assert!(e.contains("nests more than 100 deep"), "{e}");
+            assert!(e.len() < 300, "{e}");
+        }
+        assert_eq!(
+            eval(&format!("{}1{}", "(".repeat(90), ")".repeat(90)), &plain),
+            Ok(1.0)
+        );
     }
 
     #[test]
