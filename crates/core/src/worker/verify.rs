@@ -14,7 +14,10 @@ use iolab_engine::{Completion, IoUnit, Op};
 use iolab_stats::{Dir, JobResult, VerifyFailure};
 
 use crate::plan::{PlanFile, PlanJob};
-use crate::verify::{check_read, prepare_write, BadByte, Mismatch, Stamp, VerifySpec};
+use crate::verify::{
+    check_read, fill_pattern, pattern_is_one_run, prepare_write, BadByte, Method, Mismatch, Stamp,
+    VerifySpec,
+};
 
 use super::errors::strerror;
 use super::{Worker, EILSEQ, EIO};
@@ -43,6 +46,12 @@ pub(super) struct Verifier {
     first: Option<String>,
     fatal_hit: bool,
     scratch: Vec<u8>,
+    /// verify=pattern in a job that reads nothing but its own read-back:
+    /// per buffer slot, how many leading bytes hold the pattern from its
+    /// first byte (0: unknown). A write that fits is sent as the slot
+    /// holds it; the read-back, which reads into slot 0, clears slot 0.
+    /// Empty when the pattern is written anew per write.
+    pattern_held: Vec<usize>,
 }
 
 impl Verifier {
@@ -57,6 +66,11 @@ impl Verifier {
             first: None,
             fatal_hit: false,
             scratch: Vec::new(),
+            pattern_held: if spec.method == Method::Pattern && !job.rw.mode.reads() {
+                vec![0; job.iodepth as usize]
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -114,6 +128,29 @@ impl Worker {
         let Some(v) = self.verify.as_mut() else {
             return;
         };
+        let buf = self.engine.buf(slot);
+        let n = (len as usize).min(buf.len());
+        let held = v.pattern_held.get_mut(slot as usize);
+        if let Some(held) = held.filter(|_| pattern_is_one_run(&v.spec, n)) {
+            // The pattern is the same for every write: filled once per
+            // slot, not per write.
+            if *held < n {
+                fill_pattern(&v.spec, buf);
+                *held = buf.len();
+            }
+            if v.spec.after_write {
+                v.log.push(Written {
+                    fi: fi as u32,
+                    len,
+                    offset,
+                    seq,
+                });
+            }
+            return;
+        }
+        if let Some(held) = v.pattern_held.get_mut(slot as usize) {
+            *held = 0;
+        }
         let time_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -125,7 +162,6 @@ impl Worker {
             time_ns,
         };
         let buf = self.engine.buf(slot);
-        let n = (len as usize).min(buf.len());
         prepare_write(&v.spec, &mut self.data, &mut buf[..n], st);
         if v.spec.after_write {
             v.log.push(Written {
@@ -188,6 +224,10 @@ impl Worker {
         let mut ok = true;
         if read_back && !log.is_empty() {
             ok = self.read_back(job, files, out, done, &mut v, &mut log);
+            // The reads went into slot 0.
+            if let Some(held) = v.pattern_held.first_mut() {
+                *held = 0;
+            }
         }
         log.clear();
         v.log = log;
