@@ -7,6 +7,8 @@ where the device sets the pace, that is where the tools differ.
     python3 bench/compare.py [--runs 5] [--only NAME]
 
 Needs fio (Debian package) and a release build (cargo build --release).
+psync-write-verify-pattern (a verify=pattern write and its read-back, in
+/dev/shm) is measured apart, in MB/s, beside bench/verify_loop.c.
 Workloads are defined below; each runs N times per tool, in turn A B B A
 ..., so a drift in the machine's speed affects both alike. "paired" is the
 median of the ratios within each round. IOLAB_BIN=path measures another

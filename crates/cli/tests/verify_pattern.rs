@@ -64,6 +64,7 @@ fn the_file_holds_the_pattern_whatever_the_engine_and_sizes() {
         ("psync", &[]),
         ("libaio", &["--direct=1", "--iodepth=4"]),
         ("io_uring", &["--iodepth=4"]),
+        ("mmap", &[]),
     ];
     for (engine, eopts) in engines {
         for (pat, bytes, interval) in cases {
