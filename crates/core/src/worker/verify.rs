@@ -4,8 +4,10 @@
 //! verify job. Failures go to the job's result (`total_err`,
 //! `first_error` EILSEQ, `error` with the first failure's file, block,
 //! byte and checksums, and the same facts in `verify_failure`);
-//! `verify_fatal` stops the job at the first. None of
-//! this runs when verify is off: the worker holds no `Verifier` then.
+//! `verify_fatal` stops the job at the first. With `verify=pattern` a
+//! write-only job's buffers are filled with the pattern once, not per
+//! write: nothing in them depends on the write. None of this runs when
+//! verify is off: the worker holds no `Verifier` then.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -74,6 +76,18 @@ impl Verifier {
         }
     }
 
+    /// Logs a write for the read-back, when there is one.
+    fn logged(&mut self, fi: usize, offset: u64, len: u32, seq: u64) {
+        if self.spec.after_write {
+            self.log.push(Written {
+                fi: fi as u32,
+                len,
+                offset,
+                seq,
+            });
+        }
+    }
+
     /// Whether `verify_backlog` writes are waiting to be read back.
     #[inline]
     pub fn due(&self) -> bool {
@@ -138,14 +152,7 @@ impl Worker {
                 fill_pattern(&v.spec, buf);
                 *held = buf.len();
             }
-            if v.spec.after_write {
-                v.log.push(Written {
-                    fi: fi as u32,
-                    len,
-                    offset,
-                    seq,
-                });
-            }
+            v.logged(fi, offset, len, seq);
             return;
         }
         if let Some(held) = v.pattern_held.get_mut(slot as usize) {
@@ -163,14 +170,7 @@ impl Worker {
         };
         let buf = self.engine.buf(slot);
         prepare_write(&v.spec, &mut self.data, &mut buf[..n], st);
-        if v.spec.after_write {
-            v.log.push(Written {
-                fi: fi as u32,
-                len,
-                offset,
-                seq,
-            });
-        }
+        v.logged(fi, offset, len, seq);
     }
 
     /// Checks a read of a read-only verify job that completed in `slot`
