@@ -7,6 +7,8 @@ where the device sets the pace, that is where the tools differ.
     python3 bench/compare.py [--runs 5] [--only NAME]
 
 Needs fio (Debian package) and a release build (cargo build --release).
+psync-write-verify-pattern (a verify=pattern write and its read-back, in
+/dev/shm) is measured apart, in MB/s, beside bench/verify_loop.c.
 Workloads are defined below; each runs N times per tool, in turn A B B A
 ..., so a drift in the machine's speed affects both alike. "paired" is the
 median of the ratios within each round. IOLAB_BIN=path measures another
@@ -221,6 +223,8 @@ def main():
             else:
                 print(f"skipped the *-{tag} jobs: they need root and a {tag} device")
         run_all(a, jobs, d, warm, limit)
+    if not a.only or a.only == VERIFY_NAME:
+        run_verify(a, d)
 
 
 def run_all(a, jobs, d, warm, limit):
@@ -277,6 +281,66 @@ def run_all(a, jobs, d, warm, limit):
         elif with_limit:
             lm = statistics.median(x[0] for x in res["limit"])
             print(f"  limit loop {lm:,.0f} IOPS; iolab/limit {ii / lm:.2f}; limit/fio {lm / fi:.2f}")
+
+
+# A sequential psync write of 256 MiB with verify=pattern (0xff) and its
+# read-back, in memory (/dev/shm when there is one): the cost of preparing
+# and checking the pattern shows, not a device's.
+VERIFY_NAME = "psync-write-verify-pattern"
+VERIFY_OPTS = ["--name=v", "--rw=write", "--bs=4k", "--size=256m",
+               "--verify=pattern", "--verify_pattern=0xff", "--ioengine=psync"]
+
+
+def verify_one(cmd):
+    """Write and read MB/s (10^6 bytes per second) of one run of a tool."""
+    out = subprocess.run(cmd, capture_output=True, check=True).stdout
+    data = json.loads(out[out.index(b"{"):])
+    j = data["jobs"][0]
+    if j["error"]:
+        sys.exit(f"{' '.join(cmd)}: error {j['error']}")
+    return j["write"]["bw_bytes"] / 1e6, j["read"]["bw_bytes"] / 1e6
+
+
+def run_verify(a, d):
+    """fio, iolab and the C limit loop in turn, A B C then C B A, each
+    writing a new file: medians of write and read-back MB/s and the paired
+    ratios iolab/fio."""
+    where = "/dev/shm" if os.path.isdir("/dev/shm") else d
+    f = os.path.join(where, f"iolab-bench-verify-{os.getpid()}")
+    limit = os.path.join(d, "verify_loop")
+    subprocess.run(["cc", "-O2", "-o", limit, os.path.join(ROOT, "bench", "verify_loop.c")],
+                   check=True)
+    cmds = {
+        # fio would leave a verify state file in the current directory.
+        "fio": ["fio", "--output-format=json", "--verify_state_save=0", f"--filename={f}"]
+        + VERIFY_OPTS,
+        "iolab": [IOLAB, "run", "--no-store", "--output-format=json", f"--filename={f}"]
+        + VERIFY_OPTS,
+    }
+    res = {"fio": [], "iolab": [], "limit": []}
+    try:
+        for i in range(a.runs):
+            order = ["fio", "iolab", "limit"]
+            if i % 2:
+                order.reverse()
+            for tool in order:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f)
+                if tool == "limit":
+                    out = subprocess.run([limit, f, str(256 << 20), "4096", "0xff"],
+                                         capture_output=True, text=True, check=True).stdout
+                    words = out.split()
+                    res[tool].append((float(words[1]), float(words[3])))
+                else:
+                    res[tool].append(verify_one(cmds[tool]))
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f)
+    for k, what in ((0, "write"), (1, "read-back")):
+        fm, im, lm = (statistics.median(x[k] for x in res[t]) for t in ("fio", "iolab", "limit"))
+        pr = statistics.median(i[k] / f_[k] for f_, i in zip(res["fio"], res["iolab"]))
+        print(f"{VERIFY_NAME} {what}: fio {fm:,.0f} MB/s, iolab {im:,.0f} MB/s, "
+              f"ratio {im / fm:.2f} (paired {pr:.2f}); limit loop {lm:,.0f} MB/s")
 
 
 if __name__ == "__main__":

@@ -184,12 +184,24 @@ pub fn fill_random(buf: &mut [u8], rng: &mut Rng) {
 }
 
 /// Repeats `pattern` over `buf`, as if it had started `phase` bytes
-/// before; zeros without a pattern.
+/// before; zeros without a pattern. One period is written byte by byte,
+/// the rest by copies that double what is done (a one-byte pattern is a
+/// plain fill).
 pub fn fill_fixed(buf: &mut [u8], pattern: Option<&[u8]>, phase: usize) {
     match pattern {
+        Some(&[b]) => buf.fill(b),
         Some(p) if !p.is_empty() => {
-            for (i, b) in buf.iter_mut().enumerate() {
+            let first = p.len().min(buf.len());
+            for (i, b) in buf[..first].iter_mut().enumerate() {
                 *b = p[(phase + i) % p.len()];
+            }
+            // `done` stays a whole number of periods, so each copy keeps
+            // the phase.
+            let mut done = first;
+            while done < buf.len() {
+                let take = done.min(buf.len() - done);
+                buf.copy_within(..take, done);
+                done += take;
             }
         }
         _ => buf.fill(0),

@@ -135,6 +135,28 @@ pub struct Stamp {
     pub time_ns: u64,
 }
 
+/// With `verify=pattern`, whether a write of `len` bytes holds the pattern
+/// repeated from its first byte: its chunks are one (no
+/// `verify_interval` below `len`) or each a whole number of pattern
+/// periods. Then a buffer filled once by [`fill_pattern`] serves every such
+/// write up to its length unchanged, since nothing in it depends on the
+/// write.
+pub fn pattern_is_one_run(spec: &VerifySpec, len: usize) -> bool {
+    match (&spec.method, &spec.pattern) {
+        (Method::Pattern, Some(p)) => {
+            let chunk = spec.chunk(len).max(1);
+            chunk >= len || p.is_empty() || chunk % p.len() == 0
+        }
+        _ => false,
+    }
+}
+
+/// Fills all of `buf` with the pattern repeated from its first byte (see
+/// [`pattern_is_one_run`]).
+pub fn fill_pattern(spec: &VerifySpec, buf: &mut [u8]) {
+    fill_fixed(buf, spec.pattern.as_deref(), 0);
+}
+
 /// Writes the chunks of one write into `buf[..len]`: each chunk's data
 /// (from `data` with a seed of its own, or the pattern) under its header.
 pub fn prepare_write(spec: &VerifySpec, data: &mut DataGen, buf: &mut [u8], st: Stamp) {
@@ -399,7 +421,14 @@ pub fn check_chunk(
     }))
 }
 
+/// The first index where `a` and `b` differ (over the shorter length):
+/// one comparison of the whole slices first, the search only when they
+/// differ.
 fn first_diff(a: &[u8], b: &[u8]) -> Option<usize> {
+    let n = a.len().min(b.len());
+    if a[..n] == b[..n] {
+        return None;
+    }
     a.iter().zip(b).position(|(x, y)| x != y)
 }
 

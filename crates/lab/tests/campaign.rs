@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use iolab_core::spec::Host;
 use iolab_lab::campaign::{self, Options, Progress};
+use iolab_lab::metrics;
 use iolab_lab::suite::{Suite, Workload};
 use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list};
 
@@ -143,7 +144,21 @@ fn three_filesystems_and_two_skipped() {
         assert_eq!(c.targets[1].value(key).unwrap().runs.len(), 2, "{key}");
     }
     assert_eq!(c.targets[1].value("size_mib").unwrap().runs.len(), 1);
-    assert_eq!(c.notes, [campaign::SPARSE_NOTE]);
+    // What each capacity and read-speed row means, then the images' caveat.
+    assert_eq!(
+        c.notes,
+        [
+            metrics::SIZE_NOTE,
+            metrics::AVAIL_NOTE,
+            metrics::USED_NOTE,
+            metrics::INODES_NOTE,
+            metrics::READS_NOTE,
+            campaign::SPARSE_NOTE
+        ]
+    );
+    for key in ["size_mib", "used_mib", "inodes", "device_read_mb_s"] {
+        assert!(c.best(key).is_empty(), "{key}");
+    }
     assert!(steps.contains(&"btrfs:mkfs and first mount".to_string()));
     // Nothing of the lab's is left: the workdir it made is gone.
     assert!(!work.exists());

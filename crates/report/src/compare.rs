@@ -8,7 +8,9 @@
 //! than every other target beyond the noise (skipped and failed targets do
 //! not compete), with a baseline the ratio against it carrying its verdict
 //! (`x1.25+` better, `x0.80-` worse, `x1.02≈` cannot be told apart,
-//! `x0.50?` cannot tell: one run each), and `wN` when a run raised warning
+//! `x0.50?` cannot tell: one run each; in a row without a better
+//! direction, a fact such as a capacity, `x0.80≠` differs beyond the
+//! noise and no value is marked best), and `wN` when a run raised warning
 //! N about the number (page cache, compression, ...), named with its
 //! targets and workloads in the legend. The verdicts are the stats
 //! crate's (`Comparison::verdicts`); this module only words them. Skipped and failed targets appear as
@@ -20,7 +22,7 @@
 use std::fmt::Write as _;
 use std::str::FromStr;
 
-use iolab_stats::{Cell, Comparison, ComparisonVerdicts, Metric, TargetColumn, Verdict};
+use iolab_stats::{Better, Cell, Comparison, ComparisonVerdicts, Metric, TargetColumn, Verdict};
 
 use crate::{render, Format, RenderOpts};
 
@@ -214,6 +216,19 @@ fn notes(c: &Comparison, v: &ComparisonVerdicts, md: bool) -> String {
         legend,
         "; {best} best of the row: better than every other target beyond the noise"
     );
+    let facts: Vec<&str> = c
+        .metrics
+        .iter()
+        .filter(|m| m.better == Better::Neither)
+        .map(|m| m.label.as_str())
+        .collect();
+    if !facts.is_empty() {
+        let _ = write!(
+            legend,
+            "; no best in rows that are facts, not scores ({})",
+            facts.join(", ")
+        );
+    }
     if let Some(b) = &c.baseline {
         let base = c.baseline_index().map(|i| &c.targets[i]);
         match base {
@@ -235,6 +250,9 @@ fn notes(c: &Comparison, v: &ComparisonVerdicts, md: bool) -> String {
                     "; xN = ratio to {b}: + better, - worse beyond the noise, ≈ cannot be \
                      told apart, ? cannot tell"
                 );
+                if !facts.is_empty() {
+                    legend.push_str(", ≠ differs beyond the noise (a fact's row)");
+                }
             }
         }
     }
@@ -552,7 +570,6 @@ fn json(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_stats::Better;
 
     fn sample() -> Comparison {
         let mut c = Comparison {
@@ -870,6 +887,124 @@ mod tests {
         c.targets[2].values.clear();
         let t = render_comparison(&c, CompareFormat::Table);
         assert!(t.contains("no ratios: the baseline C failed"), "{t}");
+    }
+
+    /// A capacity row, a fact whose values differ far beyond the noise,
+    /// beside a score row and a write+fsync workload's fsync latency rows.
+    fn facts_and_fsync() -> Comparison {
+        let mut c = Comparison {
+            baseline: Some("ext4".into()),
+            repeat: 3,
+            ..Default::default()
+        };
+        for (k, l, u, b) in [
+            ("used_mib", "used after mkfs", "MiB", Better::Neither),
+            ("avail_mib", "available", "MiB", Better::Higher),
+            (
+                "sf.write.fsync_p50_us",
+                "sf write fsync p50",
+                "us",
+                Better::Lower,
+            ),
+            (
+                "sf.write.fsync_p99_us",
+                "sf write fsync p99",
+                "us",
+                Better::Lower,
+            ),
+        ] {
+            c.add_metric(Metric {
+                key: k.into(),
+                label: l.into(),
+                unit: u.into(),
+                better: b,
+            });
+        }
+        for (label, used, avail, p50, p99) in [
+            ("ext4", 40.0, 900.0, 2000.0, 9000.0),
+            ("xfs", 10.0, 1000.0, 500.0, 800.0),
+        ] {
+            let mut t = TargetColumn {
+                label: label.into(),
+                ..Default::default()
+            };
+            for f in [1.0, 1.01, 0.99] {
+                t.push("used_mib", used * f);
+                t.push("avail_mib", avail * f);
+                t.push("sf.write.fsync_p50_us", p50 * f);
+                t.push("sf.write.fsync_p99_us", p99 * f);
+            }
+            c.targets.push(t);
+        }
+        c.note("used after mkfs: size minus the free blocks");
+        c
+    }
+
+    #[test]
+    fn facts_get_no_best_mark_and_the_legend_says_why() {
+        let c = facts_and_fsync();
+        let t = render_comparison(&c, CompareFormat::Table);
+        let row = |start: &str| {
+            t.lines()
+                .find(|l| l.starts_with(start))
+                .unwrap_or_else(|| panic!("no `{start}` in\n{t}"))
+                .to_string()
+        };
+        let used = row("used after mkfs");
+        assert!(!used.contains('*'), "{used}");
+        assert!(used.trim_end().ends_with("x0.25≠"), "{used}");
+        // The score beside it is marked.
+        assert!(row("available").contains("*1000"), "{t}");
+        assert!(
+            t.contains("no best in rows that are facts, not scores (used after mkfs)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("≠ differs beyond the noise (a fact's row)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("\n  note: used after mkfs: size minus the free blocks\n"),
+            "{t}"
+        );
+        let md = render_comparison(&c, CompareFormat::Markdown);
+        let used = md.lines().find(|l| l.contains("used after mkfs")).unwrap();
+        assert!(!used.contains("**"), "{used}");
+        let csv = render_comparison(&c, CompareFormat::Csv);
+        assert!(
+            csv.lines().any(|l| l.starts_with("used_mib,")
+                && l.contains(",xfs,ok,")
+                && l.contains(",3,0,")),
+            "{csv}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&render_comparison(&c, CompareFormat::Json)).unwrap();
+        let m = &v["iolab compare"]["metrics"][0];
+        assert_eq!(m["better"], "neither");
+        assert_eq!(m["values"]["xfs"]["best"], false);
+        assert_eq!(m["values"]["xfs"]["verdict_words"], "lower");
+        // Without a fact's row, the legend does not speak of facts.
+        let plain = render_comparison(&sample(), CompareFormat::Table);
+        assert!(!plain.contains("facts") && !plain.contains('≠'), "{plain}");
+    }
+
+    #[test]
+    fn fsync_latency_rows_show_in_one_unit() {
+        let t = render_comparison(&facts_and_fsync(), CompareFormat::Table);
+        for (start, base, other) in [
+            ("sf write fsync p50", "2000", "*500 ±1% x0.25+"),
+            ("sf write fsync p99", "9000", "*800 ±1% x0.09+"),
+        ] {
+            let l = t.lines().find(|l| l.starts_with(start)).unwrap();
+            let cells: Vec<&str> = l
+                .split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect();
+            assert_eq!(cells[1], "us", "{l}");
+            assert!(cells[2].starts_with(base), "{l}");
+            assert_eq!(cells[3], other, "{l}");
+        }
     }
 
     #[test]

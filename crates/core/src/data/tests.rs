@@ -190,3 +190,30 @@ fn implied_refill_follows_fio() {
     };
     assert!(d.with_implied_refill(false).refill);
 }
+
+#[test]
+fn fixed_fill_repeats_the_pattern_from_its_phase() {
+    // Byte by byte, as the definition says, against the doubling copies.
+    let patterns: [&[u8]; 5] = [
+        &[0xff],
+        &[1, 2],
+        &[1, 2, 3],
+        &[9; 7],
+        &[5, 6, 7, 8, 9, 10, 11],
+    ];
+    for p in patterns {
+        for len in [0, 1, 2, 3, 7, 8, 100, 4096, 4099] {
+            for phase in [0, 1, 5, 4096] {
+                let mut buf = vec![0xeeu8; len];
+                fill_fixed(&mut buf, Some(p), phase);
+                let want: Vec<u8> = (0..len).map(|i| p[(phase + i) % p.len()]).collect();
+                assert_eq!(buf, want, "{p:?} {len} {phase}");
+            }
+        }
+    }
+    let mut buf = vec![0xeeu8; 10];
+    fill_fixed(&mut buf, None, 3);
+    assert_eq!(buf, [0; 10]);
+    fill_fixed(&mut buf, Some(&[]), 3);
+    assert_eq!(buf, [0; 10]);
+}

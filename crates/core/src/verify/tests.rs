@@ -225,3 +225,41 @@ fn method_names_round_trip() {
     assert_eq!(Method::from_fio("crc32c-intel"), Some(Method::Crc32c));
     assert_eq!(Method::from_fio("0"), None);
 }
+
+#[test]
+fn a_pattern_write_is_one_run_only_when_its_chunks_keep_the_phase() {
+    let with = |interval: u32, pattern: &[u8]| VerifySpec {
+        pattern: Some(pattern.to_vec()),
+        ..spec(Method::Pattern, interval)
+    };
+    // One chunk, or chunks of whole periods: the buffer filled once from
+    // the pattern's first byte is what prepare_write makes.
+    for (s, len) in [
+        (with(0, &[1, 2, 3]), 8192),
+        (with(1024, &[1, 2]), 8192),
+        (with(1024, &[7]), 4096),
+        (with(8192, &[1, 2, 3]), 4096),
+    ] {
+        assert!(pattern_is_one_run(&s, len), "{s:?} {len}");
+        let mut once = vec![0u8; 16384];
+        fill_pattern(&s, &mut once);
+        let mut data = datagen();
+        let mut buf = vec![0u8; len];
+        prepare_write(
+            &s,
+            &mut data,
+            &mut buf,
+            Stamp {
+                offset: 0,
+                seq: 1,
+                clone: 0,
+                time_ns: 0,
+            },
+        );
+        assert_eq!(buf[..], once[..len], "{s:?} {len}");
+    }
+    // Chunks of 1 KiB restart a three-byte pattern: not one run.
+    assert!(!pattern_is_one_run(&with(1024, &[1, 2, 3]), 8192));
+    // A header method never is.
+    assert!(!pattern_is_one_run(&spec(Method::Crc32c, 0), 4096));
+}

@@ -235,6 +235,8 @@ impl Worker {
         let mut last: Option<(usize, u64, u32)> = None;
         let mut st = Tally::default();
         let mut seq = 0u64;
+        // Time spent reading back each loop's writes (verify).
+        let mut verify_ns = 0u64;
 
         // The queue: one buffer slot per I/O in flight. A synchronous
         // engine completes each I/O inside `queue`, so its depth is 1.
@@ -510,7 +512,10 @@ impl Worker {
                 // fio reads back each loop's writes when they are done;
                 // a job stopped by an error or Ctrl-C only settles.
                 let read_back = out.error == 0 && !shared.stopped();
-                if !self.verify_pass(job, files, out, &mut done, read_back) {
+                let t = clock.now();
+                let go_on = self.verify_pass(job, files, out, &mut done, read_back);
+                verify_ns += clock.ns_between(t, clock.now());
+                if !go_on {
                     break;
                 }
             }
@@ -543,9 +548,19 @@ impl Worker {
             }
         }
         for dir in Dir::ALL {
-            // Verify's read-back makes a write job read too.
-            if self.mix.uses(dir) || out.dirs[dir as usize].total_ios > 0 {
-                out.dirs[dir as usize].runtime_ns = runtime;
+            // Verify's read-back makes a write job read too. As in fio,
+            // the read-back after a loop's writes is timed apart: it is
+            // the reads' time, not the writes' (a backlog's read-back,
+            // amid the writes, is both's).
+            let used = self.mix.uses(dir);
+            let main = if used {
+                runtime - verify_ns.min(runtime)
+            } else {
+                0
+            };
+            let read_back = if dir == Dir::Read { verify_ns } else { 0 };
+            if used || out.dirs[dir as usize].total_ios > 0 {
+                out.dirs[dir as usize].runtime_ns = (main + read_back).min(runtime);
             }
         }
         let cpu = thread_cpu_usage().since(&m.cpu0);

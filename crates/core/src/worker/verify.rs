@@ -4,8 +4,10 @@
 //! verify job. Failures go to the job's result (`total_err`,
 //! `first_error` EILSEQ, `error` with the first failure's file, block,
 //! byte and checksums, and the same facts in `verify_failure`);
-//! `verify_fatal` stops the job at the first. None of
-//! this runs when verify is off: the worker holds no `Verifier` then.
+//! `verify_fatal` stops the job at the first. With `verify=pattern` a
+//! write-only job's buffers are filled with the pattern once, not per
+//! write: nothing in them depends on the write. None of this runs when
+//! verify is off: the worker holds no `Verifier` then.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -14,7 +16,10 @@ use iolab_engine::{Completion, IoUnit, Op};
 use iolab_stats::{Dir, JobResult, VerifyFailure};
 
 use crate::plan::{PlanFile, PlanJob};
-use crate::verify::{check_read, prepare_write, BadByte, Mismatch, Stamp, VerifySpec};
+use crate::verify::{
+    check_read, fill_pattern, pattern_is_one_run, prepare_write, BadByte, Method, Mismatch, Stamp,
+    VerifySpec,
+};
 
 use super::errors::strerror;
 use super::{Worker, EILSEQ, EIO};
@@ -43,6 +48,12 @@ pub(super) struct Verifier {
     first: Option<String>,
     fatal_hit: bool,
     scratch: Vec<u8>,
+    /// verify=pattern in a job that reads nothing but its own read-back:
+    /// per buffer slot, how many leading bytes hold the pattern from its
+    /// first byte (0: unknown). A write that fits is sent as the slot
+    /// holds it; the read-back, which reads into slot 0, clears slot 0.
+    /// Empty when the pattern is written anew per write.
+    pattern_held: Vec<usize>,
 }
 
 impl Verifier {
@@ -57,6 +68,23 @@ impl Verifier {
             first: None,
             fatal_hit: false,
             scratch: Vec::new(),
+            pattern_held: if spec.method == Method::Pattern && !job.rw.mode.reads() {
+                vec![0; job.iodepth as usize]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// Logs a write for the read-back, when there is one.
+    fn logged(&mut self, fi: usize, offset: u64, len: u32, seq: u64) {
+        if self.spec.after_write {
+            self.log.push(Written {
+                fi: fi as u32,
+                len,
+                offset,
+                seq,
+            });
         }
     }
 
@@ -114,6 +142,22 @@ impl Worker {
         let Some(v) = self.verify.as_mut() else {
             return;
         };
+        let buf = self.engine.buf(slot);
+        let n = (len as usize).min(buf.len());
+        let held = v.pattern_held.get_mut(slot as usize);
+        if let Some(held) = held.filter(|_| pattern_is_one_run(&v.spec, n)) {
+            // The pattern is the same for every write: filled once per
+            // slot, not per write.
+            if *held < n {
+                fill_pattern(&v.spec, buf);
+                *held = buf.len();
+            }
+            v.logged(fi, offset, len, seq);
+            return;
+        }
+        if let Some(held) = v.pattern_held.get_mut(slot as usize) {
+            *held = 0;
+        }
         let time_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -125,16 +169,8 @@ impl Worker {
             time_ns,
         };
         let buf = self.engine.buf(slot);
-        let n = (len as usize).min(buf.len());
         prepare_write(&v.spec, &mut self.data, &mut buf[..n], st);
-        if v.spec.after_write {
-            v.log.push(Written {
-                fi: fi as u32,
-                len,
-                offset,
-                seq,
-            });
-        }
+        v.logged(fi, offset, len, seq);
     }
 
     /// Checks a read of a read-only verify job that completed in `slot`
@@ -188,6 +224,10 @@ impl Worker {
         let mut ok = true;
         if read_back && !log.is_empty() {
             ok = self.read_back(job, files, out, done, &mut v, &mut log);
+            // The reads went into slot 0.
+            if let Some(held) = v.pattern_held.first_mut() {
+                *held = 0;
+            }
         }
         log.clear();
         v.log = log;
