@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 
 use iolab_stats::repeated::{median_run, RepeatFigure};
-use iolab_stats::RunResult;
 use iolab_stats::CONFIDENCE;
+use iolab_stats::{RepeatOutcome, RunResult};
 
 use crate::json;
 use crate::jsonw::{Json, Obj};
@@ -134,6 +134,7 @@ pub fn repeats_json(
     runs: &[RunResult],
     opts: &RenderOpts,
     plus: bool,
+    outcome: Option<&RepeatOutcome>,
 ) -> String {
     let Some(top) = runs.get(median_run(figs, runs.len())) else {
         return String::new();
@@ -149,6 +150,21 @@ pub fn repeats_json(
             "confidence interval of the median from order statistics (distribution-free)",
         )
         .add("figures", Json::Arr(figs.iter().map(figure).collect()));
+    if let Some(o) = outcome {
+        let stopped = serde_json::to_value(o.stopped)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        repeat
+            .str("rule", &o.rule.to_string())
+            .str("stopped", &stopped)
+            .str("stopped_because", o.stopped.words());
+        if let Some(w) = o.widest {
+            repeat
+                .float("widest_gm_half_width", w)
+                .str("widest_figure", &o.widest_figure);
+        }
+    }
     let docs = runs
         .iter()
         .map(|r| Json::Obj(json::document(r, opts, plus)))
@@ -261,7 +277,7 @@ mod tests {
     fn the_json_is_the_median_run_with_the_summary_and_every_run_under_iolab() {
         let runs = [run(1200), run(1000), run(1100)];
         let figs = iolab_stats::repeated::repeat_figures(&runs);
-        let j = repeats_json(&figs, "none", &runs, &RenderOpts::default(), false);
+        let j = repeats_json(&figs, "none", &runs, &RenderOpts::default(), false, None);
         let v: serde_json::Value = serde_json::from_str(&j).unwrap();
         // fio's layout at the top: the median run (1100 IOPS, run 3).
         assert_eq!(v["timestamp"], 1100);

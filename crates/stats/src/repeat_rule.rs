@@ -161,12 +161,15 @@ impl RepeatOutcome {
             ),
             None => String::new(),
         };
+        let rule = match self.rule {
+            RepeatRule::Times { .. } => String::new(),
+            auto => format!(" [{auto}]"),
+        };
         format!(
-            "{} run{}, stopped: {}{widest} [{}]",
+            "{} run{}, stopped: {}{widest}{rule}",
             self.runs,
             if self.runs == 1 { "" } else { "s" },
             self.stopped.words(),
-            self.rule
         )
     }
 }
@@ -274,10 +277,13 @@ pub fn outcome(
     }
 }
 
-/// "5%", "2.1%", "0.25%".
+/// "5%", "2.1%", "0.25%"; ">1000%" beyond that (an interval from two
+/// runs can be that wide).
 pub fn percent(fraction: f64) -> String {
     let p = fraction * 100.0;
-    if (p - p.round()).abs() < 1e-9 {
+    if p > 1000.0 {
+        ">1000%".to_string()
+    } else if (p - p.round()).abs() < 1e-9 {
         format!("{p:.0}%")
     } else if p >= 1.0 {
         format!("{p:.1}%")
@@ -427,11 +433,29 @@ mod tests {
             r.to_string(),
             "auto: until each 95% interval is within ±2%, at most 8 runs or 2 min"
         );
-        let o = outcome(&r, 8, StopReason::MaxRuns, S, &figs(&[&[1.0, 2.0]]));
+        let o = outcome(
+            &RepeatRule::Times { runs: 2 },
+            2,
+            StopReason::Count,
+            S,
+            &figs(&[&[1.0, 2.0]]),
+        );
         let back: RepeatOutcome =
             serde_json::from_str(&serde_json::to_string(&o).unwrap()).unwrap();
         assert_eq!(back, o);
         assert_eq!(percent(0.021), "2.1%");
         assert_eq!(percent(0.0025), "0.25%");
+        assert_eq!(percent(29.0), ">1000%");
+        assert!(
+            !o.describe().contains('['),
+            "a count needs no rule: {}",
+            o.describe()
+        );
+        let auto = outcome(&r, 8, StopReason::MaxRuns, S, &figs(&[&[1.0, 2.0]]));
+        assert!(
+            auto.describe().contains("[auto: until"),
+            "{}",
+            auto.describe()
+        );
     }
 }
