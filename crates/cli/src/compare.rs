@@ -212,6 +212,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         .collect::<Vec<_>>()
         .join("\n");
     record.metrics = compare_metrics(c);
+    record.warnings = iolab_store::comparison_flags(c);
     let kept = keep::insert(store, &record);
     if let Some(id) = kept.id() {
         if tty {
