@@ -254,39 +254,51 @@ fn csv(r: &MetaResult) -> String {
 
 /// The JSON document as a value, for embedding in larger documents.
 pub fn meta_json(r: &MetaResult) -> Value {
-    let phases: Vec<Value> = r
-        .phases
-        .iter()
-        .map(|p| {
-            let mut pct = Map::new();
-            for (q, v) in p.lat.hist.percentiles(&DEFAULT_PERCENTILES) {
-                pct.insert(format!("{q:.6}"), json!(v));
-            }
-            json!({
-                "phase": p.phase.name(),
-                "ops": p.ops,
-                "elapsed_ns": p.elapsed_ns,
-                "total_ms": p.elapsed_ns as f64 / 1e6,
-                "per_op_ms": p.per_op_ns() / 1e6,
-                "ops_per_sec": p.ops_per_sec(),
-                "lat_ns": {
-                    "min": p.lat.moments.min().unwrap_or(0),
-                    "max": p.lat.moments.max().unwrap_or(0),
-                    "mean": p.lat.moments.mean(),
-                    "stddev": p.lat.moments.stdev(),
-                    "N": p.lat.count(),
-                    "percentile": Value::Object(pct),
-                },
-            })
-        })
-        .collect();
-    json!({
+    let phases: Vec<Value> = r.phases.iter().map(phase_json).collect();
+    let mut v = json!({
         "iolab version": concat!("iolab-", env!("CARGO_PKG_VERSION")),
         "setup": serde_json::to_value(&r.setup).unwrap_or(Value::Null),
         "directories": r.directories,
         "leaves": r.leaves,
         "phases": phases,
         "failure": r.failure,
+    });
+    if let (Some(o), Some(obj)) = (&r.repeat, v.as_object_mut()) {
+        obj.insert(
+            "repeat".into(),
+            serde_json::to_value(o).unwrap_or(Value::Null),
+        );
+        let runs: Vec<Value> = r
+            .runs
+            .iter()
+            .map(|run| Value::Array(run.iter().map(phase_json).collect()))
+            .collect();
+        obj.insert("runs".into(), Value::Array(runs));
+    }
+    v
+}
+
+/// One phase: counts, times and latency percentiles.
+fn phase_json(p: &MetaPhase) -> Value {
+    let mut pct = Map::new();
+    for (q, v) in p.lat.hist.percentiles(&DEFAULT_PERCENTILES) {
+        pct.insert(format!("{q:.6}"), json!(v));
+    }
+    json!({
+        "phase": p.phase.name(),
+        "ops": p.ops,
+        "elapsed_ns": p.elapsed_ns,
+        "total_ms": p.elapsed_ns as f64 / 1e6,
+        "per_op_ms": p.per_op_ns() / 1e6,
+        "ops_per_sec": p.ops_per_sec(),
+        "lat_ns": {
+            "min": p.lat.moments.min().unwrap_or(0),
+            "max": p.lat.moments.max().unwrap_or(0),
+            "mean": p.lat.moments.mean(),
+            "stddev": p.lat.moments.stdev(),
+            "N": p.lat.count(),
+            "percentile": Value::Object(pct),
+        },
     })
 }
 

@@ -77,12 +77,13 @@ fn marked(text: String, codes: &[&str], t: &QuickTest) -> String {
     if text == "-" || t.warnings.is_empty() {
         return text;
     }
-    let marks: Vec<String> = t
+    let mut numbers: Vec<usize> = t
         .warnings
         .iter()
         .filter_map(|w| codes.iter().position(|c| *c == w.code))
-        .map(|n| format!("w{}", n + 1))
         .collect();
+    numbers.sort_unstable();
+    let marks: Vec<String> = numbers.iter().map(|n| format!("w{}", n + 1)).collect();
     format!("{text} {}", marks.join(","))
 }
 

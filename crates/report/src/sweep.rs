@@ -80,12 +80,13 @@ fn marked(text: String, codes: &[&str], p: Option<&SweepPoint>) -> String {
     let Some(p) = p.filter(|p| !p.warnings.is_empty() && text != "-") else {
         return text;
     };
-    let marks: Vec<String> = p
+    let mut numbers: Vec<usize> = p
         .warnings
         .iter()
         .filter_map(|w| codes.iter().position(|c| *c == w.code))
-        .map(|n| format!("w{}", n + 1))
         .collect();
+    numbers.sort_unstable();
+    let marks: Vec<String> = numbers.iter().map(|n| format!("w{}", n + 1)).collect();
     format!("{text} {}", marks.join(","))
 }
 
@@ -366,6 +367,7 @@ pub fn sweep_json(r: &SweepResult) -> Value {
                 "values": Value::Object(values),
                 "runs": serde_json::to_value(&p.runs).unwrap_or(Value::Null),
                 "summary": Value::Object(summary),
+                "warnings": serde_json::to_value(&p.warnings).unwrap_or(Value::Null),
             })
         })
         .collect();
@@ -373,6 +375,7 @@ pub fn sweep_json(r: &SweepResult) -> Value {
         "iolab version": concat!("iolab-", env!("CARGO_PKG_VERSION")),
         "axes": serde_json::to_value(&r.axes).unwrap_or(Value::Null),
         "repeat": r.repeat,
+        "repeat_outcome": serde_json::to_value(&r.repeat_outcome).unwrap_or(Value::Null),
         "points": points,
         "failure": serde_json::to_value(&r.failure).unwrap_or(Value::Null),
         "interrupted": r.interrupted,
