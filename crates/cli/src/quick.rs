@@ -130,11 +130,15 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
             status(i, test, p, done);
         }
     };
+    // The private directory's random name is left out, so that two
+    // results of the same suite on the same directory have the same job.
+    let private = setup.work.display().to_string();
     let job_text = SUITE
         .iter()
         .map(|t| quick::job_text(&setup, t))
         .collect::<Vec<_>>()
-        .join("\n");
+        .join("\n")
+        .replace(&private, &format!("{}/.iolab-quick", setup.dir.display()));
     let mut first = Some(setup);
     let mut dir_tested = PathBuf::new();
     let once = |i: u32| {

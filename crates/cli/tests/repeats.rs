@@ -90,6 +90,9 @@ fn quick_repeat_2_keeps_both_runs_and_diff_gives_a_verdict() {
     let text = ok(&db, &["diff", "1", "2"]);
     assert!(!text.contains("one run per side"), "{text}");
     assert!(text.contains("2 vs 2 runs"), "{text}");
+    // The same suite on the same directory is the same job, whatever
+    // private directory each run worked in.
+    assert!(!text.contains("ran different jobs"), "{text}");
     // The table of a repeated suite says how the runs ended.
     let table = ok(
         &db,
