@@ -301,7 +301,12 @@ fn bad_repeat_flags_are_refused_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("r.db");
     let d = tmp.path().display().to_string();
-    let cases: [(&[&str], &str); 6] = [
+    let target = format!("a={d}");
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["compare", "--target", &target, "--repeat", "auto"],
+            "compare repeats each workload a fixed number of times",
+        ),
         (
             &["quick", "--repeat-width=5%", &d],
             "--repeat-width goes with --repeat auto",
