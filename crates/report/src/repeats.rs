@@ -2,12 +2,14 @@
 //! direction, metric) with the median, min-max, the confidence interval of
 //! the median (from order statistics, distribution-free: its bounds are
 //! runs' values, see `iolab_stats::Summary`) and the spread, `!` where the
-//! spread exceeds 10%; and the JSON document: fio's layout at the top
+//! spread exceeds 10%, and the runs' geometric mean with its 95% interval
+//! (what the verdicts test and `--repeat auto` judges); and the JSON document: fio's layout at the top
 //! level, from the median run, so that fio parsers read it as one run, and
 //! iolab's summary and every run's document under the top-level "iolab".
 
 use std::fmt::Write as _;
 
+use iolab_stats::repeat_rule::{gm_interval, percent};
 use iolab_stats::repeated::{median_run, RepeatFigure};
 use iolab_stats::CONFIDENCE;
 use iolab_stats::{RepeatOutcome, RunResult};
@@ -22,7 +24,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
     let mut out = String::new();
     let _ = writeln!(out, "\nRepeats: {runs} runs; {caches}");
     let mut short_of_95 = false;
-    let rows: Vec<[String; 7]> = figs
+    let rows: Vec<[String; 8]> = figs
         .iter()
         .map(|f| {
             let s = &f.summary;
@@ -48,6 +50,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
                 num(s.median),
                 format!("{} - {}", num(s.min), num(s.max)),
                 ci,
+                geo(&f.values),
                 spread,
             ]
         })
@@ -59,6 +62,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
         "median",
         "min - max",
         "median 95% CI",
+        "geo mean ±95%",
         "spread",
     ];
     let mut w = head.map(str::len);
@@ -67,7 +71,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
             w[i] = w[i].max(c.len());
         }
     }
-    let line = |c: [&str; 7]| {
+    let line = |c: [&str; 8]| {
         let mut l = String::from("  ");
         for (i, cell) in c.iter().enumerate() {
             if i < 3 {
@@ -87,6 +91,11 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
         "  median 95% CI: the runs' values between which the true median lies, from order \
          statistics (no assumption about the distribution)"
     );
+    let _ = writeln!(
+        out,
+        "  geo mean ±95%: the runs' geometric mean, the statistic diff's verdicts test and \
+         --repeat auto judges, with its 95% interval (Student's t on the runs' logarithms)"
+    );
     if short_of_95 {
         let _ = writeln!(
             out,
@@ -101,6 +110,15 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
         );
     }
     out
+}
+
+/// The geometric mean of the runs and the half-width of its 95% interval:
+/// `1234 ±2.1%`; `-` when there is no interval (one run, a zero).
+fn geo(values: &[f64]) -> String {
+    match gm_interval(values) {
+        Some((gm, _, hi)) => format!("{} ±{}", num(gm), percent(hi / gm - 1.0)),
+        None => "-".into(),
+    }
 }
 
 fn label(metric: &str) -> &str {
@@ -197,6 +215,11 @@ fn figure(f: &RepeatFigure) -> Json {
             .float("confidence", c.confidence);
         o.obj("median_ci", ci);
     }
+    if let Some((gm, lo, hi)) = gm_interval(&f.values) {
+        let mut g = Obj::new();
+        g.float("value", gm).float("low", lo).float("high", hi);
+        o.obj("geometric_mean", g);
+    }
     if let Some(p) = f.spread() {
         o.float("spread", p);
     }
@@ -242,6 +265,10 @@ mod tests {
         // Three runs: the range, which holds the median 75% of the time.
         assert!(lines[3].contains("980 - 1040 (75%)"), "{t}");
         assert!(lines[3].ends_with("6.0%"), "{t}");
+        // The geometric mean (cube root of 1000 * 1040 * 980) and its
+        // interval, what the verdicts test.
+        assert!(lines[2].contains("geo mean ±95%"), "{t}");
+        assert!(lines[3].contains("1006 ±"), "{t}");
         assert!(lines[4].ends_with("26.1% !"), "{t}");
         assert!(t.contains("fewer than 6 runs cannot give 95%"), "{t}");
         assert!(t.contains("differ by more than 10%"));
