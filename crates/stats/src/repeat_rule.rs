@@ -277,12 +277,12 @@ pub fn outcome(
     }
 }
 
-/// "5%", "2.1%", "0.25%"; ">1000%" beyond that (an interval from two
+/// "5%", "2.1%", "0.25%"; "1000%+" beyond that (an interval from two
 /// runs can be that wide).
 pub fn percent(fraction: f64) -> String {
     let p = fraction * 100.0;
     if p > 1000.0 {
-        ">1000%".to_string()
+        "1000%+".to_string()
     } else if (p - p.round()).abs() < 1e-9 {
         format!("{p:.0}%")
     } else if p >= 1.0 {
@@ -445,7 +445,7 @@ mod tests {
         assert_eq!(back, o);
         assert_eq!(percent(0.021), "2.1%");
         assert_eq!(percent(0.0025), "0.25%");
-        assert_eq!(percent(29.0), ">1000%");
+        assert_eq!(percent(29.0), "1000%+");
         assert!(
             !o.describe().contains('['),
             "a count needs no rule: {}",
