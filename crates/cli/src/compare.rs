@@ -64,8 +64,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "DIR")]
     workdir: Option<PathBuf>,
     /// Runs of each workload and cold mount; cells show the median.
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    repeat: u32,
+    #[arg(long, default_value = "3", value_name = "N")]
+    repeat: String,
     /// Seconds per workload run.
     #[arg(long, default_value_t = 5, value_name = "SECS")]
     runtime: u64,
@@ -124,11 +124,29 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
             args.size
         )));
     };
-    if args.repeat == 0 {
-        return Ok(bad(
-            "--repeat 0: each workload must run at least once (give 1 or more)".into(),
-        ));
-    }
+    let repeat = match args.repeat.trim() {
+        "auto" => {
+            return Ok(bad(
+                "--repeat auto: compare repeats each workload a fixed number of times; give a \
+                 count (run, quick, meta and sweep take auto)"
+                    .into(),
+            ))
+        }
+        n => match n.parse::<u32>() {
+            Ok(0) => {
+                return Ok(bad(
+                    "--repeat 0: each workload must run at least once (give 1 or more)".into(),
+                ))
+            }
+            Ok(n) => n,
+            Err(_) => {
+                return Ok(bad(format!(
+                    "--repeat `{}`: expected a number of runs, 1 or more",
+                    args.repeat
+                )))
+            }
+        },
+    };
     let suite = match choose_suite(args.suite.as_deref(), &args.jobs) {
         Ok(s) => s,
         Err(e) => return Ok(bad(e)),
@@ -145,7 +163,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     let opts = Options {
         workdir: args.workdir.clone(),
         size,
-        repeat: args.repeat,
+        repeat,
         runtime_s: args.runtime.max(1),
         suite,
         device: args.device.clone(),
@@ -212,6 +230,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         .collect::<Vec<_>>()
         .join("\n");
     record.metrics = compare_metrics(c);
+    record.warnings = iolab_store::comparison_flags(c);
     let kept = keep::insert(store, &record);
     if let Some(id) = kept.id() {
         if tty {

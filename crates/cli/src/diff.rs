@@ -6,14 +6,18 @@
 //! tested together; and what differs between the two records besides the
 //! numbers (job, iolab version, kernel, filesystem, mount options, device,
 //! engine). Results with no metric in common are refused; results of
-//! different jobs are flagged.
+//! different jobs are flagged. The warnings each side carried are named
+//! with their side, beside the metrics they concern and under the table,
+//! so that a large ratio whose one side measured the page cache says so.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
 use iolab_stats::{Method, DEFAULT_ALPHA};
-use iolab_store::{diff_metrics, run_metrics, Basis, DiffOpts, Kind, Metric, MetricDiff, Stored};
+use iolab_store::{
+    diff_metrics, run_metrics, Basis, DiffOpts, Flag, Kind, Metric, MetricDiff, Stored,
+};
 use serde_json::json;
 
 use crate::exit::Status;
@@ -95,6 +99,11 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
             args.a, a.record.kind, args.b, b.record.kind
         ));
     }
+    let (flags_a, flags_b) = (flags_of(a), flags_of(b));
+    let warned: Vec<String> = rows
+        .iter()
+        .map(|r| side_codes(&r.name, &flags_a, &flags_b))
+        .collect();
     let diffs = differences(a, b);
     let different_jobs = diffs.iter().any(|d| d.what == "job" || d.what == "kind");
     let statistic = method.statistic();
@@ -112,12 +121,17 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
                     "what": d.what, "a": d.a, "b": d.b,
                 })).collect::<Vec<_>>(),
                 "metrics": rows,
+                "warnings": { "a": flags_a, "b": flags_b },
+                "metric_warnings": rows.iter().zip(&warned).map(|(r, w)| json!({
+                    "metric": r.name, "a": codes_at(&r.name, &flags_a),
+                    "b": codes_at(&r.name, &flags_b), "text": w,
+                })).collect::<Vec<_>>(),
             });
             serde_json::to_string_pretty(&v)? + "\n"
         }
         // CSV is the table and nothing else: what the notes say is in the
         // VERDICT column.
-        Some(TableForm::Csv) => table(&rows).render(TableForm::Csv),
+        Some(TableForm::Csv) => table(&rows, &warned).render(TableForm::Csv),
         Some(form) => {
             let mut text = format!("A: {}\nB: {}\n", describe(a), describe(b));
             if different_jobs {
@@ -129,7 +143,7 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
             text.push('\n');
             text.push_str(&differences_text(&diffs, form));
             text.push('\n');
-            text.push_str(&table(&rows).render(form));
+            text.push_str(&table(&rows, &warned).render(form));
             let interval = match method {
                 Method::Welch => {
                     format!("; B/A with its {:.0}% interval", (1.0 - args.alpha) * 100.0)
@@ -154,6 +168,7 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
                      test them.\n",
                 );
             }
+            text.push_str(&warnings_text(&flags_a, &flags_b));
             text
         }
     };
@@ -301,19 +316,122 @@ fn metrics_of(s: &Stored) -> Vec<Metric> {
     s.record.metrics.clone()
 }
 
-fn table(rows: &[MetricDiff]) -> Table {
-    let mut t = Table::new(&["METRIC", "UNIT", "A", "B", "B/A", "VERDICT"]);
-    for r in rows {
-        t.push(vec![
+/// The table of metrics; a WARNINGS column names the side whose run
+/// carried a warning about a metric, when either did.
+fn table(rows: &[MetricDiff], warned: &[String]) -> Table {
+    let any = warned.iter().any(|w| !w.is_empty());
+    let mut head = vec!["METRIC", "UNIT", "A", "B", "B/A", "VERDICT"];
+    if any {
+        head.push("WARNINGS");
+    }
+    let mut t = Table::new(&head);
+    for (r, w) in rows.iter().zip(warned) {
+        let mut row = vec![
             r.name.clone(),
             r.unit.clone(),
             num(r.a),
             num(r.b),
             r.ratio_text(),
             r.explain(),
-        ]);
+        ];
+        if any {
+            row.push(if w.is_empty() { "-".into() } else { w.clone() });
+        }
+        t.push(row);
     }
     t
+}
+
+/// The warnings a record carried: those stored with it, or, for a run or
+/// quick result stored before warnings were kept, those in its result.
+fn flags_of(s: &Stored) -> Vec<Flag> {
+    let r = &s.record;
+    if !r.warnings.is_empty() {
+        return r.warnings.clone();
+    }
+    match r.kind {
+        Kind::Run => r
+            .run_result()
+            .map(|x| iolab_store::run_flags(&x))
+            .unwrap_or_default(),
+        Kind::Quick => serde_json::from_str(&r.result_json)
+            .map(|q| iolab_store::quick_flags(&q))
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a flag raised at `at` concerns the metric `name` ("seq read
+/// MB/s" concerns job `seq`, "SEQ1M Q8T1 read IOPS" the quick test
+/// "SEQ1M Q8T1 read"); a flag raised nowhere in particular concerns all.
+fn concerns(at: &str, name: &str) -> bool {
+    at.is_empty()
+        || name
+            .strip_prefix(at)
+            .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('['))
+}
+
+/// The codes of `flags` that concern the metric `name`, each once.
+fn codes_at(name: &str, flags: &[Flag]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in flags.iter().filter(|f| concerns(&f.at, name)) {
+        if !out.contains(&f.code) {
+            out.push(f.code.clone());
+        }
+    }
+    out
+}
+
+/// Which side carried which warning about the metric `name`: "A:
+/// page-cache", "A, B: short-run", "A: page-cache; B: short-run"; empty
+/// when neither did.
+fn side_codes(name: &str, a: &[Flag], b: &[Flag]) -> String {
+    let (ca, cb) = (codes_at(name, a), codes_at(name, b));
+    let mut parts = Vec::new();
+    let both: Vec<&String> = ca.iter().filter(|c| cb.contains(c)).collect();
+    let only_a: Vec<&String> = ca.iter().filter(|c| !cb.contains(c)).collect();
+    let only_b: Vec<&String> = cb.iter().filter(|c| !ca.contains(c)).collect();
+    let join = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",");
+    if !only_a.is_empty() {
+        parts.push(format!("A: {}", join(&only_a)));
+    }
+    if !only_b.is_empty() {
+        parts.push(format!("B: {}", join(&only_b)));
+    }
+    if !both.is_empty() {
+        parts.push(format!("A, B: {}", join(&both)));
+    }
+    parts.join("; ")
+}
+
+/// Under the table: every warning, with the side that carried it, where,
+/// and its text; a warning on one side only is said to make the ratio
+/// suspect.
+fn warnings_text(a: &[Flag], b: &[Flag]) -> String {
+    if a.is_empty() && b.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nWarnings the results carried:\n");
+    for (side, mine, other) in [("A", a, b), ("B", b, a)] {
+        for f in mine {
+            let alone = !other.iter().any(|g| g.code == f.code);
+            let at = if f.at.is_empty() {
+                String::new()
+            } else {
+                format!(" at {}", f.at)
+            };
+            out.push_str(&format!("  {side}: {}{at}: {}\n", f.code, f.text));
+            if alone {
+                let other_side = if side == "A" { "B" } else { "A" };
+                out.push_str(&format!(
+                    "     only {side} carried {}: a difference from {other_side} there may come \
+                     from it, not from the storage\n",
+                    f.code
+                ));
+            }
+        }
+    }
+    out
 }
 
 fn describe(s: &Stored) -> String {

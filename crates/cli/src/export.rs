@@ -1,7 +1,9 @@
 //! `iolab export`: the stored results, filtered as in `history`, oldest
 //! first, for other tools. JSON gives every record whole (provenance,
 //! tags, metrics and the full result); CSV and Markdown give one line per
-//! headline metric with the record's provenance beside it.
+//! headline metric with the record's provenance beside it, the warnings
+//! the result carried (`code (where)`, `;`-separated) and how its repeats
+//! ended.
 
 use std::path::PathBuf;
 
@@ -99,6 +101,8 @@ fn table(records: &[Stored]) -> Table {
         "device_model",
         "target",
         "command_line",
+        "warnings",
+        "repeat",
         "metric",
         "value",
         "unit",
@@ -119,6 +123,15 @@ fn table(records: &[Stored]) -> Table {
             p.device_model.clone(),
             r.target.clone(),
             r.command_line.clone(),
+            r.warnings
+                .iter()
+                .map(|w| format!("{} ({})", w.code, w.at))
+                .collect::<Vec<_>>()
+                .join("; "),
+            r.repeat
+                .as_ref()
+                .map(|o| format!("{} runs: {}", o.runs, o.stopped.words()))
+                .unwrap_or_default(),
         ];
         if r.metrics.is_empty() {
             let mut row = head.clone();

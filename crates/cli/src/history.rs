@@ -84,7 +84,9 @@ pub fn table_or_json(name: &str) -> Result<Option<TableForm>, String> {
 }
 
 fn table(entries: &[Entry]) -> Table {
-    let mut t = Table::new(&["ID", "TIME", "KIND", "FS", "TARGET", "TAGS", "HEADLINE"]);
+    let mut t = Table::new(&[
+        "ID", "TIME", "KIND", "FS", "TARGET", "TAGS", "FLAGS", "HEADLINE",
+    ]);
     for e in entries {
         let headline: Vec<String> = e
             .metrics
@@ -107,6 +109,11 @@ fn table(entries: &[Entry]) -> Table {
             },
             e.target.clone(),
             e.tags.join(","),
+            if e.flags.is_empty() {
+                "-".into()
+            } else {
+                e.flags.join(",")
+            },
             headline,
         ]);
     }

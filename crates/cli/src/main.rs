@@ -14,6 +14,7 @@ mod meta;
 mod output;
 mod quick;
 mod readback;
+mod repeat;
 mod run;
 mod show;
 mod status;

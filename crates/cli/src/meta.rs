@@ -2,7 +2,9 @@
 //! [`MetaOptions`], runs [`run_meta_partial`] with a Ctrl-C handler (the
 //! run stops at its next operation and removes its files), and prints the
 //! phases as a table, Markdown, CSV or JSON; after a failure, the phases
-//! that finished.
+//! that finished. With `--repeat`, the whole pass runs again (each in a
+//! fresh directory) as the rule says; the result keeps every run and its
+//! metrics carry the runs as samples, for `diff`'s verdicts.
 
 use std::path::PathBuf;
 
@@ -19,6 +21,8 @@ use crate::exit::Status;
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
 use crate::output;
+use crate::repeat::{self, RepeatArgs, Step};
+use iolab_stats::StopReason;
 use iolab_store::{Kind, Metric};
 
 /// Times file creation, open, utime, stat, readdir, rename and unlink.
@@ -64,6 +68,8 @@ pub struct MetaArgs {
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
     #[command(flatten)]
+    repeat: RepeatArgs,
+    #[command(flatten)]
     store: StoreArgs,
 }
 
@@ -104,6 +110,10 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
     if let Err(e) = iolab_core::meta::validate(&opts) {
         return Ok(bad(e.to_string()));
     }
+    let rule = match args.repeat.rule() {
+        Ok(r) => r,
+        Err(e) => return Ok(bad(e)),
+    };
     if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
         return Ok(bad(msg));
     }
@@ -112,6 +122,9 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
         Err(e) => return Ok(bad(format!("{e:#}"))),
     };
     interrupt::watch(None);
+    if rule.repeats() {
+        return run_repeated(args, &opts, &rule, format, store);
+    }
     match run_meta_partial(&opts, &interrupt::STOP) {
         Ok(result) => {
             output::emit(args.output.as_deref(), &render_meta(&result, format))?;
@@ -121,40 +134,136 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
             Ok(keep::insert(store, &record).status())
         }
         Err(f) if f.error.is_invalid() => Ok(bad(f.error.to_string())),
-        Err(f) => {
-            // What was measured before the failure is reported (not
-            // kept); a run that finished no phase has nothing to report.
-            if !f.partial.phases.is_empty() {
-                output::emit(args.output.as_deref(), &render_meta(&f.partial, format))?;
-            }
-            eprintln!(
-                "iolab meta: {}; the files the run created were removed{}",
-                f.error,
-                if f.partial.phases.is_empty() {
-                    ""
-                } else {
-                    "; the phases reported finished"
-                }
-            );
-            Ok(Status::Failed)
-        }
+        Err(f) => report_failure(args, &f, format),
     }
 }
 
-/// Each phase's operations per second and 99th percentile latency.
+/// What a failed run measured before the failure is reported (not kept);
+/// a run that finished no phase has nothing to report.
+fn report_failure(
+    args: &MetaArgs,
+    f: &iolab_core::meta::MetaFailure,
+    format: CompareFormat,
+) -> Result<Status> {
+    if !f.partial.phases.is_empty() {
+        output::emit(args.output.as_deref(), &render_meta(&f.partial, format))?;
+    }
+    eprintln!(
+        "iolab meta: {}; the files the run created were removed{}",
+        f.error,
+        if f.partial.phases.is_empty() {
+            ""
+        } else {
+            "; the phases reported finished"
+        }
+    );
+    Ok(Status::Failed)
+}
+
+/// `--repeat`: the pass as many times as the rule says; the result is the
+/// median run's phases with every run kept.
+fn run_repeated(
+    args: &MetaArgs,
+    opts: &MetaOptions,
+    rule: &iolab_stats::RepeatRule,
+    format: CompareFormat,
+    store: Option<iolab_store::Store>,
+) -> Result<Status> {
+    let mut failure = None;
+    let once = |_: u32| match run_meta_partial(opts, &interrupt::STOP) {
+        Ok(r) => Step::Done(r),
+        Err(f) => {
+            let why = if interrupt::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+                StopReason::Interrupted
+            } else {
+                StopReason::Failed
+            };
+            failure = Some(f);
+            Step::Stop(why)
+        }
+    };
+    let figures = |runs: &[MetaResult]| -> Vec<(String, Vec<f64>)> {
+        let Some(first) = runs.first() else {
+            return Vec::new();
+        };
+        first
+            .phases
+            .iter()
+            .map(|p| {
+                let values = runs
+                    .iter()
+                    .filter_map(|r| r.phase(p.phase))
+                    .map(|q| q.ops_per_sec())
+                    .collect();
+                (format!("{} ops/s", p.phase), values)
+            })
+            .collect()
+    };
+    let (runs, outcome) = repeat::repeat(rule, &interrupt::STOP, once, figures);
+    if let Some(f) = failure {
+        if f.error.is_invalid() {
+            return Ok(bad(f.error.to_string()));
+        }
+        if !runs.is_empty() {
+            eprintln!(
+                "iolab meta: run {} of the repeats failed; nothing was stored",
+                runs.len() + 1
+            );
+        }
+        return report_failure(args, &f, format);
+    }
+    let phases: Vec<Vec<iolab_stats::meta::MetaPhase>> =
+        runs.iter().map(|r| r.phases.clone()).collect();
+    let Some(median) = runs.get(MetaResult::median_run(&phases)) else {
+        eprintln!("iolab meta: interrupted before the first run ended; nothing was stored");
+        return Ok(Status::Failed);
+    };
+    let result = MetaResult {
+        runs: phases,
+        repeat: Some(outcome),
+        ..median.clone()
+    };
+    output::emit(args.output.as_deref(), &render_meta(&result, format))?;
+    if result.repeat.as_ref().map(|o| o.stopped) == Some(StopReason::Interrupted) {
+        eprintln!("iolab meta: interrupted; the runs above were not stored");
+        return Ok(Status::Failed);
+    }
+    let mut record = keep::record(Kind::Meta, &args.dir, &args.store);
+    record.result_json = serde_json::to_string(&result)?;
+    record.metrics = metrics(&result);
+    record.repeat = result.repeat.clone();
+    Ok(keep::insert(store, &record).status())
+}
+
+/// Each phase's operations per second and 99th percentile latency; a
+/// repeated run's carry every run's value as samples (the ops/s value is
+/// then their geometric mean, the statistic the verdicts test).
 fn metrics(result: &MetaResult) -> Vec<Metric> {
+    let repeated = !result.runs.is_empty();
+    let runs = result.ops_per_sec_runs();
     result
         .phases
         .iter()
-        .flat_map(|p| {
+        .zip(runs)
+        .flat_map(|(p, (_, ops))| {
             let name = p.phase.name();
-            let mut m = vec![Metric::new(
-                format!("{name} ops/s"),
-                p.ops_per_sec(),
-                "ops/s",
-            )];
+            let mut m = if repeated {
+                let gm = iolab_stats::geometric_mean(&ops).unwrap_or(f64::NAN);
+                vec![Metric::new(format!("{name} ops/s"), gm, "ops/s").with_samples(ops)]
+            } else {
+                vec![Metric::new(
+                    format!("{name} ops/s"),
+                    p.ops_per_sec(),
+                    "ops/s",
+                )]
+            };
             if let Some(ns) = p.percentile_ns(99.0) {
-                m.push(Metric::new(format!("{name} p99"), ns as f64 / 1e3, "us"));
+                let p99 = Metric::new(format!("{name} p99"), ns as f64 / 1e3, "us");
+                m.push(if repeated {
+                    p99.with_samples(result.p99_us_runs(p.phase))
+                } else {
+                    p99
+                });
             }
             m
         })

@@ -1,10 +1,14 @@
 //! `iolab quick [DIR]`: the short suite on the filesystem of DIR (the
 //! current directory by default), a status line per test on a terminal,
 //! the table at the end, and the result kept in the results database.
+//! With `--repeat`, the whole suite runs again in a fresh private
+//! directory each time; the result keeps every run, and its metrics carry
+//! the runs as samples, so that `diff` can reach a verdict.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
@@ -15,12 +19,15 @@ use iolab_report::compare::CompareFormat;
 use iolab_report::quick::render_quick;
 use iolab_spec::value::time::{parse_time, TimeUnit};
 use iolab_spec::value::KbBase;
+use iolab_stats::quick::QuickResult;
+use iolab_stats::StopReason;
 use iolab_store::{Kind, Metric};
 
 use crate::exit::Status;
 use crate::interrupt::{self, STOP};
 use crate::keep::{self, StoreArgs};
 use crate::output;
+use crate::repeat::{self, RepeatArgs, Step};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct QuickArgs {
@@ -50,6 +57,8 @@ pub struct QuickArgs {
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
+    pub repeat: RepeatArgs,
+    #[command(flatten)]
     pub store: StoreArgs,
 }
 
@@ -72,6 +81,10 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
             Ok(n) => Some(n),
             Err(e) => return bad(format!("--size={s}: {e}")),
         },
+    };
+    let rule = match args.repeat.rule() {
+        Ok(r) => r,
+        Err(e) => return bad(e),
     };
     if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
         return bad(msg);
@@ -103,9 +116,13 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         }
     };
 
-    let work = setup.work.clone();
+    // A second Ctrl-C removes the private directory of the run under way.
+    let work = Arc::new(Mutex::new(setup.work.clone()));
+    let last = Arc::clone(&work);
     interrupt::watch(Some(Box::new(move || {
-        let _ = iolab_core::quickdir::remove(&work);
+        if let Ok(w) = last.lock() {
+            let _ = iolab_core::quickdir::remove(&w);
+        }
     })));
     let draw = std::io::stderr().is_terminal();
     let watch = |i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool| {
@@ -113,27 +130,72 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
             status(i, test, p, done);
         }
     };
-    let mut result = match quick::run(&setup, &STOP, &watch) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("iolab quick: {e}");
-            return Ok(Status::Failed);
+    // The private directory's random name is left out, so that two
+    // results of the same suite on the same directory have the same job.
+    let private = setup.work.display().to_string();
+    let job_text = SUITE
+        .iter()
+        .map(|t| quick::job_text(&setup, t))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace(&private, &format!("{}/.iolab-quick", setup.dir.display()));
+    let mut first = Some(setup);
+    let mut dir_tested = PathBuf::new();
+    let once = |i: u32| {
+        // Each run after the first works in a fresh private directory.
+        let setup = match first.take() {
+            Some(s) => s,
+            None => match quick::prepare(&opts) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("iolab quick: run {}: {e}", i + 1);
+                    return Step::Stop(StopReason::Failed);
+                }
+            },
+        };
+        if let Ok(mut w) = work.lock() {
+            w.clone_from(&setup.work);
+        }
+        if rule.repeats() && draw {
+            eprintln!("iolab quick: run {}", i + 1);
+        }
+        dir_tested.clone_from(&setup.dir);
+        match quick::run(&setup, &STOP, &watch) {
+            Ok(mut r) => {
+                (r.fs_type, r.device) = quick::describe(&setup.dir);
+                if r.interrupted {
+                    Step::Last(r, StopReason::Interrupted)
+                } else if r.nothing_measured() || r.tests.iter().any(|t| t.error.is_some()) {
+                    Step::Last(r, StopReason::Failed)
+                } else {
+                    Step::Done(r)
+                }
+            }
+            Err(e) => {
+                eprintln!("iolab quick: {e}");
+                Step::Stop(StopReason::Failed)
+            }
         }
     };
-    (result.fs_type, result.device) = quick::describe(&setup.dir);
+    let (runs, outcome) = repeat::repeat(&rule, &STOP, once, figures);
+    let result = if rule.repeats() && !runs.is_empty() {
+        iolab_stats::quick::combine(runs, outcome)
+    } else if let Some(r) = runs.into_iter().next() {
+        r
+    } else {
+        return Ok(Status::Failed);
+    };
 
     // Only a whole suite that measured something is kept.
     let kept = if result.interrupted || result.nothing_measured() {
         keep::Kept::NotAsked
     } else {
-        let mut record = keep::record(Kind::Quick, &setup.dir, &args.store);
+        let mut record = keep::record(Kind::Quick, &dir_tested, &args.store);
         record.result_json = serde_json::to_string(&result)?;
-        record.job_text = SUITE
-            .iter()
-            .map(|t| quick::job_text(&setup, t))
-            .collect::<Vec<_>>()
-            .join("\n");
+        record.job_text = job_text;
         record.metrics = metrics(&result);
+        record.warnings = iolab_store::quick_flags(&result);
+        record.repeat = result.repeat.clone();
         keep::insert(store, &record)
     };
 
@@ -158,30 +220,57 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
     Ok(kept.status())
 }
 
+/// Every test's IOPS in each run so far: what `--repeat auto` judges.
+fn figures(runs: &[QuickResult]) -> Vec<(String, Vec<f64>)> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    first
+        .tests
+        .iter()
+        .map(|t| {
+            let values = runs
+                .iter()
+                .filter_map(|r| r.tests.iter().find(|u| u.name == t.name && u.op == t.op))
+                .filter(|u| !u.failed())
+                .map(|u| u.iops)
+                .collect();
+            (format!("{} {} IOPS", t.name, t.op), values)
+        })
+        .collect()
+}
+
 /// The headline metrics of each test that produced figures, for history
-/// and diff.
-fn metrics(r: &iolab_stats::quick::QuickResult) -> Vec<Metric> {
+/// and diff; a repeated suite's carry every run's value as samples.
+fn metrics(r: &QuickResult) -> Vec<Metric> {
     let mut out = Vec::new();
-    for t in r.tests.iter().filter(|t| !t.failed()) {
+    let repeated = !r.runs.is_empty();
+    for (i, t) in r.tests.iter().enumerate().filter(|(_, t)| !t.failed()) {
         let name = format!("{} {}", t.name, t.op);
+        let with_runs = |m: Metric, f: fn(&iolab_stats::quick::QuickTest) -> f64| {
+            if repeated {
+                m.with_samples(r.runs_of(i, f))
+            } else {
+                m
+            }
+        };
         if t.bw_bytes > 0.0 {
-            out.push(Metric::new(
-                format!("{name} MB/s"),
-                t.bw_bytes / 1e6,
-                "MB/s",
+            out.push(with_runs(
+                Metric::new(format!("{name} MB/s"), t.bw_bytes / 1e6, "MB/s"),
+                |u| u.bw_bytes / 1e6,
             ));
         }
-        out.push(
+        out.push(with_runs(
             Metric::new(format!("{name} IOPS"), t.iops, "IOPS").with_windows(
                 t.sample_count,
                 t.sample_mean,
                 t.sample_stdev,
             ),
-        );
-        out.push(Metric::new(
-            format!("{name} p99"),
-            t.p99_ns as f64 / 1e3,
-            "us",
+            |u| u.iops,
+        ));
+        out.push(with_runs(
+            Metric::new(format!("{name} p99"), t.p99_ns as f64 / 1e3, "us"),
+            |u| u.p99_ns as f64 / 1e3,
         ));
     }
     out

@@ -14,11 +14,13 @@ use iolab_spec::{cmdline, help, resolve, Context, Host, JobSet, Opt, SpecError};
 use iolab_stats::repeated::repeat_figures;
 use iolab_stats::JobResult;
 use iolab_stats::RunResult;
+use iolab_stats::{RepeatRule, StopReason};
 
 use crate::exit::Status;
 use crate::interrupt::{self, STOP};
 use crate::keep::{self, StoreArgs};
 use crate::output::{self, Out};
+use crate::repeat::Step;
 use crate::status::{draw_until, Shown, StatusOpts};
 use iolab_store::Kind;
 use std::io::IsTerminal;
@@ -41,6 +43,12 @@ Run flags:
   --repeat=N            run the whole job set N times (caches dropped between
                         runs as root) and report each figure's median,
                         range, 95% interval of the median and spread
+  --repeat=auto         run until every job's bandwidth has a 95% interval
+                        (of the runs' geometric mean) within --repeat-width,
+                        or a budget is spent; says which stopped it
+  --repeat-width=PCT    auto's width (default 5%)
+  --repeat-max=N        auto's most runs (default 10)
+  --repeat-time=TIME    auto starts no run that would end after TIME
   --db=PATH             keep the result in this database (default $IOLAB_DB,
                         else ~/.local/share/iolab/results.db)
   --no-store            do not keep the result
@@ -90,14 +98,15 @@ pub fn run(args: &[String]) -> Result<Status> {
         }
     }
 
-    let repeat = match cmd.flag("repeat").flatten().map(str::parse::<u32>) {
-        None => 1,
-        Some(Ok(n)) if n >= 1 => n,
-        Some(_) => {
-            eprintln!(
-                "iolab: --repeat={}: expected a number of runs, 1 or more",
-                clip(cmd.flag("repeat").flatten().unwrap_or(""))
-            );
+    let rule = match crate::repeat::parse_rule(
+        cmd.flag("repeat").flatten(),
+        cmd.flag("repeat-width").flatten(),
+        cmd.flag("repeat-max").flatten(),
+        cmd.flag("repeat-time").flatten(),
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("iolab: {}", bound_message(&e.to_string()));
             return Ok(Status::BadInput);
         }
     };
@@ -184,9 +193,9 @@ pub fn run(args: &[String]) -> Result<Status> {
             .iter()
             .any(|f| matches!(f, Format::Json | Format::JsonPlus));
     let draw = status.enabled(json_to_stdout).then_some(status);
-    if repeat > 1 {
+    if rule.repeats() {
         return run_repeated(
-            &plan, &jobs, repeat, draw, &formats, &opts, out, store, &keep_args,
+            &plan, &jobs, &rule, draw, &formats, &opts, out, store, &keep_args,
         );
     }
     let mut layout_lines = |n: Notice| {
@@ -219,6 +228,7 @@ pub fn run(args: &[String]) -> Result<Status> {
         record.result_json = serde_json::to_string(&outcome.result)?;
         record.job_text = jobs.to_job_text();
         record.metrics = iolab_store::run_metrics(&outcome.result);
+        record.warnings = iolab_store::run_flags(&outcome.result);
         kept = stored(keep::insert(store, &record));
     }
     if outcome.result.interrupted {
@@ -268,16 +278,17 @@ fn run_once(
     })
 }
 
-/// `--repeat N`: the job set N times, caches dropped between runs (root)
-/// or the job files' caches invalidated; each run's report, then the
-/// figures' medians, ranges, intervals and spreads. JSON is one document:
-/// the median run's fio JSON, with the summary and every run's fio JSON
-/// under its top-level "iolab".
+/// `--repeat N|auto`: the job set as many times as the rule says, caches
+/// dropped between runs (root) or the job files' caches invalidated; each
+/// run's report, then the figures' medians, ranges, intervals and spreads
+/// and what stopped the runs. JSON is one document: the median run's fio
+/// JSON, with the summary and every run's fio JSON under its top-level
+/// "iolab".
 #[allow(clippy::too_many_arguments)]
 fn run_repeated(
     plan: &plan::Plan,
     jobs: &JobSet,
-    repeat: u32,
+    rule: &RepeatRule,
     draw: Option<StatusOpts>,
     formats: &[Format],
     opts: &RenderOpts,
@@ -285,49 +296,75 @@ fn run_repeated(
     store: Option<iolab_store::Store>,
     keep_args: &StoreArgs,
 ) -> Result<Status> {
-    let mut results: Vec<RunResult> = Vec::new();
     let mut caches = String::new();
     let mut failure = None;
+    let mut start_error = None;
+    let mut write_error = None;
     let mut quiet = |_: Notice| {};
-    for i in 0..repeat {
-        if STOP.load(Ordering::Relaxed) {
-            break;
-        }
+    let once = |i: u32| {
         // Every run starts from the same state, the first one included.
         caches = forget_caches(plan);
         let outcome = match run_once(plan, draw, &mut quiet) {
             Ok(o) => o,
             Err(e) => {
-                eprintln!("iolab: {e}");
-                return Ok(Status::BadInput);
+                start_error = Some(e);
+                return Step::Stop(StopReason::Failed);
             }
         };
         for f in formats {
-            match f {
+            let text = match f {
                 // One document for all the runs, after them.
-                Format::Json | Format::JsonPlus => {}
-                Format::Normal => {
-                    out.write(&format!("\niolab: run {} of {repeat}\n", i + 1))?;
-                    out.write(&render(&outcome.result, opts, *f))?;
-                }
-                Format::Terse => out.write(&render(&outcome.result, opts, *f))?,
+                Format::Json | Format::JsonPlus => continue,
+                Format::Normal => format!(
+                    "\niolab: run {}{}\n{}",
+                    i + 1,
+                    match rule {
+                        RepeatRule::Times { runs } => format!(" of {runs}"),
+                        RepeatRule::Auto { .. } => String::new(),
+                    },
+                    render(&outcome.result, opts, *f)
+                ),
+                Format::Terse => render(&outcome.result, opts, *f),
+            };
+            if let Err(e) = out.write(&text) {
+                write_error = Some(e);
+                return Step::Last(outcome.result, StopReason::Failed);
             }
         }
-        let interrupted = outcome.result.interrupted;
-        results.push(outcome.result);
-        if outcome.failure.is_some() || interrupted {
-            failure = outcome.failure.or(Some("interrupted".to_string()));
-            break;
+        if outcome.result.interrupted {
+            failure = Some("interrupted".to_string());
+            Step::Last(outcome.result, StopReason::Interrupted)
+        } else if let Some(f) = outcome.failure {
+            failure = Some(f);
+            Step::Last(outcome.result, StopReason::Failed)
+        } else {
+            Step::Done(outcome.result)
         }
+    };
+    let (results, outcome) = crate::repeat::repeat(rule, &STOP, once, bandwidth_figures);
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    if let Some(e) = start_error {
+        eprintln!("iolab: {e}");
+        return Ok(Status::BadInput);
     }
     let figs = repeat_figures(&results);
     if formats.contains(&Format::Normal) {
         out.write(&repeats_text(&figs, results.len(), &caches))?;
+        out.write(&format!("repeats: {}\n", outcome.describe()))?;
     }
     for f in formats {
         if matches!(f, Format::Json | Format::JsonPlus) {
             let plus = *f == Format::JsonPlus;
-            out.write(&repeats_json(&figs, &caches, &results, opts, plus))?;
+            out.write(&repeats_json(
+                &figs,
+                &caches,
+                &results,
+                opts,
+                plus,
+                Some(&outcome),
+            ))?;
         }
     }
     out.finish()?;
@@ -340,9 +377,21 @@ fn run_repeated(
         record.result_json = serde_json::to_string(last)?;
         record.job_text = jobs.to_job_text();
         record.metrics = iolab_store::repeated_run_metrics(&results);
+        record.warnings = iolab_store::runs_flags(&results);
+        record.repeat = Some(outcome);
         return Ok(stored(keep::insert(store, &record)));
     }
     Ok(Status::Success)
+}
+
+/// Every job's bandwidth in each direction that did I/O, in each run so
+/// far: what `--repeat auto` judges.
+fn bandwidth_figures(runs: &[RunResult]) -> Vec<(String, Vec<f64>)> {
+    repeat_figures(runs)
+        .into_iter()
+        .filter(|f| f.metric == "bw")
+        .map(|f| (format!("{} {} MB/s", f.job, f.dir), f.values))
+        .collect()
 }
 
 /// Between repeats: drops every cache, or, when the kernel refuses (not

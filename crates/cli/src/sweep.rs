@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use iolab_core::sweep::{
-    bs_axis, list_axis, run_sweep, sync_axis, vary_axis, GridAxis, SweepError,
+    bs_axis, list_axis, run_sweep_until, sync_axis, vary_axis, GridAxis, SweepError,
 };
 use iolab_report::compare::CompareFormat;
 use iolab_report::sweep::render_sweep;
@@ -20,7 +20,9 @@ use crate::exit::Status;
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
 use crate::output;
+use crate::repeat::parse_rule;
 use iolab_stats::sweep::{PointMetric, SweepResult};
+use iolab_stats::RepeatRule;
 use iolab_store::{Kind, Metric};
 
 const USAGE: &str = "\
@@ -54,8 +56,14 @@ When rw, sync or direct vary, each of their combinations is a group of
 columns (MB/s, IOPS, p99 latency) and the other axes are the rows.
 
 Flags:
-  --repeat N                 runs per point (interleaved); cells show the
-                             median and the spread ±(max-min)/median
+  --repeat N|auto            runs per point (interleaved); cells show the
+                             median and the spread ±(max-min)/median. auto:
+                             rounds of every point until each point's MB/s
+                             has a 95% interval (of the geometric mean)
+                             within --repeat-width, or a budget is spent
+  --repeat-width PCT         auto's width (default 5%)
+  --repeat-max N             auto's most rounds (default 10)
+  --repeat-time TIME         auto starts no round that would end after TIME
   --output-format FMT        table, markdown, csv or json
   --output FILE              write the report to FILE
   --db PATH, --no-store, --tag TEXT
@@ -70,7 +78,7 @@ Example:
 #[derive(Debug)]
 struct SweepArgs {
     axes: Vec<GridAxis>,
-    repeat: u32,
+    repeat: RepeatRule,
     format: CompareFormat,
     output: Option<String>,
     rest: Vec<String>,
@@ -78,7 +86,7 @@ struct SweepArgs {
     store: StoreArgs,
 }
 
-const GRID_FLAGS: [&str; 12] = [
+const GRID_FLAGS: [&str; 15] = [
     "db",
     "tag",
     "bs",
@@ -89,6 +97,9 @@ const GRID_FLAGS: [&str; 12] = [
     "sync",
     "vary",
     "repeat",
+    "repeat-width",
+    "repeat-max",
+    "repeat-time",
     "output-format",
     "output",
 ];
@@ -138,7 +149,7 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
 
     let mut out = SweepArgs {
         axes: Vec::new(),
-        repeat: 1,
+        repeat: RepeatRule::default(),
         format: CompareFormat::Table,
         output: None,
         rest,
@@ -170,12 +181,6 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
     for (flag, v) in &given {
         match *flag {
             "vary" => out.axes.push(vary_axis(v).map_err(err)?),
-            "repeat" => {
-                out.repeat = match v.parse() {
-                    Ok(n) if n > 0 => n,
-                    _ => return Err(format!("--repeat `{v}`: expected a count of runs above 0")),
-                }
-            }
             "output-format" => {
                 out.format = v.parse().map_err(|e| format!("--output-format: {e}"))?
             }
@@ -185,6 +190,19 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
             _ => {}
         }
     }
+    let last = |flag: &str| {
+        given
+            .iter()
+            .rev()
+            .find(|g| g.0 == flag)
+            .map(|g| g.1.as_str())
+    };
+    out.repeat = parse_rule(
+        last("repeat"),
+        last("repeat-width"),
+        last("repeat-max"),
+        last("repeat-time"),
+    )?;
     Ok(out)
 }
 
@@ -253,10 +271,10 @@ pub fn run(args: &[String]) -> Result<Status> {
             eprint!("\x1b[2K\riolab sweep: run {} of {point}", rep + 1);
         }
     };
-    let outcome = run_sweep(
+    let outcome = run_sweep_until(
         &base,
         &sweep.axes,
-        sweep.repeat,
+        &sweep.repeat,
         &ctx,
         &interrupt::STOP,
         &mut on_run,
@@ -291,6 +309,8 @@ pub fn run(args: &[String]) -> Result<Status> {
     let mut record = keep::record(Kind::Sweep, &target, &sweep.store);
     record.result_json = serde_json::to_string(&result)?;
     record.metrics = sweep_metrics(&result);
+    record.warnings = iolab_store::sweep_flags(&result);
+    record.repeat = result.repeat_outcome.clone();
     Ok(keep::insert(store, &record).status())
 }
 
@@ -337,7 +357,7 @@ mod tests {
         let names: Vec<&str> = a.axes.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["bs", "rw", "rwmixread"]);
         assert_eq!(a.axes[0].values.len(), 3);
-        assert_eq!(a.repeat, 3);
+        assert_eq!(a.repeat, RepeatRule::Times { runs: 3 });
         assert_eq!(a.rest, args("job.fio --size=1m --name=x"));
         assert!(parse(&args("--bs"))
             .unwrap_err()
@@ -365,6 +385,7 @@ mod tests {
             points: vec![iolab_stats::sweep::SweepPoint {
                 values: vec!["4k".into()],
                 runs: vec![run],
+                ..Default::default()
             }],
             repeat: 1,
             ..Default::default()

@@ -197,7 +197,7 @@ fn repeats_report_every_run_and_the_spread_and_keep_the_values() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat=0"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat `0`"));
 }
 
 #[test]

@@ -84,6 +84,8 @@ fn record(kind: Kind, minute: i64, fs: &str, target: &str, tags: &[&str]) -> Rec
         target: target.into(),
         result_json: r#"{"opaque": [1, 2, 3]}"#.into(),
         metrics: Vec::new(),
+        warnings: Vec::new(),
+        repeat: None,
     }
 }
 

@@ -480,7 +480,7 @@ fn meta_rows(setup: &QuickSetup, stop: &AtomicBool) -> (Vec<QuickTest>, bool) {
     }
 }
 
-/// A test's figures from its run.
+/// A test's figures from its run, and the warnings its jobs raised.
 pub fn row_of(test: &SuiteTest, r: &RunResult) -> QuickTest {
     let dir = if test.rw.contains("read") {
         Dir::Read
@@ -508,6 +508,11 @@ pub fn row_of(test: &SuiteTest, r: &RunResult) -> QuickTest {
         row.sample_stdev = d.iops_samples.stdev();
         if job.error != 0 && row.error.is_none() {
             row.error = Some(job.error_detail.clone());
+        }
+    }
+    for w in r.jobs.iter().flat_map(|j| &j.warnings) {
+        if !row.warnings.iter().any(|x| x.code == w.code) {
+            row.warnings.push(w.clone());
         }
     }
     row

@@ -27,8 +27,9 @@ use iolab_spec::resolve::{find_option, resolve, Sources};
 use iolab_spec::value::size::parse_size;
 use iolab_spec::value::KbBase;
 use iolab_spec::{Context, Opt, SpecError};
-use iolab_stats::sweep::{PointRun, SweepAxis, SweepFailure, SweepPoint, SweepResult};
-use iolab_stats::{Dir, LatHist, Moments, RunResult};
+use iolab_stats::repeat_rule::{outcome, should_stop};
+use iolab_stats::sweep::{PointMetric, PointRun, SweepAxis, SweepFailure, SweepPoint, SweepResult};
+use iolab_stats::{Dir, LatHist, Moments, RepeatRule, RunResult, StopReason};
 
 use crate::plan::{build, Plan};
 use crate::run::run;
@@ -424,11 +425,7 @@ pub fn point_run(r: &RunResult) -> PointRun {
     out
 }
 
-/// Runs the sweep: every point `repeat` times, the repeats interleaved
-/// (all points once, then all again). `on_run(point, repeat)` hears each
-/// run before it starts. A run that fails, or an interruption, ends the
-/// sweep: the result holds the points that ran and says where it stopped,
-/// and the files the sweep created are removed.
+/// [`run_sweep_until`] with exactly `repeat` runs per point.
 pub fn run_sweep(
     base: &Sources,
     axes: &[GridAxis],
@@ -437,7 +434,46 @@ pub fn run_sweep(
     stop: &AtomicBool,
     on_run: &mut dyn FnMut(&str, u32),
 ) -> Result<SweepResult, SweepError> {
-    if repeat == 0 {
+    let rule = RepeatRule::Times { runs: repeat };
+    run_sweep_until(base, axes, &rule, ctx, stop, on_run)
+}
+
+/// Each point's MB/s in the rounds so far: what `--repeat auto` judges.
+fn round_figures(r: &SweepResult) -> Vec<(String, Vec<f64>)> {
+    r.points
+        .iter()
+        .map(|p| {
+            let values = p
+                .runs
+                .iter()
+                .filter_map(|x| PointMetric::Mbps.of(x))
+                .collect();
+            let label: Vec<String> = r
+                .axes
+                .iter()
+                .zip(&p.values)
+                .map(|(a, v)| format!("{}={v}", a.name))
+                .collect();
+            (format!("{} MB/s", label.join(" ")), values)
+        })
+        .collect()
+}
+
+/// Runs every point of the grid in rounds (one run of each point per
+/// round, interleaved so that drift spreads over all points) until `rule`
+/// says stop: after `N` rounds, or (auto) once every point's MB/s is
+/// known within the width or a budget is spent. Stops at the first
+/// failed run or at Ctrl-C; the files the sweep created are removed after
+/// a failure. A sweep that can repeat records what stopped it.
+pub fn run_sweep_until(
+    base: &Sources,
+    axes: &[GridAxis],
+    rule: &RepeatRule,
+    ctx: &Context,
+    stop: &AtomicBool,
+    on_run: &mut dyn FnMut(&str, u32),
+) -> Result<SweepResult, SweepError> {
+    if rule.max_runs() == 0 {
         return Err(invalid("--repeat 0: each point needs at least one run"));
     }
     let prepared = prepare(base, axes, ctx)?;
@@ -455,20 +491,24 @@ pub fn run_sweep(
             .iter()
             .map(|p| SweepPoint {
                 values: p.values.clone(),
-                runs: Vec::new(),
+                ..SweepPoint::default()
             })
             .collect(),
-        repeat,
         ..SweepResult::default()
     };
-    'runs: for rep in 0..repeat {
+    let started = std::time::Instant::now();
+    let mut rounds = 0u32;
+    let stopped = 'runs: loop {
+        if let Some(why) = should_stop(rule, rounds, started.elapsed(), &round_figures(&result)) {
+            break why;
+        }
         for (p, out) in prepared.points.iter().zip(result.points.iter_mut()) {
             let label = point_label(axes, &p.values);
             if stop.load(Ordering::Relaxed) {
                 result.interrupted = true;
-                break 'runs;
+                break 'runs StopReason::Interrupted;
             }
-            on_run(&label, rep);
+            on_run(&label, rounds);
             let outcome = match run(&p.plan, stop, &mut |_| {}) {
                 Ok(o) => o,
                 Err(e) => {
@@ -476,22 +516,38 @@ pub fn run_sweep(
                         point: label,
                         message: e.to_string(),
                     });
-                    break 'runs;
+                    break 'runs StopReason::Failed;
                 }
             };
             if outcome.result.interrupted {
                 result.interrupted = true;
-                break 'runs;
+                break 'runs StopReason::Interrupted;
             }
             if let Some(message) = outcome.failure {
                 result.failure = Some(SweepFailure {
                     point: label,
                     message,
                 });
-                break 'runs;
+                break 'runs StopReason::Failed;
+            }
+            for w in outcome.result.jobs.iter().flat_map(|j| &j.warnings) {
+                if !out.warnings.iter().any(|x| x.code == w.code) {
+                    out.warnings.push(w.clone());
+                }
             }
             out.runs.push(point_run(&outcome.result));
         }
+        rounds += 1;
+    };
+    result.repeat = result
+        .points
+        .iter()
+        .map(|p| p.runs.len() as u32)
+        .max()
+        .unwrap_or(0);
+    if rule.repeats() {
+        let figures = round_figures(&result);
+        result.repeat_outcome = Some(outcome(rule, rounds, stopped, started.elapsed(), &figures));
     }
     if !result.complete() {
         result.points.retain(|p| !p.runs.is_empty());

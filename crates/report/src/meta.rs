@@ -3,7 +3,10 @@
 //! operations per second, p50 and p99 latency), the same as Markdown, CSV
 //! with one line per phase in nanoseconds, and JSON with the setup and each
 //! phase's latency moments and percentiles (fio's `"%f"` keys). A run that
-//! stopped early shows the phases that finished and says why.
+//! stopped early shows the phases that finished and says why. A repeated
+//! run's table is its median run (by total time); under it, each phase's
+//! operations per second over the runs: their geometric mean (what diff's
+//! verdicts test), its 95% interval, and how the runs ended.
 
 use std::fmt::Write as _;
 
@@ -156,6 +159,32 @@ fn table(r: &MetaResult, md: bool) -> String {
     for row in &rows {
         line(&mut out, row);
     }
+    if let Some(o) = &r.repeat {
+        let bullet = if md { "- " } else { "" };
+        let _ = writeln!(
+            out,
+            "\n{bullet}repeats: {}; the table shows the median run (by total time)",
+            o.describe()
+        );
+        for (kind, values) in r.ops_per_sec_runs() {
+            let gm = iolab_stats::geometric_mean(&values).unwrap_or(0.0);
+            let interval = match iolab_stats::repeat_rule::gm_interval(&values) {
+                Some((_, lo, hi)) => format!(
+                    "95% interval {}..{} (±{})",
+                    grouped(lo.round() as u64),
+                    grouped(hi.round() as u64),
+                    iolab_stats::repeat_rule::percent(if gm > 0.0 { hi / gm - 1.0 } else { 0.0 })
+                ),
+                None => "no interval".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "{bullet}{kind} ops/s over {} runs: geometric mean {}, {interval}",
+                values.len(),
+                grouped(gm.round() as u64)
+            );
+        }
+    }
     if let Some(why) = &r.failure {
         let _ = write!(
             out,
@@ -225,39 +254,51 @@ fn csv(r: &MetaResult) -> String {
 
 /// The JSON document as a value, for embedding in larger documents.
 pub fn meta_json(r: &MetaResult) -> Value {
-    let phases: Vec<Value> = r
-        .phases
-        .iter()
-        .map(|p| {
-            let mut pct = Map::new();
-            for (q, v) in p.lat.hist.percentiles(&DEFAULT_PERCENTILES) {
-                pct.insert(format!("{q:.6}"), json!(v));
-            }
-            json!({
-                "phase": p.phase.name(),
-                "ops": p.ops,
-                "elapsed_ns": p.elapsed_ns,
-                "total_ms": p.elapsed_ns as f64 / 1e6,
-                "per_op_ms": p.per_op_ns() / 1e6,
-                "ops_per_sec": p.ops_per_sec(),
-                "lat_ns": {
-                    "min": p.lat.moments.min().unwrap_or(0),
-                    "max": p.lat.moments.max().unwrap_or(0),
-                    "mean": p.lat.moments.mean(),
-                    "stddev": p.lat.moments.stdev(),
-                    "N": p.lat.count(),
-                    "percentile": Value::Object(pct),
-                },
-            })
-        })
-        .collect();
-    json!({
+    let phases: Vec<Value> = r.phases.iter().map(phase_json).collect();
+    let mut v = json!({
         "iolab version": concat!("iolab-", env!("CARGO_PKG_VERSION")),
         "setup": serde_json::to_value(&r.setup).unwrap_or(Value::Null),
         "directories": r.directories,
         "leaves": r.leaves,
         "phases": phases,
         "failure": r.failure,
+    });
+    if let (Some(o), Some(obj)) = (&r.repeat, v.as_object_mut()) {
+        obj.insert(
+            "repeat".into(),
+            serde_json::to_value(o).unwrap_or(Value::Null),
+        );
+        let runs: Vec<Value> = r
+            .runs
+            .iter()
+            .map(|run| Value::Array(run.iter().map(phase_json).collect()))
+            .collect();
+        obj.insert("runs".into(), Value::Array(runs));
+    }
+    v
+}
+
+/// One phase: counts, times and latency percentiles.
+fn phase_json(p: &MetaPhase) -> Value {
+    let mut pct = Map::new();
+    for (q, v) in p.lat.hist.percentiles(&DEFAULT_PERCENTILES) {
+        pct.insert(format!("{q:.6}"), json!(v));
+    }
+    json!({
+        "phase": p.phase.name(),
+        "ops": p.ops,
+        "elapsed_ns": p.elapsed_ns,
+        "total_ms": p.elapsed_ns as f64 / 1e6,
+        "per_op_ms": p.per_op_ns() / 1e6,
+        "ops_per_sec": p.ops_per_sec(),
+        "lat_ns": {
+            "min": p.lat.moments.min().unwrap_or(0),
+            "max": p.lat.moments.max().unwrap_or(0),
+            "mean": p.lat.moments.mean(),
+            "stddev": p.lat.moments.stdev(),
+            "N": p.lat.count(),
+            "percentile": Value::Object(pct),
+        },
     })
 }
 
@@ -305,6 +346,7 @@ mod tests {
                 phase(MetaPhaseKind::Stat, 10_000, 20_000_000, 100),
             ],
             failure: None,
+            ..MetaResult::default()
         }
     }
 

@@ -60,7 +60,45 @@ pub fn latency(ns: u64) -> String {
     }
 }
 
-fn cells(t: &QuickTest) -> [String; 6] {
+/// The warning codes of the suite, numbered from 1 in the order the
+/// tests raised them: cells show `wN`.
+fn warning_codes(q: &QuickResult) -> Vec<&str> {
+    let mut codes: Vec<&str> = Vec::new();
+    for w in q.tests.iter().flat_map(|t| &t.warnings) {
+        if !codes.contains(&w.code.as_str()) {
+            codes.push(&w.code);
+        }
+    }
+    codes
+}
+
+/// A figure cell with the `wN` markers of its test's warnings.
+fn marked(text: String, codes: &[&str], t: &QuickTest) -> String {
+    if text == "-" || t.warnings.is_empty() {
+        return text;
+    }
+    let mut numbers: Vec<usize> = t
+        .warnings
+        .iter()
+        .filter_map(|w| codes.iter().position(|c| *c == w.code))
+        .collect();
+    numbers.sort_unstable();
+    let marks: Vec<String> = numbers.iter().map(|n| format!("w{}", n + 1)).collect();
+    format!("{text} {}", marks.join(","))
+}
+
+/// The IOPS interval of a repeated test as ± percent of its geometric
+/// mean (the wider side): `±2.1%`.
+fn spread(t: &QuickTest) -> String {
+    match t.iops_interval {
+        Some((_, hi)) if t.iops > 0.0 => {
+            format!("±{}", iolab_stats::repeat_rule::percent(hi / t.iops - 1.0))
+        }
+        _ => "-".to_string(),
+    }
+}
+
+fn cells(t: &QuickTest, codes: &[&str], repeated: bool) -> Vec<String> {
     let (mb, iops) = if t.failed() {
         ("failed".to_string(), "-".to_string())
     } else {
@@ -73,59 +111,85 @@ fn cells(t: &QuickTest) -> [String; 6] {
             format!("{:.0}", t.iops),
         )
     };
-    [
+    let mut row = vec![
         t.name.clone(),
         t.op.clone(),
-        mb,
-        iops,
-        latency(t.p50_ns),
-        latency(t.p99_ns),
-    ]
+        marked(mb, codes, t),
+        marked(iops, codes, t),
+    ];
+    if repeated {
+        row.push(spread(t));
+    }
+    row.push(marked(latency(t.p50_ns), codes, t));
+    row.push(marked(latency(t.p99_ns), codes, t));
+    row
 }
 
-const HEAD: [&str; 6] = ["Test", "Op", "MB/s", "IOPS", "p50", "p99"];
+fn head(repeated: bool) -> Vec<String> {
+    let mut h = vec!["Test", "Op", "MB/s", "IOPS"];
+    if repeated {
+        h.push("±95%");
+    }
+    h.extend(["p50", "p99"]);
+    h.into_iter().map(String::from).collect()
+}
 
 fn table(q: &QuickResult, markdown: bool) -> String {
-    let rows: Vec<[String; 6]> = q.tests.iter().map(cells).collect();
+    let repeated = q.repeat.is_some();
+    let codes = warning_codes(q);
+    let head = head(repeated);
+    let rows: Vec<Vec<String>> = q.tests.iter().map(|t| cells(t, &codes, repeated)).collect();
     let mut out = String::new();
     if markdown {
         let _ = writeln!(out, "**iolab quick** {}\n", heading(q));
-        let _ = writeln!(out, "| {} |", HEAD.join(" | "));
-        let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
+        let _ = writeln!(out, "| {} |", head.join(" | "));
+        let align: Vec<&str> = (0..head.len())
+            .map(|i| if i < 2 { "---" } else { "---:" })
+            .collect();
+        let _ = writeln!(out, "|{}|", align.join("|"));
         for r in &rows {
             let _ = writeln!(out, "| {} |", r.join(" | "));
         }
     } else {
         let _ = writeln!(out, "iolab quick: {}\n", heading(q));
-        let mut w = HEAD.map(str::len);
+        let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
         for r in &rows {
             for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.len());
+                w[i] = w[i].max(c.chars().count());
             }
         }
-        let line = |c: &[String; 6]| {
-            format!(
-                "{:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {:>w4$}  {:>w5$}",
-                c[0],
-                c[1],
-                c[2],
-                c[3],
-                c[4],
-                c[5],
-                w0 = w[0],
-                w1 = w[1],
-                w2 = w[2],
-                w3 = w[3],
-                w4 = w[4],
-                w5 = w[5]
-            )
+        let line = |c: &[String]| {
+            let mut s = String::new();
+            for (i, cell) in c.iter().enumerate() {
+                let pad = w[i].saturating_sub(cell.chars().count());
+                if i > 0 {
+                    s.push_str("  ");
+                }
+                if i < 2 {
+                    s.push_str(cell);
+                    s.push_str(&" ".repeat(pad));
+                } else {
+                    s.push_str(&" ".repeat(pad));
+                    s.push_str(cell);
+                }
+            }
+            s
         };
-        let _ = writeln!(out, "{}", line(&HEAD.map(String::from)).trim_end());
+        let _ = writeln!(out, "{}", line(&head).trim_end());
         for r in &rows {
             let _ = writeln!(out, "{}", line(r).trim_end());
         }
     }
-    let mut notes: Vec<String> = q.notes.clone();
+    let mut notes: Vec<String> = Vec::new();
+    if let Some(r) = &q.repeat {
+        notes.push(format!("repeats: {}", r.describe()));
+        notes.push(
+            "repeats: MB/s and IOPS are the geometric means of the runs (what diff's verdicts \
+             test), latencies their medians; ±95%: the 95% interval of the IOPS' geometric mean"
+                .to_string(),
+        );
+    }
+    notes.extend(q.notes.iter().cloned());
     if q.tests.iter().any(|t| t.op == "write+fsync") {
         notes.push(
             "write+fsync: buffered 4k writes, each followed by fsync; its latency is the fsync's"
@@ -140,28 +204,58 @@ fn table(q: &QuickResult, markdown: bool) -> String {
     if q.interrupted {
         notes.push("interrupted: the tests not listed did not run".to_string());
     }
-    if !notes.is_empty() {
+    let mut legend: Vec<String> = Vec::new();
+    for (n, code) in codes.iter().enumerate() {
+        let at: Vec<String> = q
+            .tests
+            .iter()
+            .filter(|t| t.warnings.iter().any(|w| w.code == *code))
+            .map(|t| format!("{} {}", t.name, t.op))
+            .collect();
+        legend.push(format!("w{} {code}: {}", n + 1, at.join(", ")));
+    }
+    if !codes.is_empty() {
+        legend.push(
+            "wN: iolab warns that the number may not measure what it seems to; the full texts \
+             are in --output-format json"
+                .to_string(),
+        );
+    }
+    if !notes.is_empty() || !legend.is_empty() {
         out.push('\n');
+        let bullet = if markdown { "- " } else { "" };
+        for l in legend {
+            let _ = writeln!(out, "{bullet}{l}");
+        }
         for n in notes {
-            let _ = writeln!(out, "{}note: {n}", if markdown { "- " } else { "" });
+            let _ = writeln!(out, "{bullet}note: {n}");
         }
     }
     out
 }
 
 fn csv(q: &QuickResult) -> String {
-    let mut out = String::from("test,op,mb_per_s,iops,p50_ns,p99_ns,error\n");
-    for t in &q.tests {
+    let mut out = String::from(
+        "test,op,mb_per_s,iops,p50_ns,p99_ns,error,runs,iops_low,iops_high,warnings\n",
+    );
+    for (i, t) in q.tests.iter().enumerate() {
         let err = t.error.as_deref().unwrap_or("").replace('"', "\"\"");
+        let (lo, hi) = match t.iops_interval {
+            Some((lo, hi)) => (format!("{lo:.1}"), format!("{hi:.1}")),
+            None => (String::new(), String::new()),
+        };
+        let codes: Vec<&str> = t.warnings.iter().map(|w| w.code.as_str()).collect();
         let _ = writeln!(
             out,
-            "{},{},{:.3},{:.1},{},{},\"{err}\"",
+            "{},{},{:.3},{:.1},{},{},\"{err}\",{},{lo},{hi},{}",
             t.name,
             t.op,
             t.bw_bytes / 1e6,
             t.iops,
             t.p50_ns,
-            t.p99_ns
+            t.p99_ns,
+            q.runs_of(i, |u| u.iops).len(),
+            codes.join(";")
         );
     }
     out
@@ -199,6 +293,7 @@ mod tests {
                 },
             ],
             interrupted: false,
+            ..QuickResult::default()
         }
     }
 
@@ -206,6 +301,7 @@ mod tests {
     fn the_table_has_a_heading_aligned_rows_and_notes() {
         let t = render_quick(&sample(), CompareFormat::Table);
         let lines: Vec<&str> = t.lines().collect();
+        assert!(!t.contains("±95%") && !t.contains("w1"), "{t}");
         assert_eq!(
             lines[0],
             "iolab quick: /data (ext4 on sda): io_uring, direct I/O, 1024 MiB test file, 5 s per test"
@@ -241,6 +337,47 @@ mod tests {
             md.contains("| SEQ1M Q8T1 | read | 1234.6 | 1177 | 6.50 ms | 12.1 ms |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn warned_tests_are_marked_and_repeats_show_their_interval() {
+        let mut q = sample();
+        q.tests[0].warnings.push(iolab_stats::JobWarning {
+            code: "page-cache".into(),
+            text: "served from memory".into(),
+        });
+        q.tests[0].iops_interval = Some((1100.0, 1200.0));
+        q.repeat = Some(iolab_stats::repeat_rule::outcome(
+            &iolab_stats::RepeatRule::Times { runs: 3 },
+            3,
+            iolab_stats::StopReason::Count,
+            std::time::Duration::from_secs(1),
+            &[],
+        ));
+        let t = render_quick(&q, CompareFormat::Table);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(
+            lines[2].contains("IOPS") && lines[2].contains("±95%"),
+            "{t}"
+        );
+        assert!(
+            lines[3].contains("1234.6 w1") && lines[3].contains("1177 w1"),
+            "{t}"
+        );
+        assert!(lines[3].contains("±1.9%"), "1200 / 1177.4: {t}");
+        assert!(!lines[4].contains("w1"), "{t}");
+        assert!(t.contains("w1 page-cache: SEQ1M Q8T1 read"), "{t}");
+        assert!(
+            t.contains("note: repeats: 3 runs, stopped: the runs asked for were made"),
+            "{t}"
+        );
+        assert!(t.contains("geometric means of the runs"), "{t}");
+        let csv = render_quick(&q, CompareFormat::Csv);
+        let row = csv.lines().nth(1).unwrap();
+        assert!(row.ends_with(",1100.0,1200.0,page-cache"), "{csv}");
+        let md = render_quick(&q, CompareFormat::Markdown);
+        assert!(md.contains("|---|---|---:|---:|---:|---:|---:|"), "{md}");
+        assert!(md.contains("- w1 page-cache"), "{md}");
     }
 
     #[test]

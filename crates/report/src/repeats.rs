@@ -2,15 +2,17 @@
 //! direction, metric) with the median, min-max, the confidence interval of
 //! the median (from order statistics, distribution-free: its bounds are
 //! runs' values, see `iolab_stats::Summary`) and the spread, `!` where the
-//! spread exceeds 10%; and the JSON document: fio's layout at the top
+//! spread exceeds 10%, and the runs' geometric mean with its 95% interval
+//! (what the verdicts test and `--repeat auto` judges); and the JSON document: fio's layout at the top
 //! level, from the median run, so that fio parsers read it as one run, and
 //! iolab's summary and every run's document under the top-level "iolab".
 
 use std::fmt::Write as _;
 
+use iolab_stats::repeat_rule::{gm_interval, percent};
 use iolab_stats::repeated::{median_run, RepeatFigure};
-use iolab_stats::RunResult;
 use iolab_stats::CONFIDENCE;
+use iolab_stats::{RepeatOutcome, RunResult};
 
 use crate::json;
 use crate::jsonw::{Json, Obj};
@@ -22,7 +24,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
     let mut out = String::new();
     let _ = writeln!(out, "\nRepeats: {runs} runs; {caches}");
     let mut short_of_95 = false;
-    let rows: Vec<[String; 7]> = figs
+    let rows: Vec<[String; 8]> = figs
         .iter()
         .map(|f| {
             let s = &f.summary;
@@ -48,6 +50,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
                 num(s.median),
                 format!("{} - {}", num(s.min), num(s.max)),
                 ci,
+                geo(&f.values),
                 spread,
             ]
         })
@@ -59,6 +62,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
         "median",
         "min - max",
         "median 95% CI",
+        "geo mean ±95%",
         "spread",
     ];
     let mut w = head.map(str::len);
@@ -67,7 +71,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
             w[i] = w[i].max(c.len());
         }
     }
-    let line = |c: [&str; 7]| {
+    let line = |c: [&str; 8]| {
         let mut l = String::from("  ");
         for (i, cell) in c.iter().enumerate() {
             if i < 3 {
@@ -87,6 +91,11 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
         "  median 95% CI: the runs' values between which the true median lies, from order \
          statistics (no assumption about the distribution)"
     );
+    let _ = writeln!(
+        out,
+        "  geo mean ±95%: the runs' geometric mean, the statistic diff's verdicts test and \
+         --repeat auto judges, with its 95% interval (Student's t on the runs' logarithms)"
+    );
     if short_of_95 {
         let _ = writeln!(
             out,
@@ -101,6 +110,15 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
         );
     }
     out
+}
+
+/// The geometric mean of the runs and the half-width of its 95% interval:
+/// `1234 ±2.1%`; `-` when there is no interval (one run, a zero).
+fn geo(values: &[f64]) -> String {
+    match gm_interval(values) {
+        Some((gm, _, hi)) => format!("{} ±{}", num(gm), percent(hi / gm - 1.0)),
+        None => "-".into(),
+    }
 }
 
 fn label(metric: &str) -> &str {
@@ -134,6 +152,7 @@ pub fn repeats_json(
     runs: &[RunResult],
     opts: &RenderOpts,
     plus: bool,
+    outcome: Option<&RepeatOutcome>,
 ) -> String {
     let Some(top) = runs.get(median_run(figs, runs.len())) else {
         return String::new();
@@ -149,6 +168,21 @@ pub fn repeats_json(
             "confidence interval of the median from order statistics (distribution-free)",
         )
         .add("figures", Json::Arr(figs.iter().map(figure).collect()));
+    if let Some(o) = outcome {
+        let stopped = serde_json::to_value(o.stopped)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        repeat
+            .str("rule", &o.rule.to_string())
+            .str("stopped", &stopped)
+            .str("stopped_because", o.stopped.words());
+        if let Some(w) = o.widest {
+            repeat
+                .float("widest_gm_half_width", w)
+                .str("widest_figure", &o.widest_figure);
+        }
+    }
     let docs = runs
         .iter()
         .map(|r| Json::Obj(json::document(r, opts, plus)))
@@ -180,6 +214,11 @@ fn figure(f: &RepeatFigure) -> Json {
             .float("high", c.high)
             .float("confidence", c.confidence);
         o.obj("median_ci", ci);
+    }
+    if let Some((gm, lo, hi)) = gm_interval(&f.values) {
+        let mut g = Obj::new();
+        g.float("value", gm).float("low", lo).float("high", hi);
+        o.obj("geometric_mean", g);
     }
     if let Some(p) = f.spread() {
         o.float("spread", p);
@@ -226,6 +265,10 @@ mod tests {
         // Three runs: the range, which holds the median 75% of the time.
         assert!(lines[3].contains("980 - 1040 (75%)"), "{t}");
         assert!(lines[3].ends_with("6.0%"), "{t}");
+        // The geometric mean (cube root of 1000 * 1040 * 980) and its
+        // interval, what the verdicts test.
+        assert!(lines[2].contains("geo mean ±95%"), "{t}");
+        assert!(lines[3].contains("1006 ±"), "{t}");
         assert!(lines[4].ends_with("26.1% !"), "{t}");
         assert!(t.contains("fewer than 6 runs cannot give 95%"), "{t}");
         assert!(t.contains("differ by more than 10%"));
@@ -261,7 +304,7 @@ mod tests {
     fn the_json_is_the_median_run_with_the_summary_and_every_run_under_iolab() {
         let runs = [run(1200), run(1000), run(1100)];
         let figs = iolab_stats::repeated::repeat_figures(&runs);
-        let j = repeats_json(&figs, "none", &runs, &RenderOpts::default(), false);
+        let j = repeats_json(&figs, "none", &runs, &RenderOpts::default(), false, None);
         let v: serde_json::Value = serde_json::from_str(&j).unwrap();
         // fio's layout at the top: the median run (1100 IOPS, run 3).
         assert_eq!(v["timestamp"], 1100);

@@ -5,9 +5,12 @@
 //! the other axes make the rows, as in published block-size studies;
 //! otherwise each point is a row with MB/s, IOPS, p99 latency and the bytes
 //! moved. Repeated runs show the median and `±N%`, the spread (max - min)
-//! relative to the median. A sweep that stopped early says at which point
-//! and why under the table. CSV is long form, one line per run; JSON holds
-//! the runs and each point's summaries.
+//! relative to the median. A point whose runs raised warnings has its
+//! cells marked `wN`, as compare's table does, with the legend under the
+//! table; a repeated sweep says how its runs ended. A sweep that stopped
+//! early says at which point and why under the table. CSV is long form,
+//! one line per run, with the point's warning codes; JSON holds the runs
+//! and each point's summaries.
 
 use std::fmt::Write as _;
 
@@ -58,6 +61,42 @@ fn cell(s: Option<Summary>) -> String {
             format!("{} ±{:.0}%", num(s.median), spread)
         }
     }
+}
+
+/// The warning codes of the sweep, numbered from 1 in the order the
+/// points raised them: cells show `wN`.
+fn warning_codes(r: &SweepResult) -> Vec<&str> {
+    let mut codes: Vec<&str> = Vec::new();
+    for w in r.points.iter().flat_map(|p| &p.warnings) {
+        if !codes.contains(&w.code.as_str()) {
+            codes.push(&w.code);
+        }
+    }
+    codes
+}
+
+/// A cell with the `wN` markers of its point's warnings.
+fn marked(text: String, codes: &[&str], p: Option<&SweepPoint>) -> String {
+    let Some(p) = p.filter(|p| !p.warnings.is_empty() && text != "-") else {
+        return text;
+    };
+    let mut numbers: Vec<usize> = p
+        .warnings
+        .iter()
+        .filter_map(|w| codes.iter().position(|c| *c == w.code))
+        .collect();
+    numbers.sort_unstable();
+    let marks: Vec<String> = numbers.iter().map(|n| format!("w{}", n + 1)).collect();
+    format!("{text} {}", marks.join(","))
+}
+
+fn point_name(r: &SweepResult, p: &SweepPoint) -> String {
+    r.axes
+        .iter()
+        .zip(&p.values)
+        .map(|(a, v)| format!("{}={v}", a.name))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn table(r: &SweepResult, md: bool) -> String {
@@ -120,6 +159,34 @@ fn table(r: &SweepResult, md: bool) -> String {
     for row in &rows {
         line(&mut out, row);
     }
+    let bullet = if md { "- " } else { "" };
+    let codes = warning_codes(r);
+    let mut notes: Vec<String> = Vec::new();
+    for (n, code) in codes.iter().enumerate() {
+        let at: Vec<String> = r
+            .points
+            .iter()
+            .filter(|p| p.warnings.iter().any(|w| w.code == *code))
+            .map(|p| point_name(r, p))
+            .collect();
+        notes.push(format!("w{} {code}: {}", n + 1, at.join(", ")));
+    }
+    if !codes.is_empty() {
+        notes.push(
+            "wN: iolab warns that the number may not measure what it seems to; the full texts \
+             are in --output-format json"
+                .to_string(),
+        );
+    }
+    if let Some(o) = &r.repeat_outcome {
+        notes.push(format!("note: repeats: {}", o.describe()));
+    }
+    if !notes.is_empty() {
+        out.push('\n');
+        for n in notes {
+            let _ = writeln!(out, "{bullet}{n}");
+        }
+    }
     if let Some(f) = &r.failure {
         let _ = write!(
             out,
@@ -141,6 +208,7 @@ fn table(r: &SweepResult, md: bool) -> String {
 
 /// One row per point: its values, then MB/s, IOPS, p99 and bytes.
 fn long(r: &SweepResult) -> (Vec<String>, Vec<Vec<String>>) {
+    let codes = warning_codes(r);
     let mut header: Vec<String> = r.axes.iter().map(|a| a.name.clone()).collect();
     header.extend(PointMetric::ALL.iter().map(|m| m.label().to_string()));
     let rows = r
@@ -154,7 +222,7 @@ fn long(r: &SweepResult) -> (Vec<String>, Vec<Vec<String>>) {
                         .summary(m)
                         .map(|s| format!("{}", s.median as u64))
                         .unwrap_or_else(|| "-".into()),
-                    _ => cell(p.summary(m)),
+                    _ => marked(cell(p.summary(m)), &codes, Some(p)),
                 }
             }));
             row
@@ -169,6 +237,7 @@ const PIVOT_METRICS: [PointMetric; 3] = [PointMetric::Mbps, PointMetric::Iops, P
 /// Rows are the values of the axes not in `mode`; a group of columns (MB/s,
 /// IOPS, p99 latency) per combination of the `mode` axes' values.
 fn pivot(r: &SweepResult, mode: &[usize]) -> (Vec<String>, Vec<Vec<String>>) {
+    let codes = warning_codes(r);
     let shape: Vec<usize> = (0..r.axes.len()).filter(|i| !mode.contains(i)).collect();
     let key = |p: &SweepPoint, idx: &[usize]| -> Vec<String> {
         idx.iter().map(|&i| p.values[i].clone()).collect()
@@ -212,7 +281,7 @@ fn pivot(r: &SweepResult, mode: &[usize]) -> (Vec<String>, Vec<Vec<String>>) {
                     .iter()
                     .find(|p| &key(p, &shape) == k && &key(p, mode) == c);
                 for m in PIVOT_METRICS {
-                    row.push(cell(p.and_then(|p| p.summary(m))));
+                    row.push(marked(cell(p.and_then(|p| p.summary(m))), &codes, p));
                 }
             }
             row
@@ -231,7 +300,7 @@ fn csv_field(s: &str) -> String {
 
 /// The CSV columns after the axes' names.
 pub const CSV_METRICS: &str = "run,read_bytes,write_bytes,read_bw_bytes,write_bw_bytes,iops,\
-clat_mean_ns,clat_p99_ns,runtime_ns";
+clat_mean_ns,clat_p99_ns,runtime_ns,warnings";
 
 fn csv(r: &SweepResult) -> String {
     let mut out = String::new();
@@ -245,9 +314,10 @@ fn csv(r: &SweepResult) -> String {
     );
     for p in &r.points {
         let values: Vec<String> = p.values.iter().map(|v| csv_field(v)).collect();
+        let warned: Vec<&str> = p.warnings.iter().map(|w| w.code.as_str()).collect();
         for (i, run) in p.runs.iter().enumerate() {
             let metrics = format!(
-                "{},{},{},{:.0},{:.0},{:.1},{:.1},{},{}",
+                "{},{},{},{:.0},{:.0},{:.1},{:.1},{},{},{}",
                 i + 1,
                 run.read_bytes,
                 run.write_bytes,
@@ -256,7 +326,8 @@ fn csv(r: &SweepResult) -> String {
                 run.iops,
                 run.clat_mean_ns,
                 run.clat_p99_ns.map(|v| v.to_string()).unwrap_or_default(),
-                run.runtime_ns
+                run.runtime_ns,
+                csv_field(&warned.join(";"))
             );
             let line = if values.is_empty() {
                 metrics
@@ -296,6 +367,7 @@ pub fn sweep_json(r: &SweepResult) -> Value {
                 "values": Value::Object(values),
                 "runs": serde_json::to_value(&p.runs).unwrap_or(Value::Null),
                 "summary": Value::Object(summary),
+                "warnings": serde_json::to_value(&p.warnings).unwrap_or(Value::Null),
             })
         })
         .collect();
@@ -303,6 +375,7 @@ pub fn sweep_json(r: &SweepResult) -> Value {
         "iolab version": concat!("iolab-", env!("CARGO_PKG_VERSION")),
         "axes": serde_json::to_value(&r.axes).unwrap_or(Value::Null),
         "repeat": r.repeat,
+        "repeat_outcome": serde_json::to_value(&r.repeat_outcome).unwrap_or(Value::Null),
         "points": points,
         "failure": serde_json::to_value(&r.failure).unwrap_or(Value::Null),
         "interrupted": r.interrupted,
@@ -435,6 +508,39 @@ mod tests {
         let csv = render_sweep(&r, CompareFormat::Csv);
         assert_eq!(csv.lines().count(), 2, "{csv}");
         assert!(!csv.contains("failed"), "{csv}");
+    }
+
+    #[test]
+    fn warned_points_are_marked_with_a_legend() {
+        let mut r = result(&[("bs", &["4k", "8k"]), ("rw", &["read", "write"])], 2);
+        r.points[0].warnings.push(iolab_stats::JobWarning {
+            code: "page-cache".into(),
+            text: "served from memory".into(),
+        });
+        r.repeat_outcome = Some(iolab_stats::repeat_rule::outcome(
+            &iolab_stats::RepeatRule::auto(),
+            2,
+            iolab_stats::StopReason::Time,
+            std::time::Duration::from_secs(2),
+            &[],
+        ));
+        let t = render_sweep(&r, CompareFormat::Table);
+        let lines: Vec<&str> = t.lines().collect();
+        // bs=4k rw=read is the first point: the read cells of row 4k.
+        assert!(
+            lines[1].starts_with("4k") && lines[1].contains("±10% w1"),
+            "{t}"
+        );
+        assert_eq!(lines[1].matches("w1").count(), 3, "MB/s, IOPS, p99: {t}");
+        assert!(!lines[2].contains("w1"), "{t}");
+        assert!(t.contains("\nw1 page-cache: bs=4k rw=read\n"), "{t}");
+        assert!(t.contains("stopped: time budget spent"), "{t}");
+        let csv = render_sweep(&r, CompareFormat::Csv);
+        assert!(
+            csv.lines().nth(1).unwrap().ends_with(",page-cache"),
+            "{csv}"
+        );
+        assert!(csv.lines().nth(3).unwrap().ends_with(','), "{csv}");
     }
 
     #[test]

@@ -100,7 +100,22 @@ pub static PROGRAM_FLAGS: &[ProgramFlag] = &[
     flag(
         "repeat",
         Arity::Required,
-        "Run the job set this many times and summarize the spread",
+        "Run the job set this many times (or `auto`) and summarize the spread",
+    ),
+    flag(
+        "repeat-width",
+        Arity::Required,
+        "With --repeat=auto: the 95% interval's half-width to reach (default 5%)",
+    ),
+    flag(
+        "repeat-max",
+        Arity::Required,
+        "With --repeat=auto: at most this many runs (default 10)",
+    ),
+    flag(
+        "repeat-time",
+        Arity::Required,
+        "With --repeat=auto: start no run that would end after this time",
     ),
     flag("tag", Arity::Required, "Label the kept result (repeatable)"),
     flag("help", Arity::None, "Show usage of `iolab run`"),

@@ -51,3 +51,5 @@ pub mod verdict;
 mod verdict_sim;
 pub use repeats::{median_interval, Interval, Summary, CONFIDENCE};
 pub use verdict::{decide, holm, p_value, ratio_test, runs_needed, RatioTest, Verdict};
+pub mod repeat_rule;
+pub use repeat_rule::{RepeatOutcome, RepeatRule, StopReason};

@@ -185,11 +185,63 @@ pub struct MetaResult {
     /// Why the run stopped before its last phase (an error, an
     /// interruption); `phases` then holds the phases that finished.
     pub failure: Option<String>,
+    /// With `--repeat`: every run's phases, in run order (`phases` is then
+    /// the median run's, see [`MetaResult::median_run`]); empty for one run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<Vec<MetaPhase>>,
+    /// With `--repeat`: how the runs ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<crate::RepeatOutcome>,
 }
 
 impl MetaResult {
     pub fn phase(&self, kind: MetaPhaseKind) -> Option<&MetaPhase> {
         self.phases.iter().find(|p| p.phase == kind)
+    }
+
+    /// Each phase's operations per second in every run (one value when
+    /// the result is one run), phases in the order of `phases`.
+    pub fn ops_per_sec_runs(&self) -> Vec<(MetaPhaseKind, Vec<f64>)> {
+        self.phases
+            .iter()
+            .map(|p| {
+                let values = if self.runs.is_empty() {
+                    vec![p.ops_per_sec()]
+                } else {
+                    self.runs
+                        .iter()
+                        .filter_map(|r| r.iter().find(|q| q.phase == p.phase))
+                        .map(MetaPhase::ops_per_sec)
+                        .collect()
+                };
+                (p.phase, values)
+            })
+            .collect()
+    }
+
+    /// Each phase's 99th percentile latency in every run, microseconds
+    /// (runs without one left out).
+    pub fn p99_us_runs(&self, kind: MetaPhaseKind) -> Vec<f64> {
+        let us = |p: &MetaPhase| p.percentile_ns(99.0).map(|ns| ns as f64 / 1e3);
+        if self.runs.is_empty() {
+            return self.phase(kind).and_then(us).into_iter().collect();
+        }
+        self.runs
+            .iter()
+            .filter_map(|r| r.iter().find(|q| q.phase == kind).and_then(us))
+            .collect()
+    }
+
+    /// The run whose total phase time is the median of the runs' (the
+    /// lower middle one for an even count): the run the table shows.
+    pub fn median_run(runs: &[Vec<MetaPhase>]) -> usize {
+        let total = |r: &Vec<MetaPhase>| r.iter().map(|p| p.elapsed_ns).sum::<u64>();
+        let mut order: Vec<usize> = (0..runs.len()).collect();
+        order.sort_by_key(|&i| total(&runs[i]));
+        order
+            .get(runs.len().saturating_sub(1) / 2)
+            .copied()
+            .unwrap_or(0)
     }
 }
 
@@ -239,6 +291,7 @@ mod tests {
             leaves: 1,
             phases: vec![phase(4, 2_000_000, &[100, 100, 100, 1_000])],
             failure: Some("unlink of /mnt/f3: Input/output error".into()),
+            ..MetaResult::default()
         };
         let text = serde_json::to_string(&r).unwrap();
         assert!(text.contains("\"phase\":\"create\""), "{text}");

@@ -112,6 +112,9 @@ pub struct SweepPoint {
     /// One value per axis, in the order of [`SweepResult::axes`].
     pub values: Vec<String>,
     pub runs: Vec<PointRun>,
+    /// The warnings the point's runs raised, each code once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<crate::JobWarning>,
 }
 
 impl SweepPoint {
@@ -140,6 +143,10 @@ pub struct SweepResult {
     pub points: Vec<SweepPoint>,
     /// Runs per point.
     pub repeat: u32,
+    /// With `--repeat`: how the runs ended (`auto` decides after each
+    /// round of every point).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat_outcome: Option<crate::RepeatOutcome>,
     /// The run that failed, when one did; the sweep stopped there.
     pub failure: Option<SweepFailure>,
     /// Stopped from outside (Ctrl-C) before every run was done.
@@ -169,6 +176,7 @@ mod tests {
         let p = SweepPoint {
             values: vec!["4k".into()],
             runs: vec![run(100e6), run(300e6), run(200e6)],
+            ..SweepPoint::default()
         };
         let s = p.summary(PointMetric::Mbps).unwrap();
         assert_eq!((s.median, s.min, s.max, s.n), (200.0, 100.0, 300.0, 3));
@@ -197,6 +205,7 @@ mod tests {
                 message: "No space left on device".into(),
             }),
             interrupted: false,
+            ..SweepResult::default()
         };
         assert!(!r.complete());
         let back: SweepResult = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();

@@ -233,6 +233,18 @@ impl Store {
                 what: "provenance".into(),
                 source,
             })?;
+        let json = |what: &str, v: Result<String, serde_json::Error>| {
+            v.map_err(|source| StoreError::Json {
+                path: path.clone(),
+                what: what.into(),
+                source,
+            })
+        };
+        let warnings = json("warnings", serde_json::to_string(&record.warnings))?;
+        let repeat = match &record.repeat {
+            Some(r) => Some(json("repeat", serde_json::to_string(r))?),
+            None => None,
+        };
         let mut samples = Vec::with_capacity(record.metrics.len());
         for m in &record.metrics {
             samples.push((encode_samples(&path, m)?, encode_windows(&path, m)?));
@@ -243,8 +255,8 @@ impl Store {
             .map_err(e)?;
         tx.execute(
             "INSERT INTO records (kind, time, time_unix, target, fs_type, host, job_text,
-                                  command_line, provenance, result)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                  command_line, provenance, result, warnings, repeat)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 record.kind.as_str(),
                 record.time,
@@ -256,6 +268,8 @@ impl Store {
                 record.command_line,
                 provenance,
                 record.result_json,
+                warnings,
+                repeat,
             ],
         )
         .map_err(e)?;
@@ -352,8 +366,9 @@ impl Store {
             clauses.push("time_unix >= ?");
             args.push(since.into());
         }
-        let mut sql_text =
-            String::from("SELECT id, kind, time, target, fs_type, host, command_line FROM records");
+        let mut sql_text = String::from(
+            "SELECT id, kind, time, target, fs_type, host, command_line, warnings FROM records",
+        );
         if !clauses.is_empty() {
             sql_text.push_str(" WHERE ");
             sql_text.push_str(&clauses.join(" AND "));
@@ -374,12 +389,14 @@ impl Store {
                     r.get::<_, String>(4)?,
                     r.get::<_, String>(5)?,
                     r.get::<_, String>(6)?,
+                    r.get::<_, Option<String>>(7)?,
                 ))
             })
             .map_err(e)?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, kind, time, target, fs_type, host, command_line) = row.map_err(e)?;
+            let (id, kind, time, target, fs_type, host, command_line, warnings) = row.map_err(e)?;
+            let flags = crate::flag_codes(&self.flags(id, warnings.as_deref())?);
             out.push(Entry {
                 id,
                 kind: self.kind(&kind)?,
@@ -390,6 +407,7 @@ impl Store {
                 host,
                 command_line,
                 metrics: self.metrics(id)?,
+                flags,
             });
         }
         Ok(out)
@@ -405,7 +423,8 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(&format!(
-                "SELECT id, kind, time, target, job_text, command_line, provenance, result
+                "SELECT id, kind, time, target, job_text, command_line, provenance, result,
+                        warnings, repeat
                  FROM records {tail}"
             ))
             .map_err(e)?;
@@ -420,12 +439,24 @@ impl Store {
                     r.get::<_, String>(5)?,
                     r.get::<_, String>(6)?,
                     r.get::<_, String>(7)?,
+                    r.get::<_, Option<String>>(8)?,
+                    r.get::<_, Option<String>>(9)?,
                 ))
             })
             .map_err(e)?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, kind, time, target, job_text, command_line, prov, result) = row.map_err(e)?;
+            let (id, kind, time, target, job_text, command_line, prov, result, warnings, repeat) =
+                row.map_err(e)?;
+            let repeat = match repeat {
+                None => None,
+                Some(text) => Some(serde_json::from_str(&text).map_err(|source| {
+                    damaged(
+                        &self.path,
+                        format!("the repeat record of record {id} is not valid: {source}"),
+                    )
+                })?),
+            };
             let provenance = serde_json::from_str(&prov).map_err(|source| {
                 damaged(
                     &self.path,
@@ -444,10 +475,26 @@ impl Store {
                     target,
                     result_json: result,
                     metrics: self.metrics(id)?,
+                    warnings: self.flags(id, warnings.as_deref())?,
+                    repeat,
                 },
             });
         }
         Ok(out)
+    }
+
+    /// The warnings stored with record `id` (none for records stored
+    /// before warnings were kept).
+    fn flags(&self, id: i64, text: Option<&str>) -> Result<Vec<crate::Flag>, StoreError> {
+        match text {
+            None => Ok(Vec::new()),
+            Some(t) => serde_json::from_str(t).map_err(|source| {
+                damaged(
+                    &self.path,
+                    format!("the warnings of record {id} are not valid: {source}"),
+                )
+            }),
+        }
     }
 
     fn kind(&self, text: &str) -> Result<Kind, StoreError> {

@@ -7,6 +7,7 @@ mod db;
 mod dbfiles;
 mod diff;
 mod error;
+mod flags;
 mod path;
 mod record;
 mod runmetrics;
@@ -18,9 +19,11 @@ pub use db::{Store, BUSY_TIMEOUT};
 pub use dbfiles::DbFiles;
 pub use diff::{better_of, diff_metrics, tested_statistic, Basis, DiffOpts, MetricDiff};
 pub use error::StoreError;
+pub use flags::{comparison_flags, quick_flags, run_flags, runs_flags, sweep_flags};
 pub use path::{default_path, default_path_from};
 pub use record::{
-    Entry, Filter, Kind, Metric, Provenance, Record, SampleMoments, Stored, UnknownKind,
+    flag_codes, Entry, Filter, Flag, Kind, Metric, Provenance, Record, SampleMoments, Stored,
+    UnknownKind,
 };
 pub use runmetrics::{repeated_run_metrics, run_metrics};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};

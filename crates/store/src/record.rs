@@ -170,6 +170,44 @@ pub struct Record {
     /// for the other kinds whatever their producer writes.
     pub result_json: String,
     pub metrics: Vec<Metric>,
+    /// Every warning the result carried, where it was raised.
+    #[serde(default)]
+    pub warnings: Vec<Flag>,
+    /// How a repeated result's runs ended (`--repeat`).
+    #[serde(default)]
+    pub repeat: Option<iolab_stats::RepeatOutcome>,
+}
+
+/// A warning a stored result carried: its code ("page-cache"), where it
+/// was raised (a job, a quick test, a sweep point, a comparison's target
+/// and workload) and its text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Flag {
+    pub code: String,
+    pub at: String,
+    pub text: String,
+}
+
+impl Flag {
+    pub fn new(code: impl Into<String>, at: impl Into<String>, text: impl Into<String>) -> Self {
+        Flag {
+            code: code.into(),
+            at: at.into(),
+            text: text.into(),
+        }
+    }
+}
+
+/// The codes of `flags`, each once, in the order first raised.
+pub fn flag_codes(flags: &[Flag]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in flags {
+        if !out.contains(&f.code) {
+            out.push(f.code.clone());
+        }
+    }
+    out
 }
 
 impl Record {
@@ -185,6 +223,8 @@ impl Record {
             target: String::new(),
             result_json: "null".to_string(),
             metrics: Vec::new(),
+            warnings: Vec::new(),
+            repeat: None,
         }
     }
 
@@ -223,6 +263,9 @@ pub struct Entry {
     pub host: String,
     pub command_line: String,
     pub metrics: Vec<Metric>,
+    /// The codes of the warnings the result carried, each once.
+    #[serde(default)]
+    pub flags: Vec<String>,
 }
 
 /// Which records `history` lists; every field that is set must match.

@@ -49,6 +49,9 @@ pub const MIGRATIONS: &[&str] = &[
     );",
     // 2: per-window sample moments of a metric, as JSON.
     "ALTER TABLE metrics ADD COLUMN windows TEXT;",
+    // 3: the warnings a result carried and how its repeats ended, as JSON.
+    "ALTER TABLE records ADD COLUMN warnings TEXT;
+     ALTER TABLE records ADD COLUMN repeat TEXT;",
 ];
 
 /// The schema version this iolab writes.

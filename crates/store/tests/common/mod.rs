@@ -77,6 +77,19 @@ pub fn record(kind: Kind, seed: u64) -> Record {
             Metric::new("write IOPS", 1234.5, "IOPS").with_windows(40, 1230.25, 17.5),
             Metric::new("not measured", f64::NAN, "IOPS"),
         ],
+        warnings: vec![iolab_store::Flag::new(
+            "page-cache",
+            "job1",
+            "job `job1`: read from the page cache",
+        )],
+        repeat: (seed % 2 == 1).then(|| iolab_stats::RepeatOutcome {
+            rule: iolab_stats::RepeatRule::auto(),
+            runs: 4,
+            stopped: iolab_stats::StopReason::Width,
+            widest: Some(0.031),
+            widest_figure: "job1 read MB/s".into(),
+            elapsed_s: 12.5,
+        }),
     }
 }
 
