@@ -106,7 +106,7 @@ pub fn loop_warnings<'a>(plan: &Plan, jobs: impl Iterator<Item = &'a PlanJob>) -
                 continue;
             };
             for lb in loops_under(sys, &disk) {
-                if let Some(w) = judge(job, pf.block_device, jf, &lb) {
+                if let Some(w) = judge(job, pf, jf, &lb) {
                     if !out.contains(&w) {
                         out.push(w);
                     }
@@ -120,7 +120,7 @@ pub fn loop_warnings<'a>(plan: &Plan, jobs: impl Iterator<Item = &'a PlanJob>) -
 /// One loop device under one file of a job.
 fn judge(
     job: &PlanJob,
-    block_device: bool,
+    pf: &crate::plan::PlanFile,
     jf: &crate::plan::JobFile,
     lb: &LoopBacking,
 ) -> Option<Warning> {
@@ -137,9 +137,13 @@ fn judge(
         return None;
     }
     // The job's range of the device where the job is the device itself;
-    // else the whole file, which holds the job's files somewhere.
-    let (cached, of) = if block_device {
+    // the places of the job's range of its file where the filesystem
+    // says (its extents); else the whole backing file, which holds the
+    // job's file somewhere.
+    let (cached, of) = if pf.block_device {
         (lb.cached(jf.offset, jf.len)?, jf.len)
+    } else if let Some(placed) = file_cached(&pf.path, jf, lb) {
+        placed
     } else {
         (lb.cached(0, 0)?, jf.len.min(lb.size()?))
     };
@@ -152,6 +156,40 @@ fn judge(
             pct: (100.0 * cached as f64 / of as f64).min(100.0),
         }
     })
+}
+
+/// Of the job's range of a file on a filesystem whose extents give
+/// offsets on its device (ext2/3/4, xfs), the bytes in the host's cache
+/// of the loop device's backing file, and the bytes placed on the device
+/// (holes have no place). None where the filesystem does not say.
+fn file_cached(path: &Path, jf: &crate::plan::JobFile, lb: &LoopBacking) -> Option<(u64, u64)> {
+    use iolab_engine::file::FsType;
+    if !matches!(
+        iolab_engine::file::fs_type(path).ok()?,
+        FsType::Ext | FsType::Xfs
+    ) {
+        return None;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let extents = iolab_engine::residency::extents(&file).ok()?;
+    let backing = open_backing(&lb.backing)?;
+    let (start, end) = (jf.offset, jf.offset.saturating_add(jf.len));
+    let (mut cached, mut placed) = (0u64, 0u64);
+    for e in extents {
+        let lo = e.logical.max(start);
+        let hi = e.logical.saturating_add(e.length).min(end);
+        if lo >= hi {
+            continue;
+        }
+        let at = lb.offset + e.physical + (lo - e.logical);
+        cached += iolab_engine::residency::cached_bytes(&backing, at, hi - lo).ok()?;
+        placed += hi - lo;
+    }
+    (placed > 0).then_some((cached.min(placed), placed))
 }
 
 /// Why a directory on a loop device may measure memory, for a suite's

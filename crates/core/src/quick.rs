@@ -576,6 +576,61 @@ mod tests {
     }
 
     #[test]
+    fn memory_warnings_become_one_note_per_text_naming_the_tests() {
+        let run = |text: &str, code: &str| RunResult {
+            jobs: vec![iolab_stats::JobResult {
+                warnings: vec![
+                    iolab_stats::JobWarning {
+                        code: code.to_string(),
+                        text: text.to_string(),
+                    },
+                    iolab_stats::JobWarning {
+                        code: "short-run".to_string(),
+                        text: "job `x`: only 1 bandwidth sample(s)".to_string(),
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut memory = Vec::new();
+        let cached = "its files are on the loop device loop0, ... is in memory";
+        memory_notes(
+            &SUITE[0],
+            &run(&format!("job `SEQ1M-Q8T1`: {cached}"), "page-cache"),
+            &mut memory,
+        );
+        memory_notes(
+            &SUITE[1],
+            &run(&format!("job `SEQ1M-Q1T1`: {cached}"), "page-cache"),
+            &mut memory,
+        );
+        memory_notes(
+            &SUITE[2],
+            &run("job `RND4K-Q32T1`: 50% stored compressed", "compression"),
+            &mut memory,
+        );
+        memory_notes(
+            &SUITE[3],
+            &run("job `RND4K-Q1T1`: unstable", "unstable"),
+            &mut memory,
+        );
+        assert_eq!(
+            memory,
+            [
+                (
+                    cached.to_string(),
+                    vec!["SEQ1M Q8T1 read".to_string(), "SEQ1M Q1T1 read".to_string()]
+                ),
+                (
+                    "50% stored compressed".to_string(),
+                    vec!["RND4K Q32T1 read".to_string()]
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn the_suite_is_the_preset_one() {
         let names: Vec<String> = SUITE
             .iter()

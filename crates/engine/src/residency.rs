@@ -181,12 +181,25 @@ struct Fiemap {
     extents: [FiemapExtent; EXTENTS_PER_CALL],
 }
 
-/// The file's extents, their data first written out (FIEMAP_FLAG_SYNC,
-/// so that data still in memory, which btrfs compresses on its way out,
-/// counts as stored): how many bytes are mapped and how many of them
-/// encoded. EOPNOTSUPP where the filesystem has no FIEMAP (tmpfs).
-pub fn stored(file: &File) -> io::Result<Stored> {
-    let mut out = Stored::default();
+/// One extent of a file, as FIEMAP reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    /// Where it is in the file.
+    pub logical: u64,
+    /// Where it is on the device (for most filesystems the byte offset on
+    /// their block device; btrfs gives its own logical address).
+    pub physical: u64,
+    pub length: u64,
+    /// Stored encoded (compressed).
+    pub encoded: bool,
+}
+
+/// The file's extents, their data first written out (FIEMAP_FLAG_SYNC:
+/// data still in memory has no place on the device yet, and btrfs
+/// compresses it on its way out). EOPNOTSUPP where the filesystem has no
+/// FIEMAP (tmpfs).
+pub fn extents(file: &File) -> io::Result<Vec<Extent>> {
+    let mut out = Vec::new();
     let mut start = 0u64;
     for _ in 0..MAX_CALLS {
         let mut map = Box::new(Fiemap {
@@ -208,17 +221,30 @@ pub fn stored(file: &File) -> io::Result<Stored> {
         if n == 0 {
             return Ok(out);
         }
-        for e in &map.extents[..n] {
-            out.mapped += e.length;
-            if e.flags & FIEMAP_EXTENT_ENCODED != 0 {
-                out.encoded += e.length;
-            }
-        }
+        out.extend(map.extents[..n].iter().map(|e| Extent {
+            logical: e.logical,
+            physical: e.physical,
+            length: e.length,
+            encoded: e.flags & FIEMAP_EXTENT_ENCODED != 0,
+        }));
         let last = map.extents[n - 1];
         if last.flags & FIEMAP_EXTENT_LAST != 0 {
             return Ok(out);
         }
         start = last.logical + last.length;
+    }
+    Ok(out)
+}
+
+/// How much of the file is mapped to extents and how much of that is
+/// stored encoded (see `extents`).
+pub fn stored(file: &File) -> io::Result<Stored> {
+    let mut out = Stored::default();
+    for e in extents(file)? {
+        out.mapped += e.length;
+        if e.encoded {
+            out.encoded += e.length;
+        }
     }
     Ok(out)
 }
