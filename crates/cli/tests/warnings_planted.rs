@@ -36,6 +36,15 @@ fn find(v: &Value, code: &str, part: &str) -> Option<String> {
         .map(|(_, t)| t)
 }
 
+/// Held by the tests that need the host's page cache to stay as they
+/// left it, and by those that drop it whole (compare's cold mounts), so
+/// that the second do not run during the first.
+static PAGE_CACHE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn page_cache_lock() -> std::sync::MutexGuard<'static, ()> {
+    PAGE_CACHE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn codes(v: &Value) -> Vec<String> {
     warnings(v).into_iter().map(|(c, _)| c).collect()
 }
@@ -72,6 +81,7 @@ fn lay_out(dir: &Path) -> Value {
 
 #[test]
 fn direct_reads_of_a_loop_image_the_host_has_cached_come_from_memory() {
+    let _cache = page_cache_lock();
     let dir = tempfile::tempdir().unwrap();
     let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 128, "") else {
         return;
@@ -118,6 +128,7 @@ fn a_loop_image_on_tmpfs_is_memory() {
 
 #[test]
 fn compare_with_its_workdir_on_tmpfs_says_the_images_are_in_memory() {
+    let _cache = page_cache_lock();
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
@@ -152,6 +163,7 @@ fn compare_with_its_workdir_on_tmpfs_says_the_images_are_in_memory() {
 
 #[test]
 fn compare_with_its_workdir_on_a_disk_has_no_memory_note() {
+    let _cache = page_cache_lock();
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     let job = dir.path().join("r.fio");
@@ -205,6 +217,7 @@ fn device_reads(v: &Value) -> u64 {
 
 #[test]
 fn reads_from_the_page_cache_are_flagged_while_a_neighbour_reads_the_device() {
+    let _cache = page_cache_lock();
     let dir = tempfile::tempdir().unwrap();
     let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 128, "") else {
         return;
@@ -410,6 +423,7 @@ fn quick_notes(dir: &Path) -> Vec<String> {
 
 #[test]
 fn quick_on_a_loop_image_without_direct_io_says_why_its_figures_are_memorys() {
+    let _cache = page_cache_lock();
     let dir = tempfile::tempdir().unwrap();
     let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 160, "") else {
         return;
