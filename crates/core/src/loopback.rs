@@ -136,17 +136,7 @@ fn judge(
     if lb.dio || !job.rw.mode.reads() || jf.len < JUDGE_BYTES {
         return None;
     }
-    // The job's range of the device where the job is the device itself;
-    // the places of the job's range of its file where the filesystem
-    // says (its extents); else the whole backing file, which holds the
-    // job's file somewhere.
-    let (cached, of) = if pf.block_device {
-        (lb.cached(jf.offset, jf.len)?, jf.len)
-    } else if let Some(placed) = file_cached(&pf.path, jf, lb) {
-        placed
-    } else {
-        (lb.cached(0, 0)?, jf.len.min(lb.size()?))
-    };
+    let (cached, of) = cached_share(pf, jf, lb)?;
     (of > 0 && cached >= JUDGE_BYTES && cached as f64 >= 0.5 * of as f64).then(|| {
         Warning::LoopCached {
             job: job.name.clone(),
@@ -154,8 +144,89 @@ fn judge(
             backing: lb.backing.display().to_string(),
             cached_mib: cached >> 20,
             pct: (100.0 * cached as f64 / of as f64).min(100.0),
+            reread: None,
         }
     })
+}
+
+/// Of the job's range of one file, the bytes the host has cached in the
+/// loop device's backing file, and the bytes that range takes there: the
+/// job's range of the device where the job is the device itself; the
+/// places of the job's range of its file where the filesystem says (its
+/// extents); else the whole backing file, which holds the job's file
+/// somewhere.
+fn cached_share(
+    pf: &crate::plan::PlanFile,
+    jf: &crate::plan::JobFile,
+    lb: &LoopBacking,
+) -> Option<(u64, u64)> {
+    if pf.block_device {
+        Some((lb.cached(jf.offset, jf.len)?, jf.len))
+    } else if let Some(placed) = file_cached(&pf.path, jf, lb) {
+        Some(placed)
+    } else {
+        Some((lb.cached(0, 0)?, jf.len.min(lb.size()?)))
+    }
+}
+
+/// After a phase: reading jobs on a loop device without direct I/O that
+/// read their range more than once and whose range the host had cached
+/// by their end: the first pass filled the host's cache, and the reads
+/// after it came from memory. `clones` holds the results of the plan's
+/// job clones so far; jobs already warned of their loop device in
+/// `known` are left out.
+pub fn loop_refills(
+    plan: &Plan,
+    phase: std::ops::Range<usize>,
+    clones: &[Option<iolab_stats::JobResult>],
+    known: &[Warning],
+) -> Vec<Warning> {
+    let sys = Path::new("/sys");
+    let mut out = Vec::new();
+    for job in plan.jobs[phase.clone()]
+        .iter()
+        .filter(|j| j.clone == 0 && j.rw.mode.reads() && iolab_engine::moves_file_data(&j.engine))
+    {
+        if known.iter().any(|w| {
+            w.job() == job.name
+                && matches!(w, Warning::LoopCached { .. } | Warning::LoopInMemory { .. })
+        }) {
+            continue;
+        }
+        let read: u64 = phase
+            .clone()
+            .filter(|&ji| plan.jobs[ji].name == job.name)
+            .filter_map(|ji| clones.get(ji)?.as_ref())
+            .map(|c| c.dirs[iolab_stats::Dir::Read as usize].io_bytes)
+            .sum();
+        let range: u64 = job.files.iter().map(|f| f.len).sum();
+        if range < JUDGE_BYTES || read < range + range / 2 {
+            continue;
+        }
+        'files: for jf in &job.files {
+            let pf = &plan.files[jf.file];
+            let Some(disk) = crate::diskstats::disk_of(&pf.path) else {
+                continue;
+            };
+            for lb in loops_under(sys, &disk).into_iter().filter(|l| !l.dio) {
+                let Some((cached, of)) = cached_share(pf, jf, &lb) else {
+                    continue;
+                };
+                if of > 0 && cached >= JUDGE_BYTES && cached as f64 >= 0.5 * of as f64 {
+                    out.push(Warning::LoopCached {
+                        job: job.name.clone(),
+                        device: lb.device.clone(),
+                        backing: lb.backing.display().to_string(),
+                        cached_mib: cached >> 20,
+                        pct: (100.0 * cached as f64 / of as f64).min(100.0),
+                        reread: Some(read as f64 / range as f64),
+                    });
+                    break 'files;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Of the job's range of a file on a filesystem whose extents give

@@ -213,6 +213,9 @@ pub fn run_observed(
             }
             clones[ji] = Some(r);
         }
+        // Re-reads the host's cache of a loop device's image served.
+        let refills = crate::loopback::loop_refills(plan, phase.clone(), &clones, &before);
+        before.extend(refills);
         if let Some((ji, e)) = spawn_failed {
             let job = &plan.jobs[ji];
             let errno = e.raw_os_error().unwrap_or(EAGAIN);

@@ -80,6 +80,9 @@ pub enum Warning {
         /// Of what the job works on (or of the backing file, if smaller),
         /// percent.
         pct: f64,
+        /// None: cached as the job started. Some(times): found cached at
+        /// its end, the job having read its range this many times over.
+        reread: Option<f64>,
     },
     /// Buffered writes still in memory, not on the device, when the job
     /// ended.
@@ -265,7 +268,31 @@ impl fmt::Display for Warning {
                  `{backing}` is on {fs}, which keeps it in memory: the numbers are memory's, not a \
                  storage device's; put the image on the disk you mean to measure"
             ),
-            Warning::LoopCached { job, device, backing, cached_mib, pct } => write!(
+            Warning::LoopCached {
+                job,
+                device,
+                backing,
+                cached_mib,
+                pct,
+                reread: Some(times),
+            } => write!(
+                f,
+                "job `{job}`: its files are on the loop device {device}, which reads its backing \
+                 file `{backing}` through the host's page cache (no direct I/O); the job read \
+                 what it works on {times:.1} times over, and by its end {cached_mib} MiB of it \
+                 ({pct:.0}%) was in that cache: the reads after the first pass came from memory, \
+                 direct=1 notwithstanding, not from the disk under the file; attach the image \
+                 with `losetup --direct-io=on`, or read each block once (no time_based, or a \
+                 larger size)"
+            ),
+            Warning::LoopCached {
+                job,
+                device,
+                backing,
+                cached_mib,
+                pct,
+                reread: None,
+            } => write!(
                 f,
                 "job `{job}`: its files are on the loop device {device}, which reads its backing \
                  file `{backing}` through the host's page cache (no direct I/O), and {cached_mib} \
