@@ -109,7 +109,9 @@ fn compressible_data_on_a_compressing_filesystem_is_flagged() {
     let Some(fs) = common::LoopFs::new(dir.path(), "btrfs", 512, "compress=zstd") else {
         return;
     };
-    let (zeros, default) = zeros_and_default_data(&fs.mnt, &[]);
+    // Not preallocated: btrfs writes into preallocated extents as they
+    // are, uncompressed (warnings_planted.rs has that case).
+    let (zeros, default) = zeros_and_default_data(&fs.mnt, &["--fallocate=none"]);
     assert!(has(&zeros, "compression"), "{:?}", codes(&zeros));
     // The default data does not compress: no warning.
     assert!(!has(&default, "compression"), "{:?}", codes(&default));
@@ -341,6 +343,21 @@ fn a_clean_direct_random_read_raises_nothing() {
     let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 256, "") else {
         return;
     };
+    // The file laid out by a run before, and the image's pages dropped
+    // from the host's cache: the loop device reads its image through
+    // that cache, which the layout's writes filled.
+    common::run_json(
+        &fs.mnt,
+        &[
+            "--name=l",
+            "--filename=f",
+            "--size=64m",
+            "--rw=write",
+            "--bs=1m",
+            "--direct=1",
+        ],
+    );
+    common::drop_file_cache(&dir.path().join("ext4.img"));
     // Clean means: direct I/O (nothing for the page cache to serve), a
     // file laid out before the job (nothing sparse), and 3 s of samples
     // (not a short run). rate_iops keeps the samples steady whatever else

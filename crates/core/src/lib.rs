@@ -13,6 +13,7 @@ pub mod devuse;
 pub mod diskstats;
 pub mod gen;
 pub mod layout;
+pub mod loopback;
 pub mod meta;
 pub mod plan;
 pub mod private;

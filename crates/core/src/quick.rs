@@ -216,6 +216,9 @@ fn prepare_in(
             Err(e) => return Err(QuickError::NotWritable(dir.to_path_buf(), e)),
         }
     };
+    // A loop device's backing file in memory, or cached by the host:
+    // the suite's direct I/O stops at the loop device.
+    notes.extend(crate::loopback::loop_note(dir));
     let free = available_space(dir).map_err(|e| QuickError::NotWritable(dir.to_path_buf(), e))?;
     let memory = iolab_engine::host::physical_memory();
     let file_bytes = match opts.size {
@@ -379,6 +382,8 @@ fn run_tests(
     result: &mut QuickResult,
 ) -> Result<(), QuickError> {
     let ctx = host_context();
+    // Each warning's text (past its job's name) and the tests it fell on.
+    let mut memory: Vec<(String, Vec<String>)> = Vec::new();
     for (i, test) in SUITE.iter().enumerate() {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             result.interrupted = true;
@@ -400,6 +405,7 @@ fn run_tests(
         });
         let row = match outcome {
             Ok(o) => {
+                memory_notes(test, &o.result, &mut memory);
                 let mut row = row_of(test, &o.result);
                 row.error = o.failure;
                 if o.result.interrupted {
@@ -416,6 +422,9 @@ fn run_tests(
         };
         result.tests.push(row);
     }
+    for (text, tests) in memory {
+        result.notes.push(format!("{}: {text}", tests.join(", ")));
+    }
     if !result.interrupted && setup.meta_files > 0 {
         let (rows, interrupted) = meta_rows(setup, stop);
         result.tests.extend(rows);
@@ -425,6 +434,31 @@ fn run_tests(
         result.interrupted = true;
     }
     Ok(())
+}
+
+/// Warnings that a test measured memory (or compression) rather than the
+/// storage, gathered by text so that a warning several tests share is one
+/// note naming them all; a short run, which every test of the suite is,
+/// goes unsaid.
+fn memory_notes(test: &SuiteTest, result: &RunResult, memory: &mut Vec<(String, Vec<String>)>) {
+    for w in result.jobs.iter().flat_map(|j| &j.warnings) {
+        if !matches!(w.code.as_str(), "page-cache" | "compression") {
+            continue;
+        }
+        // "job `NAME`: the rest": the rest, with the numbers of this
+        // test, is what several tests may share.
+        let text = w
+            .text
+            .split_once("`: ")
+            .map_or(w.text.as_str(), |(_, rest)| rest)
+            .to_string();
+        let name = format!("{} {}", test.name, test.op());
+        match memory.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, tests)) if !tests.contains(&name) => tests.push(name),
+            Some(_) => {}
+            None => memory.push((text, vec![name])),
+        }
+    }
 }
 
 /// The metadata pass's row name: "META 10k files", "META 100 files".
@@ -544,6 +578,61 @@ mod tests {
             buffered: false,
             meta_files: 1000,
         }
+    }
+
+    #[test]
+    fn memory_warnings_become_one_note_per_text_naming_the_tests() {
+        let run = |text: &str, code: &str| RunResult {
+            jobs: vec![iolab_stats::JobResult {
+                warnings: vec![
+                    iolab_stats::JobWarning {
+                        code: code.to_string(),
+                        text: text.to_string(),
+                    },
+                    iolab_stats::JobWarning {
+                        code: "short-run".to_string(),
+                        text: "job `x`: only 1 bandwidth sample(s)".to_string(),
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut memory = Vec::new();
+        let cached = "its files are on the loop device loop0, ... is in memory";
+        memory_notes(
+            &SUITE[0],
+            &run(&format!("job `SEQ1M-Q8T1`: {cached}"), "page-cache"),
+            &mut memory,
+        );
+        memory_notes(
+            &SUITE[1],
+            &run(&format!("job `SEQ1M-Q1T1`: {cached}"), "page-cache"),
+            &mut memory,
+        );
+        memory_notes(
+            &SUITE[2],
+            &run("job `RND4K-Q32T1`: 50% stored compressed", "compression"),
+            &mut memory,
+        );
+        memory_notes(
+            &SUITE[3],
+            &run("job `RND4K-Q1T1`: unstable", "unstable"),
+            &mut memory,
+        );
+        assert_eq!(
+            memory,
+            [
+                (
+                    cached.to_string(),
+                    vec!["SEQ1M Q8T1 read".to_string(), "SEQ1M Q1T1 read".to_string()]
+                ),
+                (
+                    "50% stored compressed".to_string(),
+                    vec!["RND4K Q32T1 read".to_string()]
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -77,7 +77,7 @@ pub fn run_observed(
         }
     }
 
-    let sparse = crate::warn::sparse_reads(plan);
+    let mut before = crate::warn::sparse_reads(plan);
     let disks: Vec<DiskSnapshot> = disks_of(plan.files.iter().map(|f| f.path.as_path()))
         .iter()
         .filter_map(|d| DiskSnapshot::read(d))
@@ -156,6 +156,12 @@ pub fn run_observed(
                 prepared[jf.file] = true;
             }
         }
+        // Loop devices under the phase's files, with the files laid out
+        // (their writes may have filled the host's cache).
+        before.extend(crate::loopback::loop_warnings(
+            plan,
+            phase.clone().map(|ji| &plan.jobs[ji]),
+        ));
         let (results, spawn_failed) = std::thread::scope(|s| {
             let mut handles = Vec::with_capacity(phase.len());
             let mut spawn_failed = None;
@@ -207,6 +213,9 @@ pub fn run_observed(
             }
             clones[ji] = Some(r);
         }
+        // Re-reads the host's cache of a loop device's image served.
+        let refills = crate::loopback::loop_refills(plan, phase.clone(), &clones, &before);
+        before.extend(refills);
         if let Some((ji, e)) = spawn_failed {
             let job = &plan.jobs[ji];
             let errno = e.raw_os_error().unwrap_or(EAGAIN);
@@ -237,6 +246,9 @@ pub fn run_observed(
         .zip(&plan.jobs)
         .map(|(r, job)| r.unwrap_or_else(|| not_run(job)))
         .collect();
+
+    // What the filesystem stored compressed, while the files are there.
+    before.extend(crate::warn::compression_warnings(plan, &clones));
 
     // unlink=1 removes the job's files; after a failure, the files iolab
     // created for such jobs go too, and so does every file iolab created
@@ -290,7 +302,7 @@ pub fn run_observed(
         let members = result.jobs.iter().filter(|c| c.groupid == g);
         result.groups.push(GroupResult::from_jobs(g, members));
     }
-    crate::warn::attach_run_warnings(plan, sparse, &mut result);
+    crate::warn::attach_run_warnings(plan, before, &mut result);
     Ok(RunOutcome { result, failure })
 }
 

@@ -2,9 +2,15 @@
 //! each variant saying what was seen, why it matters and what to do. Some
 //! are known from the plan (a queue depth the engine cannot reach); the
 //! rest from what the run saw: what a buffered write job left dirty in
-//! the page cache when it ended, and the device's own counters against
-//! the job's bytes (page cache, others on the device), the mount's options
-//! and the devices under it against the data (compression), holes in what
+//! the page cache when it ended, what its own threads had the storage
+//! read and write (/proc/thread-self/io, which a neighbour on the same
+//! device does not touch) against its bytes (page cache), the device's
+//! counters against the job's bytes (others on the device, and page cache
+//! where the kernel keeps no per-thread count), loop devices whose backing
+//! file is in memory or cached by the host (`loopback`, judged before the
+//! jobs start), what the filesystem stored compressed (btrfs extents,
+//! judged before the files are removed) or else the mount's options and
+//! the devices under it against the data (compression), holes in what
 //! was read (sparse reads), and the job's own samples and CPU time (short,
 //! unstable or faster at first, CPU-bound). Jobs whose engine moves no
 //! data to their files (null, the file-operation engines) get none of the
@@ -44,6 +50,40 @@ pub enum Warning {
         /// Share of the job's bytes the device moved, percent.
         seen_pct: f64,
     },
+    /// I/O the job's own threads did not cause the storage to do (their
+    /// /proc/thread-self/io): reads served by the page cache, or writes
+    /// that rewrote blocks still in memory.
+    FromMemory {
+        job: String,
+        /// "reads" or "writes".
+        what: &'static str,
+        /// Share of the job's bytes its threads had the storage move,
+        /// percent.
+        caused_pct: f64,
+    },
+    /// A loop device under the job's files whose backing file lives in
+    /// memory (tmpfs, ramfs).
+    LoopInMemory {
+        job: String,
+        device: String,
+        backing: String,
+        fs: String,
+    },
+    /// A loop device under a reading job's files that reads its backing
+    /// file through the host's page cache (no direct I/O), with much of
+    /// that file already there.
+    LoopCached {
+        job: String,
+        device: String,
+        backing: String,
+        cached_mib: u64,
+        /// Of what the job works on (or of the backing file, if smaller),
+        /// percent.
+        pct: f64,
+        /// None: cached as the job started. Some(times): found cached at
+        /// its end, the job having read its range this many times over.
+        reread: Option<f64>,
+    },
     /// Buffered writes still in memory, not on the device, when the job
     /// ended.
     UnflushedWrites {
@@ -78,12 +118,18 @@ pub enum Warning {
         bytes: u64,
         memory: u64,
     },
-    /// Compressible data written to a filesystem that compresses.
+    /// Data a compressing filesystem stored compressed: measured from the
+    /// file's extents where the filesystem says (btrfs), else expected
+    /// from compressible data written to it.
     Compression {
         job: String,
         fs: String,
         option: String,
-        data: &'static str,
+        /// What the job wrote that compresses, if that is known.
+        data: Option<&'static str>,
+        /// Of the data in the job's files, percent stored compressed;
+        /// None where the filesystem does not say.
+        stored_pct: Option<f64>,
     },
     /// Compressible data written to a device that compresses.
     CompressingDevice {
@@ -135,6 +181,9 @@ impl Warning {
         match self {
             Warning::QueueDepthNotReached { .. } => "queue-depth-not-reached",
             Warning::PageCache { .. }
+            | Warning::FromMemory { .. }
+            | Warning::LoopInMemory { .. }
+            | Warning::LoopCached { .. }
             | Warning::UnflushedWrites { .. }
             | Warning::UnwaitedWrites { .. }
             | Warning::RewrittenInMemory { .. }
@@ -153,6 +202,9 @@ impl Warning {
         match self {
             Warning::QueueDepthNotReached { job, .. }
             | Warning::PageCache { job, .. }
+            | Warning::FromMemory { job, .. }
+            | Warning::LoopInMemory { job, .. }
+            | Warning::LoopCached { job, .. }
             | Warning::UnflushedWrites { job, .. }
             | Warning::UnwaitedWrites { job, .. }
             | Warning::RewrittenInMemory { job, .. }
@@ -196,6 +248,59 @@ impl fmt::Display for Warning {
                  memory (the page cache), not the device: use direct=1{}, or a size above twice the memory",
                 if *what == "writes" { ", end_fsync=1" } else { "" }
             ),
+            Warning::FromMemory { job, what: "reads", caused_pct } => write!(
+                f,
+                "job `{job}`: its threads had the storage read {caused_pct:.0}% of the bytes they \
+                 read (the kernel's count of the job's own I/O); the rest came from memory (the \
+                 page cache), so this measured memory, not the device: use direct=1, or a size \
+                 above twice the memory"
+            ),
+            Warning::FromMemory { job, caused_pct, .. } => write!(
+                f,
+                "job `{job}`: its threads had the storage write {caused_pct:.0}% of the bytes they \
+                 wrote (the kernel's count of the job's own I/O); the rest rewrote blocks still in \
+                 memory (the page cache), so this measured memory, not the device: use direct=1, \
+                 or a size above twice the memory"
+            ),
+            Warning::LoopInMemory { job, device, backing, fs } => write!(
+                f,
+                "job `{job}`: its files are on the loop device {device}, whose backing file \
+                 `{backing}` is on {fs}, which keeps it in memory: the numbers are memory's, not a \
+                 storage device's; put the image on the disk you mean to measure"
+            ),
+            Warning::LoopCached {
+                job,
+                device,
+                backing,
+                cached_mib,
+                pct,
+                reread: Some(times),
+            } => write!(
+                f,
+                "job `{job}`: its files are on the loop device {device}, which reads its backing \
+                 file `{backing}` through the host's page cache (no direct I/O); the job read \
+                 what it works on {times:.1} times over, and by its end {cached_mib} MiB of it \
+                 ({pct:.0}%) was in that cache: the reads after the first pass came from memory, \
+                 direct=1 notwithstanding, not from the disk under the file; attach the image \
+                 with `losetup --direct-io=on`, or read each block once (no time_based, or a \
+                 larger size)"
+            ),
+            Warning::LoopCached {
+                job,
+                device,
+                backing,
+                cached_mib,
+                pct,
+                reread: None,
+            } => write!(
+                f,
+                "job `{job}`: its files are on the loop device {device}, which reads its backing \
+                 file `{backing}` through the host's page cache (no direct I/O), and {cached_mib} \
+                 MiB of that file ({pct:.0}% of what the job reads) is in memory: those reads \
+                 come from memory, direct=1 notwithstanding, not from the disk under the file; \
+                 attach the image with `losetup --direct-io=on`, or drop its cache first \
+                 (`dd if={backing} iflag=nocache count=0`)"
+            ),
             Warning::UnflushedWrites { job, pct, mib } => write!(
                 f,
                 "job `{job}`: {pct:.0}% of its writes ({mib} MiB) were still in the page cache, \
@@ -233,11 +338,33 @@ impl fmt::Display for Warning {
                 bytes >> 20,
                 memory >> 20
             ),
-            Warning::Compression { job, fs, option, data } => write!(
+            Warning::Compression {
+                job,
+                fs,
+                option,
+                data,
+                stored_pct: Some(pct),
+            } => write!(
                 f,
-                "job `{job}`: {fs} is mounted with {option} and the job writes {data}: the filesystem \
-                 stores less than it is given, so the bandwidth is inflated; leave the buffer options \
-                 at their defaults (incompressible data) to measure the storage"
+                "job `{job}`: {pct:.0}% of the data in its files is stored compressed ({fs} \
+                 mounted with {option}{}): the filesystem moved less than the job did, so the \
+                 bandwidth is inflated; leave the buffer options at their defaults \
+                 (incompressible data) to measure the storage",
+                data.map(|d| format!("; the job writes {d}")).unwrap_or_default()
+            ),
+            Warning::Compression {
+                job,
+                fs,
+                option,
+                data,
+                stored_pct: None,
+            } => write!(
+                f,
+                "job `{job}`: {fs} is mounted with {option} and the job writes {}: the \
+                 filesystem likely stores less than it is given, so the bandwidth is inflated; \
+                 leave the buffer options at their defaults (incompressible data) to measure the \
+                 storage",
+                data.unwrap_or("compressible data")
             ),
             Warning::CompressingDevice { job, device, what, data } => write!(
                 f,
@@ -426,8 +553,6 @@ impl Devices {
 /// The warnings of a finished run, from what it saw.
 pub fn run_warnings(plan: &Plan, result: &RunResult) -> Vec<Warning> {
     let mut out = Vec::new();
-    let mounts =
-        parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
     let devices = Devices::of(plan, result);
     for job in &result.jobs {
         let Some(pj) = plan_job(plan, job) else {
@@ -446,7 +571,6 @@ pub fn run_warnings(plan: &Plan, result: &RunResult) -> Vec<Warning> {
             };
             page_cache(plan, job, pj, &disks, &devices, &mut out);
             others_on_device(job, &disks, &devices, &mut out);
-            compression(plan, job, pj, &mounts, &mut out);
         }
         samples(job, pj, &mut out);
         cpu_bound(job, &mut out);
@@ -531,9 +655,33 @@ fn page_cache(
         }
     }
 
+    // The job's own accounting, where the kernel keeps it and the files
+    // are on block devices (whose reads it counts): what its threads had
+    // the storage read and write, which no neighbour on the same device
+    // adds to. Reads it did not cause came from memory; bytes written
+    // that it did not hand on rewrote blocks still dirty in memory.
+    let caused = job.caused_io.filter(|_| !disks.is_empty() && !in_memory_fs);
+    if let Some(c) = caused {
+        if reads >= JUDGE_BYTES && (c.read_bytes as f64) < 0.5 * reads as f64 {
+            out.push(Warning::FromMemory {
+                job: name.clone(),
+                what: "reads",
+                caused_pct: 100.0 * c.read_bytes as f64 / reads as f64,
+            });
+        }
+        if writes >= JUDGE_BYTES && !warned && (c.write_bytes as f64) < 0.5 * writes as f64 {
+            out.push(Warning::FromMemory {
+                job: name.clone(),
+                what: "writes",
+                caused_pct: 100.0 * c.write_bytes as f64 / writes as f64,
+            });
+            warned = true;
+        }
+    }
     for disk in disks {
         let a = devices.asked(&disk.name);
-        if reads >= JUDGE_BYTES && (disk.read_bytes as f64) < 0.5 * a[0] as f64 {
+        if caused.is_none() && reads >= JUDGE_BYTES && (disk.read_bytes as f64) < 0.5 * a[0] as f64
+        {
             out.push(Warning::PageCache {
                 job: name.clone(),
                 what: "reads",
@@ -542,7 +690,16 @@ fn page_cache(
             });
         }
         let seen = disk.write_bytes.saturating_sub(devices.laid(&disk.name));
-        if writes >= JUDGE_BYTES && !synced && !warned && (seen as f64) < 0.5 * a[1] as f64 {
+        // Buffered writes: what the device wrote over the run, where
+        // neither the job's dirty pages at its end nor its own count
+        // tells.
+        let judged = unflushed_known && caused.is_some();
+        if writes >= JUDGE_BYTES
+            && !synced
+            && !warned
+            && !judged
+            && (seen as f64) < 0.5 * a[1] as f64
+        {
             out.push(Warning::PageCache {
                 job: name.clone(),
                 what: "writes",
@@ -591,50 +748,118 @@ fn others_on_device(
     }
 }
 
-/// Compression: compressible data onto a compressing mount, or onto a
-/// device known to compress.
-fn compression(
-    plan: &Plan,
-    job: &JobResult,
-    pj: &PlanJob,
-    mounts: &[crate::probe::MountEntry],
-    out: &mut Vec<Warning>,
-) {
-    if job.dirs[Dir::Write as usize].io_bytes == 0 {
-        return;
-    }
-    let Some(data) = compressible(pj) else {
-        return;
-    };
-    for jf in &pj.files {
-        let path = resolve_existing(&plan.files[jf.file].path);
-        if let Some(m) = mount_of(mounts, &path) {
-            let opts = m.options();
-            if let Some(o) = opts
-                .split(',')
-                .find(|o| o.starts_with("compress") && !o.ends_with("=no") && *o != "compress=none")
-            {
-                out.push(Warning::Compression {
-                    job: job.name.clone(),
-                    fs: m.fs_type.clone(),
-                    option: o.to_string(),
-                    data,
-                });
-                return;
-            }
+/// Below this share of a file's data stored compressed (percent), the
+/// filesystem's compression changes little.
+const STORED_PCT: f64 = 10.0;
+
+/// Compression, judged once the jobs are done and before their files are
+/// removed (`clones`: the results of the plan's job clones, in order).
+/// Where the filesystem tells which extents it stored compressed (btrfs,
+/// through FIEMAP), that decides, whatever the data looked like: zeros
+/// written into preallocated extents are stored as they are, and a
+/// pattern compresses. Elsewhere a compressing mount option or device
+/// and compressible data (zeros, a buffer or verify pattern, a
+/// compression percentage) say it.
+pub fn compression_warnings(plan: &Plan, clones: &[JobResult]) -> Vec<Warning> {
+    let mounts =
+        parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
+    let mut out: Vec<Warning> = Vec::new();
+    for (pj, job) in plan.jobs.iter().zip(clones) {
+        if pj.clone != 0 || !iolab_engine::moves_file_data(&pj.engine) {
+            continue;
+        }
+        // The job's name, as the result reports it (a merged group's
+        // first job).
+        let moved = |d: Dir| {
+            clones
+                .iter()
+                .zip(&plan.jobs)
+                .filter(|(_, j)| j.name == pj.name)
+                .map(|(c, _)| c.dirs[d as usize].io_bytes)
+                .sum::<u64>()
+        };
+        let (read, written) = (moved(Dir::Read), moved(Dir::Write));
+        if read + written == 0 || out.iter().any(|w| w.job() == job.name) {
+            continue;
+        }
+        if let Some(w) = compression(plan, pj, &job.name, written > 0, &mounts) {
+            out.push(w);
         }
     }
+    out
+}
+
+/// One job's compression warning, if any.
+fn compression(
+    plan: &Plan,
+    pj: &PlanJob,
+    name: &str,
+    wrote: bool,
+    mounts: &[crate::probe::MountEntry],
+) -> Option<Warning> {
+    let data = compressible(pj).filter(|_| wrote);
+    for jf in &pj.files {
+        let pf = &plan.files[jf.file];
+        if pf.block_device {
+            continue;
+        }
+        let path = resolve_existing(&pf.path);
+        let Some(m) = mount_of(mounts, &path) else {
+            continue;
+        };
+        let opts = m.options();
+        let Some(option) = opts
+            .split(',')
+            .find(|o| o.starts_with("compress") && !o.ends_with("=no") && *o != "compress=none")
+        else {
+            continue;
+        };
+        let warning = |stored_pct| Warning::Compression {
+            job: name.to_string(),
+            fs: m.fs_type.clone(),
+            option: option.to_string(),
+            data,
+            stored_pct,
+        };
+        if m.fs_type == "btrfs" {
+            if let Some(pct) = stored_compressed_pct(pj, plan) {
+                return (pct >= STORED_PCT).then(|| warning(Some(pct)));
+            }
+        }
+        if data.is_some() {
+            return Some(warning(None));
+        }
+    }
+    let data = data?;
     for disk in job_disks(plan, pj) {
         if let Some(c) = compressing_under(Path::new("/sys"), &disk) {
-            out.push(Warning::CompressingDevice {
-                job: job.name.clone(),
+            return Some(Warning::CompressingDevice {
+                job: name.to_string(),
                 device: c.device,
                 what: c.what,
                 data,
             });
-            return;
         }
     }
+    None
+}
+
+/// Of the data in a job's files, the share stored compressed (percent),
+/// from their extents; None when no file tells (gone, or no FIEMAP).
+fn stored_compressed_pct(pj: &PlanJob, plan: &Plan) -> Option<f64> {
+    let mut total = iolab_engine::residency::Stored::default();
+    let mut told = false;
+    for jf in &pj.files {
+        let Ok(f) = std::fs::File::open(&plan.files[jf.file].path) else {
+            continue;
+        };
+        if let Ok(s) = iolab_engine::residency::stored(&f) {
+            told = true;
+            total.mapped += s.mapped;
+            total.encoded += s.encoded;
+        }
+    }
+    (told && total.mapped > 0).then(|| 100.0 * total.encoded as f64 / total.mapped as f64)
 }
 
 /// The job's own bandwidth samples: too few, too scattered, or a start
@@ -793,6 +1018,8 @@ fn compressible(job: &PlanJob) -> Option<&'static str> {
         Some("a repeated pattern (buffer_pattern)")
     } else if b.compress_percentage.is_some_and(|p| p > 0) {
         Some("compressible data (buffer_compress_percentage)")
+    } else if job.verify.as_ref().is_some_and(|v| v.pattern.is_some()) {
+        Some("a repeated pattern (verify_pattern)")
     } else {
         None
     }
@@ -982,6 +1209,58 @@ mod tests {
         let p = plan(&format!("{text}ioengine=null\n"));
         let r = result(&p, 64 << 20, &[100; 6], 3);
         assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn the_jobs_own_reads_decide_whatever_a_neighbour_did_on_the_device() {
+        let dir = std::env::current_dir().unwrap();
+        let Some(disk) = disk_of(&dir) else {
+            return println!("skip: no block device under {}", dir.display());
+        };
+        let p = plan(&format!(
+            "[j]\nfilename={}/f\nsize=64m\nrw=read\n",
+            dir.display()
+        ));
+        let mut r = result(&p, 64 << 20, &[100; 6], 3);
+        // The device read as much as the job did: someone else's reads.
+        r.disks = vec![DiskResult {
+            name: disk,
+            read_bytes: 64 << 20,
+            ..Default::default()
+        }];
+        r.jobs[0].caused_io = Some(iolab_stats::CausedIo {
+            read_bytes: 0,
+            write_bytes: 0,
+        });
+        let w = run_warnings(&p, &r);
+        assert_eq!(codes(&w), ["page-cache"], "{w:?}");
+        assert!(
+            w[0].to_string().contains("read 0% of the bytes"),
+            "{}",
+            w[0]
+        );
+        // The job's threads had it all read: the device being idle
+        // otherwise does not matter.
+        r.disks[0].read_bytes = 0;
+        r.jobs[0].caused_io = Some(iolab_stats::CausedIo {
+            read_bytes: 64 << 20,
+            write_bytes: 0,
+        });
+        assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
+        // Unknown (an old kernel): the device's counters decide.
+        r.jobs[0].caused_io = None;
+        assert_eq!(codes(&run_warnings(&p, &r)), ["page-cache"]);
+    }
+
+    #[test]
+    fn pattern_data_is_compressible() {
+        let p = plan("[j]\nfilename=/nonexistent-dir/f\nsize=1m\nrw=write\nverify=pattern\nverify_pattern=0xff\n");
+        assert_eq!(
+            compressible(&p.jobs[0]),
+            Some("a repeated pattern (verify_pattern)")
+        );
+        let p = plan("[j]\nfilename=/nonexistent-dir/f\nsize=1m\nrw=write\nverify=crc32c\n");
+        assert_eq!(compressible(&p.jobs[0]), None);
     }
 
     #[test]

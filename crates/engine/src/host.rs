@@ -228,6 +228,45 @@ fn run_delay() -> Option<Duration> {
     Some(Duration::from_nanos(ns))
 }
 
+/// What the calling thread has caused the storage layer to read and
+/// write so far (/proc/thread-self/io's `read_bytes` and `write_bytes`):
+/// reads the page cache served are not in it. None when the kernel keeps
+/// no such accounting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ThreadIo {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+impl ThreadIo {
+    /// What was caused between `earlier` and `self`.
+    pub fn since(&self, earlier: &ThreadIo) -> ThreadIo {
+        ThreadIo {
+            read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
+            write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
+        }
+    }
+
+    /// The counters of a /proc/.../io text.
+    pub fn parse(text: &str) -> Option<ThreadIo> {
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        Some(ThreadIo {
+            read_bytes: field("read_bytes")?,
+            write_bytes: field("write_bytes")?,
+        })
+    }
+}
+
+/// The calling thread's storage I/O so far (one read of a small proc
+/// file: for a worker's start and end, never per I/O).
+pub fn thread_io() -> Option<ThreadIo> {
+    ThreadIo::parse(&std::fs::read_to_string("/proc/thread-self/io").ok()?)
+}
+
 /// SIGINT, SIGTERM and SIGHUP received since `install_interrupt_handler`.
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 static INSTALL: Once = Once::new();
@@ -320,6 +359,27 @@ pub fn drop_caches() -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_threads_storage_reads_are_counted_and_cached_ones_are_not() {
+        let text = "rchar: 10\nwchar: 0\nsyscr: 1\nsyscw: 0\nread_bytes: 8192\n\
+                    write_bytes: 4096\ncancelled_write_bytes: 0\n";
+        let io = ThreadIo::parse(text).unwrap();
+        assert_eq!((io.read_bytes, io.write_bytes), (8192, 4096));
+        assert_eq!(ThreadIo::parse("rchar: 1\n"), None);
+        let Some(before) = thread_io() else {
+            return println!("skip: no per-thread I/O accounting in this kernel");
+        };
+        // A file written and still cached: reading it back reads nothing
+        // from storage.
+        let dir = crate::testutil::temp();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![1u8; 1 << 20]).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap().len(), 1 << 20);
+        let io = thread_io().unwrap().since(&before);
+        assert!(io.read_bytes < 1 << 20, "{io:?}");
+        assert!(io.write_bytes >= 1 << 20, "dirtied pages count: {io:?}");
+    }
 
     #[test]
     fn host_facts_are_plausible() {

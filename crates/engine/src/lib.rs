@@ -15,6 +15,7 @@ pub mod clock;
 pub mod file;
 pub mod fsops;
 pub mod host;
+pub mod residency;
 
 mod error;
 mod fdtable;

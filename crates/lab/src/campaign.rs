@@ -521,6 +521,14 @@ impl Ctx<'_> {
                         ));
                     }
                 }
+                if let Some(fs) = memory_fs(self.workdir) {
+                    cmp.note(&format!(
+                        "the workdir {} is on {fs}, in memory: the loop images live there, so \
+                         every figure is memory's, not a disk's; give a --workdir on the disk \
+                         you mean to measure",
+                        self.workdir.display()
+                    ));
+                }
                 // Made new (a file that exists is refused), then recorded:
                 // cleanup removes only what this run made.
                 image::create_sparse(&img, self.opts.size)?;
@@ -701,6 +709,15 @@ impl Ctx<'_> {
 }
 
 /// Why device reads on a loop image are an upper bound.
+/// The filesystem of `dir` when it keeps its files in memory.
+fn memory_fs(dir: &Path) -> Option<&'static str> {
+    match iolab_core::engine::file::fs_type(dir).ok()? {
+        iolab_core::engine::file::FsType::Tmpfs => Some("tmpfs"),
+        iolab_core::engine::file::FsType::Ramfs => Some("ramfs"),
+        _ => None,
+    }
+}
+
 pub const SPARSE_NOTE: &str = "device reads on loop images read a sparse image file: blocks never written come back as zeros without touching the disk, so those numbers are an upper bound";
 
 fn ms(d: Duration) -> f64 {

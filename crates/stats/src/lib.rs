@@ -29,8 +29,8 @@ pub use comparison::{
 pub use comparison_verdicts::{family, ComparisonVerdicts, PairVerdict, DEFAULT_METHOD};
 pub use lat::{LatBuckets, LatStat, LAT_BUCKET_BOUNDS};
 pub use result::{
-    CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult, JobWarning,
-    RunResult, VerifyFailure,
+    CausedIo, CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult,
+    JobWarning, RunResult, VerifyFailure,
 };
 pub use setup::{JobSetup, UnifiedRw, DEFAULT_PERCENTILES};
 

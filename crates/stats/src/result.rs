@@ -249,8 +249,21 @@ pub struct JobResult {
     /// device (dirty or under writeback) when a buffered write job ended;
     /// None when not known (not asked, or no cachestat(2)).
     pub unflushed_bytes: Option<u64>,
+    /// What the job's threads caused the storage layer to read and write
+    /// while measured (their /proc/thread-self/io): reads the page cache
+    /// served are not in it, whatever else used the same device. None
+    /// when not known (for merged clones: unless known for every one).
+    pub caused_io: Option<CausedIo>,
     /// How many clones this result merges (1 unless group_reporting).
     pub clones: u32,
+}
+
+/// Bytes a job's threads had read from and written to storage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CausedIo {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
 }
 
 impl JobResult {
@@ -306,6 +319,13 @@ impl JobResult {
             self.error = o.error;
             self.error_detail = o.error_detail.clone();
         }
+        self.caused_io = match (self.caused_io, o.caused_io) {
+            (Some(a), Some(b)) => Some(CausedIo {
+                read_bytes: a.read_bytes + b.read_bytes,
+                write_bytes: a.write_bytes + b.write_bytes,
+            }),
+            _ => None,
+        };
         if let Some(theirs) = o.unflushed_bytes {
             *self.unflushed_bytes.get_or_insert(0) += theirs;
         }
@@ -554,6 +574,28 @@ mod tests {
         assert_eq!(a.dirs[1].runtime_ns, 20_000_000);
         assert_eq!(a.runtime_ns, 59_000_000, "job runtimes add up, as fio's");
         assert_eq!(a.error, 5);
+    }
+
+    #[test]
+    fn merged_clones_add_their_caused_io_only_when_every_one_is_known() {
+        let io = |r, w| {
+            Some(CausedIo {
+                read_bytes: r,
+                write_bytes: w,
+            })
+        };
+        let mut a = JobResult {
+            caused_io: io(1, 2),
+            ..Default::default()
+        };
+        let b = JobResult {
+            caused_io: io(10, 20),
+            ..Default::default()
+        };
+        a.merge(&b);
+        assert_eq!(a.caused_io, io(11, 22));
+        a.merge(&JobResult::default());
+        assert_eq!(a.caused_io, None);
     }
 
     #[test]

@@ -312,6 +312,20 @@ pub fn read_bytes(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// Writes the file's dirty pages out (sync) and drops its pages from the
+/// page cache (`dd iflag=nocache count=0`, POSIX_FADV_DONTNEED over the
+/// whole file), as an image not read since boot would be.
+pub fn drop_file_cache(path: &Path) {
+    assert!(Proc::new("sync").status().unwrap().success());
+    let ok = Proc::new("dd")
+        .arg(format!("if={}", path.display()))
+        .args(["iflag=nocache", "count=0", "status=none"])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "dd iflag=nocache on {}", path.display());
+}
+
 /// A loop device over an image file for one test, detached when dropped.
 pub struct LoopDev {
     pub dev: String,

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use iolab_engine::clock::Clock;
-use iolab_engine::host::{thread_cpu_usage, CpuUsage};
+use iolab_engine::host::{thread_cpu_usage, thread_io, CpuUsage, ThreadIo};
 use iolab_stats::{DepthDist, Dir, JobResult};
 
 use crate::gen::RwMix;
@@ -59,6 +59,9 @@ pub(super) struct Measure {
     pub start: u64,
     /// The thread's CPU use at `start`.
     pub cpu0: CpuUsage,
+    /// What the thread had caused the storage to read and write at
+    /// `start` (None: the kernel does not say).
+    pub io0: Option<ThreadIo>,
     /// Bytes per direction of the current bandwidth window.
     bw: Window,
     /// I/Os per direction of the current IOPS window.
@@ -85,6 +88,7 @@ impl Measure {
             ramp_end: begin + clock.ticks(ramp),
             start: begin,
             cpu0: thread_cpu_usage(),
+            io0: thread_io(),
             bw: Window::new(begin, every(bw_every)),
             iops: Window::new(begin, every(iops_every)),
             ramped: [(0, 0); 3],
@@ -137,6 +141,7 @@ impl Measure {
         out.issued = [0; 3];
         self.start = self.ramp_end;
         self.cpu0 = thread_cpu_usage();
+        self.io0 = thread_io();
         self.bw = Window::new(self.ramp_end, self.bw.every);
         self.iops = Window::new(self.ramp_end, self.iops.every);
     }

@@ -26,7 +26,7 @@ use iolab_engine::clock::Clock;
 use iolab_engine::host::thread_cpu_usage;
 use iolab_engine::{Completion, Engine, FileId, IoUnit, Op, Queued};
 use iolab_spec::value::RwMode;
-use iolab_stats::{CpuResult, DepthDist, Dir, JobResult};
+use iolab_stats::{CausedIo, CpuResult, DepthDist, Dir, JobResult};
 
 use crate::gen::{BsGen, Rng, RwMix};
 use crate::plan::{PlanFile, PlanJob};
@@ -564,6 +564,15 @@ impl Worker {
             }
         }
         let cpu = thread_cpu_usage().since(&m.cpu0);
+        out.caused_io = m.io0.and_then(|io0| {
+            iolab_engine::host::thread_io().map(|io| {
+                let d = io.since(&io0);
+                CausedIo {
+                    read_bytes: d.read_bytes,
+                    write_bytes: d.write_bytes,
+                }
+            })
+        });
         if !job.direct
             && out.dirs[Dir::Write as usize].io_bytes > 0
             && iolab_engine::moves_file_data(&job.engine)

@@ -397,6 +397,7 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
             warnings: Vec::new(),
             verify_failure: None,
             unflushed_bytes: None,
+            caused_io: None,
         });
     }
 
