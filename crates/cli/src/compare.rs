@@ -16,6 +16,7 @@ use iolab_lab::campaign::{self, Options, Progress};
 use iolab_lab::support::{self, Support};
 use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list, TargetKind, TargetSpec};
 use iolab_lab::{cleanup, suite, LabError};
+use iolab_stats::RepeatRule;
 use iolab_store::{Kind, Metric};
 
 use crate::interrupt;
@@ -63,9 +64,23 @@ pub struct CompareArgs {
     /// (default: a fresh iolab-lab-* directory in the temp dir).
     #[arg(long, value_name = "DIR")]
     workdir: Option<PathBuf>,
-    /// Runs of each workload and cold mount; cells show the median.
-    #[arg(long, default_value = "3", value_name = "N")]
+    /// Runs of each workload and cold mount, or `auto`: each workload
+    /// until every figure's 95% interval is within --repeat-width (or a
+    /// budget is spent), mkfs and cold mounts 3 times; cells show the
+    /// geometric mean of the runs.
+    #[arg(long, default_value = "3", value_name = "N|auto")]
     repeat: String,
+    /// With --repeat auto: the interval's half-width, relative to the
+    /// geometric mean of the runs (default 5%)
+    #[arg(long, value_name = "PCT")]
+    repeat_width: Option<String>,
+    /// With --repeat auto: at most this many runs of a workload (default 10)
+    #[arg(long, value_name = "N")]
+    repeat_max: Option<String>,
+    /// With --repeat auto: start no run of a workload that would end after
+    /// this much time (30s, 5m; seconds without a unit)
+    #[arg(long, value_name = "TIME")]
+    repeat_time: Option<String>,
     /// Seconds per workload run.
     #[arg(long, default_value_t = 5, value_name = "SECS")]
     runtime: u64,
@@ -124,28 +139,23 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
             args.size
         )));
     };
-    let repeat = match args.repeat.trim() {
-        "auto" => {
+    // --repeat N, or auto (each workload until its figures' intervals are
+    // within the width or a budget is spent; mkfs and cold mounts then
+    // run the fewest runs auto makes).
+    let (repeat, auto) = match crate::repeat::parse_rule(
+        Some(&args.repeat),
+        args.repeat_width.as_deref(),
+        args.repeat_max.as_deref(),
+        args.repeat_time.as_deref(),
+    ) {
+        Ok(RepeatRule::Times { runs: 0 }) => {
             return Ok(bad(
-                "--repeat auto: compare repeats each workload a fixed number of times; give a \
-                 count (run, quick, meta and sweep take auto)"
-                    .into(),
+                "--repeat 0: each workload must run at least once (give 1 or more)".into(),
             ))
         }
-        n => match n.parse::<u32>() {
-            Ok(0) => {
-                return Ok(bad(
-                    "--repeat 0: each workload must run at least once (give 1 or more)".into(),
-                ))
-            }
-            Ok(n) => n,
-            Err(_) => {
-                return Ok(bad(format!(
-                    "--repeat `{}`: expected a number of runs, 1 or more",
-                    args.repeat
-                )))
-            }
-        },
+        Ok(RepeatRule::Times { runs }) => (runs, None),
+        Ok(auto) => (iolab_stats::repeat_rule::MIN_RUNS, Some(auto)),
+        Err(e) => return Ok(bad(e)),
     };
     let suite = match choose_suite(args.suite.as_deref(), &args.jobs) {
         Ok(s) => s,
@@ -164,6 +174,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         workdir: args.workdir.clone(),
         size,
         repeat,
+        auto,
         runtime_s: args.runtime.max(1),
         suite,
         device: args.device.clone(),

@@ -304,8 +304,8 @@ fn bad_repeat_flags_are_refused_before_anything_runs() {
     let target = format!("a={d}");
     let cases: [(&[&str], &str); 7] = [
         (
-            &["compare", "--target", &target, "--repeat", "auto"],
-            "compare repeats each workload a fixed number of times",
+            &["compare", "--target", &target, "--repeat-max", "3"],
+            "--repeat-max goes with --repeat auto",
         ),
         (
             &["quick", "--repeat-width=5%", &d],
@@ -356,6 +356,76 @@ fn bad_repeat_flags_are_refused_before_anything_runs() {
         common::entries(tmp.path()).is_empty(),
         "nothing left behind"
     );
+}
+
+/// `iolab compare --repeat auto EXTRA` of one directory target running
+/// `job`, as JSON; the comparison.
+fn compare_auto(db: &Path, dir: &Path, job: &str, extra: &[&str]) -> Value {
+    let job_file = dir.join("w.fio");
+    std::fs::write(&job_file, job).unwrap();
+    let target = dir.join("t");
+    std::fs::create_dir_all(&target).unwrap();
+    let mut args = vec![
+        "compare".to_string(),
+        "--output-format=json".into(),
+        "--repeat=auto".into(),
+        format!("--job={}", job_file.display()),
+        format!("--target=a={}", target.display()),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    json(&ok(db, &args))["iolab compare"].clone()
+}
+
+#[test]
+fn compare_repeat_auto_stops_each_workload_by_its_rule_and_says_which() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("r.db");
+    // A steady job (a rate the null engine always keeps): the width stops
+    // it at the fewest runs auto makes.
+    let steady =
+        "[w]\nrw=write\nbs=64k\nsize=4m\nioengine=null\nrate=20m\ntime_based=1\nruntime=300ms\n";
+    let c = compare_auto(&db, tmp.path(), steady, &[]);
+    let notes: Vec<&str> = c["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("a, w: 3 runs, stopped: every interval within the width")),
+        "{notes:?}"
+    );
+    let runs = c["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{c}");
+    assert_eq!(c["repeat"], 3);
+    // A time budget shorter than one run: one run, and it says so.
+    let c = compare_auto(&db, tmp.path(), steady, &["--repeat-time=100ms"]);
+    assert!(
+        c["notes"]
+            .to_string()
+            .contains("a, w: 1 run, stopped: time budget spent"),
+        "{c}"
+    );
+    // An unsteady job and a run budget of 4: the budget stops it.
+    let unsteady = "[w]\nrw=write\nbs=4k\nsize=1m\nioengine=null\n";
+    let c = compare_auto(
+        &db,
+        tmp.path(),
+        unsteady,
+        &["--repeat-max=4", "--repeat-width=0.001%"],
+    );
+    assert!(
+        c["notes"]
+            .to_string()
+            .contains("a, w: 4 runs, stopped: run budget spent"),
+        "{c}"
+    );
+    assert_eq!(c["runs"].as_array().unwrap().len(), 4);
+    // Nothing is left in the target.
+    assert!(common::entries(&tmp.path().join("t")).is_empty());
 }
 
 /// A buffered read of a 16 MiB file over and over for a second: served

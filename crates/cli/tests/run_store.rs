@@ -462,6 +462,7 @@ fn every_kind_of_real_result_round_trips_through_the_store() {
         workdir: Some(tmp.path().join("lab")),
         size: 64 << 20,
         repeat: 1,
+        auto: None,
         runtime_s: 1,
         suite: iolab_lab::suite::Suite {
             name: "small".into(),

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use iolab_core::private;
 use iolab_core::spec::Host;
+use iolab_stats::repeat_rule::{self, RepeatRule};
 use iolab_stats::{Comparison, TargetColumn, WorkloadRun};
 
 use crate::cleanup::{self, CleanupReport};
@@ -34,8 +35,13 @@ pub struct Options {
     pub workdir: Option<PathBuf>,
     /// Image size in bytes (also bounds the workload files).
     pub size: u64,
-    /// Runs of each workload and cold mounts.
+    /// Runs of each workload and cold mounts (with `auto`, of the cold
+    /// mounts and of mkfs, and the fewest runs of a workload).
     pub repeat: u32,
+    /// `--repeat auto`: each workload on each target runs until the rule
+    /// says stop (every figure's interval within the width, or a budget
+    /// spent); what stopped it is noted in the comparison.
+    pub auto: Option<RepeatRule>,
     /// Seconds per workload run.
     pub runtime_s: u64,
     pub suite: Suite,
@@ -663,8 +669,21 @@ impl Ctx<'_> {
             runtime_s: self.opts.runtime_s,
             host: self.opts.host,
         };
+        let rule = self
+            .opts
+            .auto
+            .unwrap_or(RepeatRule::Times { runs: cmp.repeat });
         for w in &self.opts.suite.workloads {
-            for run in 1..=cmp.repeat {
+            // Each figure's runs so far, for the rule.
+            let mut figures: Vec<(String, Vec<f64>)> = Vec::new();
+            let started = std::time::Instant::now();
+            let mut run = 0u32;
+            let stopped = loop {
+                if let Some(why) = repeat_rule::should_stop(&rule, run, started.elapsed(), &figures)
+                {
+                    break why;
+                }
+                run += 1;
                 self.check_stop()?;
                 if crate::is_root() {
                     mount::drop_caches()?;
@@ -674,7 +693,7 @@ impl Ctx<'_> {
                     label,
                     workload: &w.name,
                     run,
-                    repeat: cmp.repeat,
+                    repeat: rule.max_runs(),
                     remaining: Duration::from_secs(left * self.opts.runtime_s.max(1)),
                 });
                 if let Some(files) = w.meta_files {
@@ -690,11 +709,30 @@ impl Ctx<'_> {
                         }
                     })?;
                     self.runs_done += 1;
+                    for p in &r.phases {
+                        add_figure(
+                            &mut figures,
+                            format!("meta {} ops/s", p.phase.name()),
+                            p.ops_per_sec(),
+                        );
+                    }
                     metrics::record_meta(cmp, col, &r);
                     continue;
                 }
                 let result = workload::run(w, &params, self.stop)?;
                 self.runs_done += 1;
+                for job in &result.jobs {
+                    for d in [iolab_stats::Dir::Read, iolab_stats::Dir::Write] {
+                        let dr = job.dir(d);
+                        if dr.total_ios > 0 {
+                            add_figure(
+                                &mut figures,
+                                format!("{} {} MB/s", job.name, d.key()),
+                                dr.bw_bytes() as f64,
+                            );
+                        }
+                    }
+                }
                 metrics::record_run(cmp, col, w, run, &result);
                 cmp.runs.push(WorkloadRun {
                     target: label.to_string(),
@@ -702,9 +740,22 @@ impl Ctx<'_> {
                     run,
                     result,
                 });
+            };
+            if self.opts.auto.is_some() {
+                let o = repeat_rule::outcome(&rule, run, stopped, started.elapsed(), &figures);
+                cmp.repeat = cmp.repeat.max(run);
+                cmp.note(&format!("{label}, {}: {}", w.name, o.describe()));
             }
         }
         Ok(())
+    }
+}
+
+/// Adds one run's value of the figure `name`.
+fn add_figure(figures: &mut Vec<(String, Vec<f64>)>, name: String, v: f64) {
+    match figures.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, vs)) => vs.push(v),
+        None => figures.push((name, vec![v])),
     }
 }
 

@@ -34,6 +34,7 @@ fn options(workdir: Option<&Path>) -> Options {
         workdir: workdir.map(Path::to_path_buf),
         size: 1 << 30,
         repeat: 1,
+        auto: None,
         runtime_s: 1,
         suite: tiny_suite(),
         device: None,
