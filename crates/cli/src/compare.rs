@@ -148,11 +148,6 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         args.repeat_max.as_deref(),
         args.repeat_time.as_deref(),
     ) {
-        Ok(RepeatRule::Times { runs: 0 }) => {
-            return Ok(bad(
-                "--repeat 0: each workload must run at least once (give 1 or more)".into(),
-            ))
-        }
         Ok(RepeatRule::Times { runs }) => (runs, None),
         Ok(auto) => (iolab_stats::repeat_rule::MIN_RUNS, Some(auto)),
         Err(e) => return Ok(bad(e)),

@@ -526,7 +526,7 @@ fn bad_input_names_the_problem() {
         .unwrap();
     assert_eq!(
         text(&out.stderr),
-        "iolab: --repeat 0: each workload must run at least once (give 1 or more)\n"
+        "iolab: --repeat `0`: expected a number of runs, 1 or more, or `auto`\n"
     );
     let out = iolab()
         .args(["compare", "--target", "a=/tmp", "--target", "a=/"])
