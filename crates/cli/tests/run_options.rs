@@ -607,6 +607,22 @@ fn a_device_held_by_another_opener_is_written_only_with_allow_mounted_write() {
         .success();
     drop(held);
     // Once nobody holds it, the device takes writes without the option.
+    // (A probe of the device after the writes above, such as udev's, may
+    // hold it for a moment: wait until an exclusive open succeeds.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&lo.dev)
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} stays held",
+            lo.dev
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     iolab()
         .args(job)
         .arg("--no-store")
