@@ -14,6 +14,7 @@ mod logs;
 mod measure;
 mod pace;
 mod qburst;
+mod rewind;
 mod setup;
 mod verify;
 
@@ -158,6 +159,8 @@ struct Worker {
     io_size: u64,
     /// The log files, when the job writes any.
     logs: Option<Box<logs::Logs>>,
+    /// The page cache dropped at each new pass (time_based, invalidate).
+    rewind: Option<Box<rewind::Rewind>>,
     rate: Option<RateLimit>,
     think: Option<Think>,
     min_rate: Option<MinRate>,
@@ -368,6 +371,9 @@ impl Worker {
                                 stop = true;
                                 continue;
                             };
+                            if let Some(r) = self.rewind.as_deref_mut() {
+                                r.before_draw(fi, g, file.gens[g].pass());
+                            }
                             (fi, file.gens[g].next(len as u64), len)
                         }
                     };

@@ -1,0 +1,122 @@
+//! iolab against fio 3.33 on what happens while a job runs: the page cache
+//! dropped at each pass of a time_based buffered job (`invalidate`), the
+//! read-back of a verify job as issued I/O, and the line counts of the
+//! bandwidth, IOPS and latency logs. Each test runs the same job through
+//! both tools and compares what its item is about.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+use std::process::Command as Proc;
+
+use serde_json::Value;
+
+/// Runs `cmd` (a shell command line) under `sh -c` and returns what its
+/// report file `out` holds and the bytes the shell and everything it ran
+/// had read from storage (/proc/PID/io counts the children it reaped).
+fn run_counting_reads(dir: &Path, cmd: &str, out: &Path) -> (Value, u64) {
+    let script = format!(
+        "{cmd} >/dev/null 2>{dir}/stderr; grep read_bytes /proc/$$/io",
+        dir = dir.display()
+    );
+    let o = Proc::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .env("IOLAB_DB", test_db())
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let read = text
+        .lines()
+        .find_map(|l| l.strip_prefix("read_bytes: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no read_bytes from `{script}`: {text}"));
+    let report = std::fs::read(out).unwrap_or_default();
+    assert!(
+        !report.is_empty(),
+        "`{cmd}` wrote no report: {}",
+        std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
+    );
+    (json_of(&report), read)
+}
+
+fn iolab_bin() -> String {
+    assert_cmd::cargo::cargo_bin("iolab").display().to_string()
+}
+
+/// A time_based buffered job over a file of 1 MiB for one second: io_bytes
+/// and the bytes read from storage, by fio and by iolab, each in a
+/// directory of its own.
+fn time_based_reads(rw: &str, extra: &str) -> [(u64, u64); 2] {
+    let mut got = [(0, 0); 2];
+    for (i, tool) in ["fio", "iolab"].iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let job = d.join("job.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[tb]\nfilename={}/f\nsize=1m\nrw={rw}\nbs=4k\ntime_based\nruntime=1\n{extra}",
+                d.display()
+            ),
+        )
+        .unwrap();
+        let out = d.join("out.json");
+        let cmd = match *tool {
+            "fio" => format!(
+                "fio --output-format=json --output={} {}",
+                out.display(),
+                job.display()
+            ),
+            _ => format!(
+                "{} run --no-store --output-format=json --output={} {}",
+                iolab_bin(),
+                out.display(),
+                job.display()
+            ),
+        };
+        let (report, read) = run_counting_reads(d, &cmd, &out);
+        let io_bytes = report["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+        got[i] = (io_bytes, read);
+    }
+    got
+}
+
+#[test]
+fn time_based_buffered_reads_drop_the_cache_at_each_pass_as_fio_does() {
+    if !fio_available() {
+        return;
+    }
+    for rw in ["randread", "read"] {
+        let [(fio_io, fio_read), (io, read)] = time_based_reads(rw, "");
+        eprintln!("{rw}: fio {fio_io} bytes, {fio_read} from storage; iolab {io}, {read}");
+        // Each tool made several passes over the file, so a cached file
+        // would show as far fewer bytes read from storage than moved.
+        assert!(fio_io >= 4 << 20 && io >= 4 << 20, "{rw}: too few passes");
+        if fio_read < fio_io / 2 {
+            eprintln!(
+                "skipped: fio read {fio_read} of {fio_io} bytes from storage \
+                 (the temporary directory's filesystem keeps its cache)"
+            );
+            return;
+        }
+        assert!(
+            read >= io / 2,
+            "{rw}: iolab read {read} of {io} bytes from storage; fio {fio_read} of {fio_io}"
+        );
+    }
+}
+
+#[test]
+fn time_based_reads_with_invalidate_off_stay_in_the_cache_in_both() {
+    if !fio_available() {
+        return;
+    }
+    let [(fio_io, fio_read), (io, read)] = time_based_reads("randread", "invalidate=0\n");
+    eprintln!("fio {fio_io} bytes, {fio_read} from storage; iolab {io}, {read}");
+    assert!(fio_io >= 4 << 20 && io >= 4 << 20, "too few passes");
+    assert!(fio_read < fio_io / 2, "fio {fio_read} of {fio_io}");
+    assert!(read < io / 2, "iolab {read} of {io}");
+}
