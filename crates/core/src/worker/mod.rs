@@ -169,11 +169,24 @@ struct Worker {
 impl Worker {
     /// Issues one I/O and waits for it; returns the completion.
     fn io(&mut self, unit: &IoUnit, done: &mut Vec<Completion>) -> Result<Completion, String> {
+        self.io_committed(unit, done, &mut 0)
+    }
+
+    /// `io`, with the clock read into `t_commit` when a queued engine's
+    /// submission returns (left as it was when the I/O completes in
+    /// `queue`): the end of its slat and the start of its clat.
+    fn io_committed(
+        &mut self,
+        unit: &IoUnit,
+        done: &mut Vec<Completion>,
+        t_commit: &mut u64,
+    ) -> Result<Completion, String> {
         loop {
             match self.engine.queue(unit).map_err(|e| e.to_string())? {
                 Queued::Completed(c) => return Ok(c),
                 Queued::InFlight => {
                     self.engine.commit().map_err(|e| e.to_string())?;
+                    *t_commit = Clock::get().now();
                     done.clear();
                     self.engine.reap(1, 1, done).map_err(|e| e.to_string())?;
                     if let Some(c) = done.first() {
@@ -475,7 +488,7 @@ impl Worker {
                 }
                 if inflight == 0 {
                     if backlog && !stop {
-                        stop = !self.verify_pass(job, files, out, &mut done, true);
+                        stop = !self.verify_pass(&cx, out, &mut done, true);
                         continue;
                     }
                     if more && !free.is_empty() {
@@ -519,7 +532,7 @@ impl Worker {
                 // a job stopped by an error or Ctrl-C only settles.
                 let read_back = out.error == 0 && !shared.stopped();
                 let t = clock.now();
-                let go_on = self.verify_pass(job, files, out, &mut done, read_back);
+                let go_on = self.verify_pass(&cx, out, &mut done, read_back);
                 verify_ns += clock.ns_between(t, clock.now());
                 if !go_on {
                     break;
