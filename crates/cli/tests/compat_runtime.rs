@@ -219,3 +219,67 @@ fn verify_reads_through_a_synchronous_engine_are_issued_and_have_no_slat() {
     assert_eq!(o["read"]["slat_ns"]["N"].as_u64(), Some(0));
     assert_eq!(o["read"]["clat_ns"]["N"].as_u64(), Some(512));
 }
+
+/// The number of lines of each `.log` file in `dir`, by name.
+fn log_lines(dir: &Path) -> std::collections::BTreeMap<String, usize> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .map(|p| {
+            let n = std::fs::read_to_string(&p).unwrap().lines().count();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), n)
+        })
+        .collect()
+}
+
+#[test]
+fn averaged_and_slat_logs_have_fios_line_counts() {
+    if !fio_available() {
+        return;
+    }
+    let logs = "write_bw_log=a\nwrite_iops_log=a\nwrite_lat_log=a\nlog_avg_msec=100\n";
+    for (what, job, want) in [
+        // 1 s in windows of 100 ms: nine bandwidth and IOPS samples (the
+        // window the end cuts short is none), ten latency lines (the
+        // last window is closed by the I/O at the deadline).
+        (
+            "psync",
+            format!("[l]\nfilename=DIR/f\nsize=1m\nrw=randread\ntime_based\nruntime=1\n{logs}"),
+            [("a_bw.1.log", 9), ("a_iops.1.log", 9), ("a_clat.1.log", 10)],
+        ),
+        // Through a queue: the I/Os in flight at the deadline complete
+        // after the window their last completion closed, a clat line at
+        // the end; their slat was logged when they were submitted, in a
+        // window that ends with the job: one slat line less than clat.
+        (
+            "io_uring at iodepth 8",
+            format!(
+                "[l]\nfilename=DIR/f\nsize=1m\nrw=randread\nioengine=io_uring\niodepth=8\n\
+                 time_based\nruntime=1\n{logs}"
+            ),
+            [
+                ("a_bw.1.log", 9),
+                ("a_clat.1.log", 11),
+                ("a_slat.1.log", 10),
+            ],
+        ),
+    ] {
+        let (fdir, _) = run_tool("fio", &job, "json");
+        let (odir, _) = run_tool("iolab", &job, "json");
+        let (f, o) = (log_lines(fdir.path()), log_lines(odir.path()));
+        assert_eq!(o, f, "{what}: the logs' line counts, iolab then fio");
+        for (name, n) in want {
+            assert_eq!(o.get(name), Some(&n), "{what}: {name}");
+        }
+    }
+    // A log per I/O: one slat line per I/O, as many as clat.
+    let job = "[s]\nfilename=DIR/f\nsize=1m\nrw=randread\nioengine=libaio\niodepth=4\n\
+               write_lat_log=s\n";
+    let (fdir, _) = run_tool("fio", job, "json");
+    let (odir, _) = run_tool("iolab", job, "json");
+    let (f, o) = (log_lines(fdir.path()), log_lines(odir.path()));
+    assert_eq!(o, f);
+    assert_eq!(o.get("s_slat.1.log"), Some(&256));
+    assert_eq!(o.get("s_clat.1.log"), Some(&256));
+}

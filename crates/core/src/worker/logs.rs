@@ -15,7 +15,8 @@
 //!
 //! With `log_avg_msec=0` the latency, bandwidth and IOPS logs have a line
 //! per I/O (bandwidth: bytes over the I/O's completion latency; IOPS: 1),
-//! with the I/O's block size and offset. With `log_avg_msec=N` a latency
+//! with the I/O's block size and offset. A slat entry has the time the
+//! I/O was submitted, the others the time it completed, as in fio. With `log_avg_msec=N` a latency
 //! log has, per direction, the rounded mean of the I/Os of each window of
 //! at least N ms, written when the I/O that ends the window completes and
 //! for the last window when the job ends; the bandwidth and IOPS logs have
@@ -220,8 +221,11 @@ impl HistLog {
 /// What one completed I/O gives the logs.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Logged {
-    /// ms since the measured part began.
+    /// ms since the measured part began, at its completion.
     pub ms: u64,
+    /// ms since the measured part began, at its submission: the time of
+    /// its slat entry, as fio logs slat when the I/O is submitted.
+    pub slat_ms: u64,
     pub dir: usize,
     /// Bytes moved and asked for.
     pub bytes: u32,
@@ -293,11 +297,16 @@ impl Logs {
             bs: io.len,
             offset: io.offset,
         };
-        for (log, v) in [
-            (&mut self.slat, io.slat),
-            (&mut self.clat, io.clat),
-            (&mut self.lat, io.lat),
-        ] {
+        if let (Some(log), Some(v)) = (&mut self.slat, io.slat) {
+            log.value(
+                Entry {
+                    ms: io.slat_ms,
+                    ..entry(v)
+                },
+                avg,
+            );
+        }
+        for (log, v) in [(&mut self.clat, io.clat), (&mut self.lat, io.lat)] {
             if let (Some(log), Some(v)) = (log, v) {
                 log.value(entry(v), avg);
             }
@@ -436,6 +445,7 @@ mod tests {
     fn io(ms: u64, dir: usize, clat: u64) -> Logged {
         Logged {
             ms,
+            slat_ms: ms,
             dir,
             bytes: 4096,
             len: 4096,
@@ -521,6 +531,37 @@ mod tests {
         // No per-I/O bandwidth or IOPS samples when averaging.
         assert_eq!(r.bw_samples.count(), 0);
         assert_eq!(read(d.path(), "p_bw.3.log"), "");
+    }
+
+    #[test]
+    fn slat_is_logged_at_submission_so_the_last_ios_in_flight_close_no_window() {
+        let d = tempfile::tempdir().unwrap();
+        let mut logs = Logs::new(&spec(d.path(), 100), true, false);
+        let mut r = DirResult::default();
+        // Four I/Os in flight: each completes 5 ms after its submission.
+        // The last window (from 100 ms) is not closed by the I/Os that
+        // were submitted in it and completed after its end: it is written
+        // once, when the job ends, as fio writes it.
+        for sub in [0, 40, 80, 98, 99] {
+            let io = Logged {
+                slat_ms: sub,
+                slat: Some(1000 + sub),
+                ..io(sub + 5, 0, 2000)
+            };
+            logs.io(io, &mut r);
+        }
+        logs.finish(104).unwrap();
+        assert_eq!(
+            read(d.path(), "p_slat.3.log"),
+            "104, 1063, 0, 0, 0\n",
+            "one window, written at the end"
+        );
+        // The clat log closes its first window at the completion at 103 ms
+        // and writes what completed after it at the end.
+        assert_eq!(
+            read(d.path(), "p_clat.3.log"),
+            "103, 2000, 0, 0, 0\n104, 2000, 0, 0, 0\n"
+        );
     }
 
     #[test]

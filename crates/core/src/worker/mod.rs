@@ -247,6 +247,7 @@ impl Worker {
             .runtime
             .map(|r| t_begin + clock.ticks(job.ramp_time + r));
         let deadline_ns = job.runtime.map(|r| (job.ramp_time + r).as_nanos() as u64);
+        m.cut_off_at(deadline);
 
         let mut last: Option<(usize, u64, u32)> = None;
         let mut st = Tally::default();
