@@ -282,4 +282,11 @@ fn averaged_and_slat_logs_have_fios_line_counts() {
     assert_eq!(o, f);
     assert_eq!(o.get("s_slat.1.log"), Some(&256));
     assert_eq!(o.get("s_clat.1.log"), Some(&256));
+    // Its lines are in submission order, as fio's are.
+    let times: Vec<u64> = std::fs::read_to_string(odir.path().join("s_slat.1.log"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split(", ").next().unwrap().parse().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
 }

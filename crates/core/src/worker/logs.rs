@@ -70,6 +70,9 @@ struct LogFile {
     entries: Vec<Entry>,
     /// With log_avg_msec, the open window of each direction.
     avg: Option<[Avg; 3]>,
+    /// Entries are timed at submission and pushed at completion: put in
+    /// time order before they are written, as fio's are.
+    by_submission: bool,
 }
 
 impl LogFile {
@@ -80,6 +83,7 @@ impl LogFile {
             offset: spec.offset,
             entries: Vec::new(),
             avg: averaged.then(<[Avg; 3]>::default),
+            by_submission: kind == "slat",
         }
     }
 
@@ -133,6 +137,10 @@ impl LogFile {
 
     /// Writes the pending lines (creating the file if need be).
     fn write(&mut self) -> io::Result<()> {
+        if self.by_submission {
+            // Stable: entries of the same ms keep their order.
+            self.entries.sort_by_key(|e| e.ms);
+        }
         let mut out = BufWriter::new(open(&self.path, self.append)?);
         for e in &self.entries {
             if self.offset {
@@ -561,6 +569,31 @@ mod tests {
         assert_eq!(
             read(d.path(), "p_clat.3.log"),
             "103, 2000, 0, 0, 0\n104, 2000, 0, 0, 0\n"
+        );
+    }
+
+    #[test]
+    fn per_io_slat_lines_are_in_submission_order() {
+        let d = tempfile::tempdir().unwrap();
+        let mut logs = Logs::new(&spec(d.path(), 0), true, false);
+        let mut r = DirResult::default();
+        // Submitted at 1, 2 and 3 ms; the second completes last.
+        for (sub, done) in [(1, 4), (3, 5), (2, 6)] {
+            let io = Logged {
+                slat_ms: sub,
+                slat: Some(100 * sub),
+                ..io(done, 0, 2000)
+            };
+            logs.io(io, &mut r);
+        }
+        logs.finish(7).unwrap();
+        assert_eq!(
+            read(d.path(), "p_slat.3.log"),
+            "1, 100, 0, 4096, 0\n2, 200, 0, 4096, 0\n3, 300, 0, 4096, 0\n"
+        );
+        assert_eq!(
+            read(d.path(), "p_clat.3.log"),
+            "4, 2000, 0, 4096, 0\n5, 2000, 0, 4096, 0\n6, 2000, 0, 4096, 0\n"
         );
     }
 
