@@ -6,11 +6,12 @@
 //! whose runtime outlasts one pass reads memory from the second pass on.
 //!
 //! The drop happens between I/Os, before the first offset of the new pass
-//! is drawn: it counts in the job's runtime but in no I/O's latency. fio
-//! does it only where a pass has an end, so it is off for random offsets
-//! that may repeat (`norandommap`, a non-uniform `random_distribution`),
-//! for direct I/O (nothing of the job is cached), for block devices and
-//! for engines that move no file data.
+//! is drawn: it counts in the job's runtime but in no I/O's latency. As in
+//! fio it happens only where a pass has an end, so not for random offsets
+//! that may repeat (`norandommap`, a non-uniform `random_distribution`);
+//! iolab also leaves it out where it cannot change what is measured:
+//! direct I/O, `pre_read` (which keeps the file cached on purpose), block
+//! devices and engines that move no file data.
 
 use std::fs::File;
 use std::path::PathBuf;
