@@ -50,6 +50,9 @@ impl Worker {
         let len = self.bs[d].next(&mut self.bs_rng[d]);
         let file = &mut self.files.files[0];
         let g = file.gen_of[d]?;
+        if let Some(r) = self.rewind.as_deref_mut() {
+            r.before_draw(0, g, file.gens[g].pass());
+        }
         let offset = file.gens[g].next(u64::from(len));
         let unit = IoUnit {
             slot,

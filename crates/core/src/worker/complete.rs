@@ -249,6 +249,7 @@ impl Worker {
                     if let Some(logs) = &mut self.logs {
                         let logged = Logged {
                             ms: cx.clock.ns_between(m.start, t_done) / 1_000_000,
+                            slat_ms: cx.clock.ns_between(m.start, io.t_commit) / 1_000_000,
                             dir: d,
                             bytes: n,
                             len: io.len,

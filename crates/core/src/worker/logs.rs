@@ -15,7 +15,8 @@
 //!
 //! With `log_avg_msec=0` the latency, bandwidth and IOPS logs have a line
 //! per I/O (bandwidth: bytes over the I/O's completion latency; IOPS: 1),
-//! with the I/O's block size and offset. With `log_avg_msec=N` a latency
+//! with the I/O's block size and offset. A slat entry has the time the
+//! I/O was submitted, the others the time it completed, as in fio. With `log_avg_msec=N` a latency
 //! log has, per direction, the rounded mean of the I/Os of each window of
 //! at least N ms, written when the I/O that ends the window completes and
 //! for the last window when the job ends; the bandwidth and IOPS logs have
@@ -69,6 +70,9 @@ struct LogFile {
     entries: Vec<Entry>,
     /// With log_avg_msec, the open window of each direction.
     avg: Option<[Avg; 3]>,
+    /// Entries are timed at submission and pushed at completion: put in
+    /// time order before they are written, as fio's are.
+    by_submission: bool,
 }
 
 impl LogFile {
@@ -79,6 +83,7 @@ impl LogFile {
             offset: spec.offset,
             entries: Vec::new(),
             avg: averaged.then(<[Avg; 3]>::default),
+            by_submission: kind == "slat",
         }
     }
 
@@ -132,6 +137,10 @@ impl LogFile {
 
     /// Writes the pending lines (creating the file if need be).
     fn write(&mut self) -> io::Result<()> {
+        if self.by_submission {
+            // Stable: entries of the same ms keep their order.
+            self.entries.sort_by_key(|e| e.ms);
+        }
         let mut out = BufWriter::new(open(&self.path, self.append)?);
         for e in &self.entries {
             if self.offset {
@@ -220,8 +229,11 @@ impl HistLog {
 /// What one completed I/O gives the logs.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Logged {
-    /// ms since the measured part began.
+    /// ms since the measured part began, at its completion.
     pub ms: u64,
+    /// ms since the measured part began, at its submission: the time of
+    /// its slat entry, as fio logs slat when the I/O is submitted.
+    pub slat_ms: u64,
     pub dir: usize,
     /// Bytes moved and asked for.
     pub bytes: u32,
@@ -293,11 +305,16 @@ impl Logs {
             bs: io.len,
             offset: io.offset,
         };
-        for (log, v) in [
-            (&mut self.slat, io.slat),
-            (&mut self.clat, io.clat),
-            (&mut self.lat, io.lat),
-        ] {
+        if let (Some(log), Some(v)) = (&mut self.slat, io.slat) {
+            log.value(
+                Entry {
+                    ms: io.slat_ms,
+                    ..entry(v)
+                },
+                avg,
+            );
+        }
+        for (log, v) in [(&mut self.clat, io.clat), (&mut self.lat, io.lat)] {
             if let (Some(log), Some(v)) = (log, v) {
                 log.value(entry(v), avg);
             }
@@ -436,6 +453,7 @@ mod tests {
     fn io(ms: u64, dir: usize, clat: u64) -> Logged {
         Logged {
             ms,
+            slat_ms: ms,
             dir,
             bytes: 4096,
             len: 4096,
@@ -521,6 +539,62 @@ mod tests {
         // No per-I/O bandwidth or IOPS samples when averaging.
         assert_eq!(r.bw_samples.count(), 0);
         assert_eq!(read(d.path(), "p_bw.3.log"), "");
+    }
+
+    #[test]
+    fn slat_is_logged_at_submission_so_the_last_ios_in_flight_close_no_window() {
+        let d = tempfile::tempdir().unwrap();
+        let mut logs = Logs::new(&spec(d.path(), 100), true, false);
+        let mut r = DirResult::default();
+        // Four I/Os in flight: each completes 5 ms after its submission.
+        // The last window (from 100 ms) is not closed by the I/Os that
+        // were submitted in it and completed after its end: it is written
+        // once, when the job ends, as fio writes it.
+        for sub in [0, 40, 80, 98, 99] {
+            let io = Logged {
+                slat_ms: sub,
+                slat: Some(1000 + sub),
+                ..io(sub + 5, 0, 2000)
+            };
+            logs.io(io, &mut r);
+        }
+        logs.finish(104).unwrap();
+        assert_eq!(
+            read(d.path(), "p_slat.3.log"),
+            "104, 1063, 0, 0, 0\n",
+            "one window, written at the end"
+        );
+        // The clat log closes its first window at the completion at 103 ms
+        // and writes what completed after it at the end.
+        assert_eq!(
+            read(d.path(), "p_clat.3.log"),
+            "103, 2000, 0, 0, 0\n104, 2000, 0, 0, 0\n"
+        );
+    }
+
+    #[test]
+    fn per_io_slat_lines_are_in_submission_order() {
+        let d = tempfile::tempdir().unwrap();
+        let mut logs = Logs::new(&spec(d.path(), 0), true, false);
+        let mut r = DirResult::default();
+        // Submitted at 1, 2 and 3 ms; the second completes last.
+        for (sub, done) in [(1, 4), (3, 5), (2, 6)] {
+            let io = Logged {
+                slat_ms: sub,
+                slat: Some(100 * sub),
+                ..io(done, 0, 2000)
+            };
+            logs.io(io, &mut r);
+        }
+        logs.finish(7).unwrap();
+        assert_eq!(
+            read(d.path(), "p_slat.3.log"),
+            "1, 100, 0, 4096, 0\n2, 200, 0, 4096, 0\n3, 300, 0, 4096, 0\n"
+        );
+        assert_eq!(
+            read(d.path(), "p_clat.3.log"),
+            "4, 2000, 0, 4096, 0\n5, 2000, 0, 4096, 0\n6, 2000, 0, 4096, 0\n"
+        );
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! its own averaging window (`bwavgtime`, `iopsavgtime`). A sample is taken
 //! when an I/O completes after its window's end (the next window starts
 //! then, so with 500 ms windows a 1 s job has one sample and a 2 s job
-//! three, as fio 3.33 reports).
+//! three, as fio 3.33 reports). A window that the job's deadline cuts
+//! short is no sample: fio's are taken on a timer while the job runs.
 //! Per I/O this is a comparison with the clock reading the worker already
 //! has.
 
@@ -69,6 +70,9 @@ pub(super) struct Measure {
     /// Bytes and I/Os per direction done in the ramp, which the job's
     /// counts forget and its progress does not.
     pub ramped: [(u64, u64); 3],
+    /// The job's deadline (ticks; u64::MAX without a runtime): a window
+    /// that would end there or later is not sampled.
+    cutoff: u64,
 }
 
 impl Measure {
@@ -92,7 +96,15 @@ impl Measure {
             bw: Window::new(begin, every(bw_every)),
             iops: Window::new(begin, every(iops_every)),
             ramped: [(0, 0); 3],
+            cutoff: u64::MAX,
         }
+    }
+
+    /// The job ends at `deadline` (ticks): as in fio, whose samples are
+    /// taken on a timer while the job runs, the window the deadline cuts
+    /// short is no sample (a 1 s job with 100 ms windows has 9, not 10).
+    pub fn cut_off_at(&mut self, deadline: Option<u64>) {
+        self.cutoff = deadline.unwrap_or(u64::MAX);
     }
 
     /// Counts a completed I/O in the current window.
@@ -119,7 +131,9 @@ impl Measure {
                 self.end_ramp(out);
                 return true;
             }
-        } else if t1 >= self.bw.end || t1 >= self.iops.end {
+        } else if (t1 >= self.bw.end && self.bw.end < self.cutoff)
+            || (t1 >= self.iops.end && self.iops.end < self.cutoff)
+        {
             self.sample(t1, clock, out, mix, logs);
         }
         false
@@ -164,7 +178,7 @@ impl Measure {
         mut logs: Option<&mut Logs>,
     ) {
         let ms = clock.ns_between(self.start, t1) / 1_000_000;
-        if t1 >= self.bw.end {
+        if t1 >= self.bw.end && self.bw.end < self.cutoff {
             let kib = self.bw.close(t1, clock, 1024);
             for d in Dir::ALL.into_iter().filter(|d| mix.uses(*d)) {
                 let d = d as usize;
@@ -176,7 +190,7 @@ impl Measure {
                 }
             }
         }
-        if t1 >= self.iops.end {
+        if t1 >= self.iops.end && self.iops.end < self.cutoff {
             let ios = self.iops.close(t1, clock, 1);
             for d in Dir::ALL.into_iter().filter(|d| mix.uses(*d)) {
                 let d = d as usize;
@@ -186,5 +200,39 @@ impl Measure {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_spec::value::RwMode;
+
+    /// Samples taken by I/Os completing every 10 ms up to `end_ms`, with
+    /// 100 ms windows and the deadline at `deadline_ms`.
+    fn samples(end_ms: u64, deadline_ms: Option<u64>) -> (u64, u64) {
+        let clock = Clock::get();
+        let ms = |n: u64| clock.ticks(Duration::from_millis(n));
+        let every = Some(Duration::from_millis(100));
+        let mut m = Measure::new(clock, 0, Duration::ZERO, every, every);
+        m.cut_off_at(deadline_ms.map(ms));
+        let mix = RwMix::new(RwMode::Read, 100);
+        let mut out = JobResult::default();
+        for t in (10..=end_ms).step_by(10) {
+            m.count(0, 4096);
+            m.tick(ms(t), clock, &mut out, &mix, None);
+        }
+        let r = &out.dirs[0];
+        (r.bw_samples.count(), r.iops_samples.count())
+    }
+
+    #[test]
+    fn the_window_the_deadline_cuts_short_is_no_sample() {
+        // I/Os up to the deadline at 1000 ms: the windows ending at 100
+        // .. 900 ms are samples; the one ending at 1000 ms is not.
+        assert_eq!(samples(1000, Some(1000)), (9, 9));
+        // Without a deadline (a job bounded by size) every window that an
+        // I/O completes after is a sample.
+        assert_eq!(samples(1000, None), (10, 10));
     }
 }

@@ -14,6 +14,7 @@ mod logs;
 mod measure;
 mod pace;
 mod qburst;
+mod rewind;
 mod setup;
 mod verify;
 
@@ -158,6 +159,8 @@ struct Worker {
     io_size: u64,
     /// The log files, when the job writes any.
     logs: Option<Box<logs::Logs>>,
+    /// The page cache dropped at each new pass (time_based, invalidate).
+    rewind: Option<Box<rewind::Rewind>>,
     rate: Option<RateLimit>,
     think: Option<Think>,
     min_rate: Option<MinRate>,
@@ -166,11 +169,24 @@ struct Worker {
 impl Worker {
     /// Issues one I/O and waits for it; returns the completion.
     fn io(&mut self, unit: &IoUnit, done: &mut Vec<Completion>) -> Result<Completion, String> {
+        self.io_committed(unit, done, &mut 0)
+    }
+
+    /// `io`, with the clock read into `t_commit` when a queued engine's
+    /// submission returns (left as it was when the I/O completes in
+    /// `queue`): the end of its slat and the start of its clat.
+    fn io_committed(
+        &mut self,
+        unit: &IoUnit,
+        done: &mut Vec<Completion>,
+        t_commit: &mut u64,
+    ) -> Result<Completion, String> {
         loop {
             match self.engine.queue(unit).map_err(|e| e.to_string())? {
                 Queued::Completed(c) => return Ok(c),
                 Queued::InFlight => {
                     self.engine.commit().map_err(|e| e.to_string())?;
+                    *t_commit = Clock::get().now();
                     done.clear();
                     self.engine.reap(1, 1, done).map_err(|e| e.to_string())?;
                     if let Some(c) = done.first() {
@@ -231,6 +247,7 @@ impl Worker {
             .runtime
             .map(|r| t_begin + clock.ticks(job.ramp_time + r));
         let deadline_ns = job.runtime.map(|r| (job.ramp_time + r).as_nanos() as u64);
+        m.cut_off_at(deadline);
 
         let mut last: Option<(usize, u64, u32)> = None;
         let mut st = Tally::default();
@@ -368,6 +385,9 @@ impl Worker {
                                 stop = true;
                                 continue;
                             };
+                            if let Some(r) = self.rewind.as_deref_mut() {
+                                r.before_draw(fi, g, file.gens[g].pass());
+                            }
                             (fi, file.gens[g].next(len as u64), len)
                         }
                     };
@@ -469,7 +489,7 @@ impl Worker {
                 }
                 if inflight == 0 {
                     if backlog && !stop {
-                        stop = !self.verify_pass(job, files, out, &mut done, true);
+                        stop = !self.verify_pass(&cx, out, &mut done, true);
                         continue;
                     }
                     if more && !free.is_empty() {
@@ -513,7 +533,7 @@ impl Worker {
                 // a job stopped by an error or Ctrl-C only settles.
                 let read_back = out.error == 0 && !shared.stopped();
                 let t = clock.now();
-                let go_on = self.verify_pass(job, files, out, &mut done, read_back);
+                let go_on = self.verify_pass(&cx, out, &mut done, read_back);
                 verify_ns += clock.ns_between(t, clock.now());
                 if !go_on {
                     break;

@@ -13,6 +13,7 @@ use crate::plan::{BsSpec, Fadvise, JobFile, Layout, PlanFile, PlanJob};
 use super::fileset::{FileSet, WFile};
 use super::logs::Logs;
 use super::pace::{MinRate, RateLimit, Think};
+use super::rewind::Rewind;
 use super::verify::Verifier;
 use super::{Worker, EINVAL, EIO, ENOSPC};
 
@@ -63,6 +64,7 @@ impl Worker {
         );
         let offset_rng = seeds.rng(index, Stream::Offset);
         let writes = mode.writes() || mode.trims();
+        let mut rewind = super::rewind::wanted(job, &pattern).then(|| Box::new(Rewind::new()));
         let mut wfiles = Vec::with_capacity(job.files.len());
         let mut io_size = job.io_size;
         for (fi, jf) in job.files.iter().enumerate() {
@@ -93,6 +95,9 @@ impl Worker {
             };
             if pf.layout != Layout::OnOpen {
                 prepare_cache(job, pf, jf.offset, jf.len)?;
+            }
+            if let Some(r) = rewind.as_deref_mut() {
+                r.add(pf.path.clone(), jf.offset, jf.len, pf.block_device);
             }
             let mut wf = WFile::new(jf.file, spec, jf.len);
             let shared_map = mode.is_random();
@@ -183,6 +188,7 @@ impl Worker {
                 .logs
                 .as_ref()
                 .map(|spec| Box::new(Logs::new(spec, job.reported, job.stats.disable_bw))),
+            rewind,
             rate: RateLimit::new(&job.pace, data_rng.substream(1), both),
             think: Think::new(&job.pace),
             min_rate: MinRate::new(&job.pace),

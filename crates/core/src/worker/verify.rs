@@ -11,11 +11,12 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use iolab_engine::clock::Clock;
-use iolab_engine::{Completion, IoUnit, Op};
-use iolab_stats::{Dir, JobResult, VerifyFailure};
+use iolab_engine::{Completion, IoUnit, Op, Queued};
+use iolab_stats::{DepthDist, Dir, JobResult, VerifyFailure};
 
 use crate::plan::{PlanFile, PlanJob};
+
+use super::complete::{record_latencies, Cx, Meta};
 use crate::verify::{
     check_read, fill_pattern, pattern_is_one_run, prepare_write, BadByte, Method, Mismatch, Stamp,
     VerifySpec,
@@ -51,7 +52,7 @@ pub(super) struct Verifier {
     /// verify=pattern in a job that reads nothing but its own read-back:
     /// per buffer slot, how many leading bytes hold the pattern from its
     /// first byte (0: unknown). A write that fits is sent as the slot
-    /// holds it; the read-back, which reads into slot 0, clears slot 0.
+    /// holds it; the read-back, which reads into the slots, clears them.
     /// Empty when the pattern is written anew per write.
     pattern_held: Vec<usize>,
 }
@@ -211,8 +212,7 @@ impl Worker {
     /// may be in flight. False when the job must stop.
     pub(super) fn verify_pass(
         &mut self,
-        job: &PlanJob,
-        files: &[PlanFile],
+        cx: &Cx,
         out: &mut JobResult,
         done: &mut Vec<Completion>,
         read_back: bool,
@@ -223,11 +223,9 @@ impl Worker {
         let mut log = std::mem::take(&mut v.log);
         let mut ok = true;
         if read_back && !log.is_empty() {
-            ok = self.read_back(job, files, out, done, &mut v, &mut log);
-            // The reads went into slot 0.
-            if let Some(held) = v.pattern_held.first_mut() {
-                *held = 0;
-            }
+            ok = self.read_back(cx, out, done, &mut v, &mut log);
+            // The reads went into the buffers of the queue.
+            v.pattern_held.fill(0);
         }
         log.clear();
         v.log = log;
@@ -238,18 +236,20 @@ impl Worker {
 
     fn read_back(
         &mut self,
-        job: &PlanJob,
-        files: &[PlanFile],
+        cx: &Cx,
         out: &mut JobResult,
         done: &mut Vec<Completion>,
         v: &mut Verifier,
         log: &mut [Written],
     ) -> bool {
-        let clock = Clock::get();
-        let sync = self.engine.caps().sync;
         // What the file holds is the last write to each place: a write
         // that a later one overlaps is not checked (as fio drops it).
         let keep = latest_writes(log);
+        let all_open = keep.iter().all(|w| self.files.files[w.fi as usize].open);
+        if cx.queued && all_open {
+            return self.read_back_queued(cx, out, done, v, &keep);
+        }
+        let clock = cx.clock;
         for w in keep {
             let fi = w.fi as usize;
             let (id, opened) = if self.files.files[fi].open {
@@ -270,85 +270,249 @@ impl Worker {
                 offset: w.offset,
                 len: w.len,
             };
-            let path = &files[self.files.files[fi].path_index].path;
+            // fio issues the read-back as reads: each counts as issued and
+            // has its slat (through a queued engine), clat and lat.
+            out.issued[Dir::Read as usize] += 1;
             let t0 = clock.now();
-            let got = self.io(&unit, done);
-            let ns = clock.ns_between(t0, clock.now());
+            let mut t_commit = t0;
+            let got = self.io_committed(&unit, done, &mut t_commit);
+            let t1 = clock.now();
             if opened {
                 let _ = self.engine.close(id);
             }
-            let n = match got {
-                Ok(Completion { result: Ok(n), .. }) => n,
-                Ok(Completion { result: Err(e), .. }) => {
-                    out.total_err += 1;
-                    (out.error, out.error_detail) = (
-                        e,
-                        format!(
-                            "{} (errno {e}) on the verify read of {} bytes at offset {} in `{}`",
-                            strerror(e),
-                            w.len,
-                            w.offset,
-                            path.display()
-                        ),
-                    );
-                    return false;
-                }
+            let result = match got {
+                Ok(c) => c.result,
                 Err(msg) => {
                     (out.error, out.error_detail) = (EIO, msg);
                     return false;
                 }
             };
-            // fio counts the read-back as reads, with their latencies.
-            let r = &mut out.dirs[Dir::Read as usize];
-            r.total_ios += 1;
-            r.io_bytes += n as u64;
-            if !job.stats.disable_clat {
-                r.clat.record(ns);
-                out.lat_buckets.record(ns);
+            let (one_level, one_batch) = (DepthDist::level_bucket(1), DepthDist::batch_bucket(1));
+            out.depth.level[one_level] += 1;
+            out.depth.submit[one_batch] += 1;
+            out.depth.complete[one_batch] += 1;
+            let io = Meta {
+                slot: 0,
+                dir: Dir::Read,
+                fi,
+                offset: w.offset,
+                len: w.len,
+                t_issue: t0,
+                t_commit,
+            };
+            if !self.read_back_done(cx, out, v, w, io, result, t1) {
+                return false;
             }
-            if !sync && !job.stats.disable_lat {
-                r.lat.record(ns);
+        }
+        true
+    }
+
+    /// The read-back through a queued engine, as fio issues it: up to
+    /// iodepth reads in flight, each submitted as it is queued and reaped
+    /// as the job's batch settings say, each read into a buffer slot of
+    /// its own.
+    fn read_back_queued(
+        &mut self,
+        cx: &Cx,
+        out: &mut JobResult,
+        done: &mut Vec<Completion>,
+        v: &mut Verifier,
+        keep: &[Written],
+    ) -> bool {
+        let clock = cx.clock;
+        let depth = cx.job.iodepth.max(1);
+        // Reaped as the job's own I/O is: at least the batch minimum and
+        // at most the batch maximum per call (fio's default: one), and
+        // everything at once when nothing is left to issue.
+        let complete_min = cx.job.iodepth_batch_complete_min.clamp(1, depth);
+        let complete_max = cx.job.iodepth_batch_complete_max.clamp(complete_min, depth);
+        let mut free: Vec<u32> = (0..depth).rev().collect();
+        let mut slots: Vec<Option<(Written, Meta)>> = vec![None; depth as usize];
+        let mut inflight = 0u32;
+        let mut next = 0usize;
+        let batch_1 = DepthDist::batch_bucket(1);
+        while next < keep.len() || inflight > 0 {
+            while next < keep.len() && !free.is_empty() {
+                let slot = free.pop().unwrap_or(0);
+                let w = keep[next];
+                let fi = w.fi as usize;
+                let unit = IoUnit {
+                    slot,
+                    file: self.files.files[fi].id,
+                    op: Op::Read,
+                    offset: w.offset,
+                    len: w.len,
+                };
+                out.issued[Dir::Read as usize] += 1;
+                let t0 = clock.now();
+                let mut io = Meta {
+                    slot,
+                    dir: Dir::Read,
+                    fi,
+                    offset: w.offset,
+                    len: w.len,
+                    t_issue: t0,
+                    t_commit: t0,
+                };
+                let queued = self.engine.queue(&unit);
+                match queued {
+                    Ok(Queued::Completed(c)) => {
+                        let t1 = clock.now();
+                        next += 1;
+                        free.push(slot);
+                        out.depth.level[DepthDist::level_bucket(inflight + 1)] += 1;
+                        out.depth.submit[batch_1] += 1;
+                        out.depth.complete[batch_1] += 1;
+                        if !self.read_back_done(cx, out, v, w, io, c.result, t1) {
+                            return self.settle_queue(out, done, inflight);
+                        }
+                    }
+                    Ok(Queued::InFlight) => {
+                        next += 1;
+                        if let Err(e) = self.engine.commit() {
+                            (out.error, out.error_detail) = (EIO, e.to_string());
+                            return self.settle_queue(out, done, inflight + 1);
+                        }
+                        io.t_commit = clock.now();
+                        inflight += 1;
+                        slots[slot as usize] = Some((w, io));
+                        out.depth.level[DepthDist::level_bucket(inflight)] += 1;
+                        out.depth.submit[batch_1] += 1;
+                    }
+                    Ok(Queued::Busy) => {
+                        out.issued[Dir::Read as usize] -= 1;
+                        free.push(slot);
+                        break;
+                    }
+                    Err(e) => {
+                        (out.error, out.error_detail) = (EIO, e.to_string());
+                        return self.settle_queue(out, done, inflight);
+                    }
+                }
             }
-            let buf = &self.engine.buf(0)[..(n as usize).min(w.len as usize)];
-            let mut bad = Vec::new();
-            let first = check_read(
-                &v.spec,
-                &self.data,
-                buf,
-                w.offset,
-                &mut v.scratch,
-                &mut |m| bad.push(m),
-            );
-            if n < w.len {
+            if inflight == 0 {
+                continue;
+            }
+            let (want, most) = if next < keep.len() {
+                (complete_min.min(inflight), complete_max)
+            } else {
+                (inflight, inflight)
+            };
+            done.clear();
+            if let Err(e) = self.engine.reap(want as usize, most as usize, done) {
+                (out.error, out.error_detail) = (EIO, e.to_string());
+                return false;
+            }
+            let t1 = clock.now();
+            out.depth.complete[DepthDist::batch_bucket(done.len() as u32)] += 1;
+            let mut go_on = true;
+            for &c in done.iter() {
+                inflight -= 1;
+                free.push(c.slot);
+                let Some((w, io)) = slots[c.slot as usize].take() else {
+                    continue;
+                };
+                if go_on && !self.read_back_done(cx, out, v, w, io, c.result, t1) {
+                    go_on = false;
+                }
+            }
+            if !go_on {
+                return self.settle_queue(out, done, inflight);
+            }
+        }
+        true
+    }
+
+    /// Reaps what is still in flight after the read-back failed, so that
+    /// nothing is left in the engine; always false (the job stops).
+    fn settle_queue(&mut self, out: &mut JobResult, done: &mut Vec<Completion>, n: u32) -> bool {
+        if n > 0 {
+            done.clear();
+            if let Err(e) = self.engine.reap(n as usize, n as usize, done) {
+                if out.error == 0 {
+                    (out.error, out.error_detail) = (EIO, e.to_string());
+                }
+            }
+        }
+        false
+    }
+
+    /// One read of the read-back completed at `t1` with `result`: counted
+    /// as a read with its latencies, and its data checked against what
+    /// `w` wrote. False when the job must stop.
+    #[allow(clippy::too_many_arguments)]
+    fn read_back_done(
+        &mut self,
+        cx: &Cx,
+        out: &mut JobResult,
+        v: &mut Verifier,
+        w: Written,
+        io: Meta,
+        result: Result<u32, i32>,
+        t1: u64,
+    ) -> bool {
+        let fi = w.fi as usize;
+        let path = &cx.files[self.files.files[fi].path_index].path;
+        let n = match result {
+            Ok(n) => n,
+            Err(e) => {
+                out.total_err += 1;
+                (out.error, out.error_detail) = (
+                    e,
+                    format!(
+                        "{} (errno {e}) on the verify read of {} bytes at offset {} in `{}`",
+                        strerror(e),
+                        w.len,
+                        w.offset,
+                        path.display()
+                    ),
+                );
+                return false;
+            }
+        };
+        let r = &mut out.dirs[Dir::Read as usize];
+        r.total_ios += 1;
+        r.io_bytes += n as u64;
+        record_latencies(cx, out, &io, t1);
+        let buf = &self.engine.buf(io.slot)[..(n as usize).min(w.len as usize)];
+        let mut bad = Vec::new();
+        let first = check_read(
+            &v.spec,
+            &self.data,
+            buf,
+            w.offset,
+            &mut v.scratch,
+            &mut |m| bad.push(m),
+        );
+        if n < w.len {
+            bad.push(Mismatch {
+                block: w.offset,
+                len: w.len as usize,
+                first_bad: BadByte::At(w.offset + n as u64),
+                what: format!("short read: {n} of {} bytes", w.len),
+                expected: String::new(),
+                found: String::new(),
+            });
+        }
+        if let Some(h) = first {
+            if h.seq != w.seq {
                 bad.push(Mismatch {
                     block: w.offset,
                     len: w.len as usize,
-                    first_bad: BadByte::At(w.offset + n as u64),
-                    what: format!("short read: {n} of {} bytes", w.len),
-                    expected: String::new(),
-                    found: String::new(),
+                    first_bad: BadByte::Among(w.offset + 32, w.offset + 40),
+                    what: format!(
+                        "stale data: the block holds write #{} but write #{} went there last",
+                        h.seq, w.seq
+                    ),
+                    expected: format!("sequence {}", w.seq),
+                    found: format!("sequence {}", h.seq),
                 });
             }
-            if let Some(h) = first {
-                if h.seq != w.seq {
-                    bad.push(Mismatch {
-                        block: w.offset,
-                        len: w.len as usize,
-                        first_bad: BadByte::Among(w.offset + 32, w.offset + 40),
-                        what: format!(
-                            "stale data: the block holds write #{} but write #{} went there last",
-                            h.seq, w.seq
-                        ),
-                        expected: format!("sequence {}", w.seq),
-                        found: format!("sequence {}", h.seq),
-                    });
-                }
-            }
-            for m in bad {
-                v.record(path, m, out);
-                if v.fatal_hit {
-                    return false;
-                }
+        }
+        for m in bad {
+            v.record(path, m, out);
+            if v.fatal_hit {
+                return false;
             }
         }
         true
