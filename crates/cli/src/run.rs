@@ -8,7 +8,7 @@ use iolab_core::plan;
 use iolab_core::progress::Progress;
 use iolab_core::run::{run_observed, Notice, RunOutcome};
 use iolab_report::repeats::{repeats_json, repeats_text};
-use iolab_report::{render, render_preamble, Format, RenderOpts, UnitBase};
+use iolab_report::{laying_out, render, render_preamble, Format, RenderOpts, UnitBase};
 use iolab_spec::error::{bound_message, clip};
 use iolab_spec::{cmdline, help, resolve, Context, Host, JobSet, Opt, SpecError};
 use iolab_stats::repeated::repeat_figures;
@@ -199,14 +199,11 @@ pub fn run(args: &[String]) -> Result<Status> {
         );
     }
     let mut layout_lines = |n: Notice| {
-        let Notice::LayingOut { job, bytes, .. } = n;
         if normal {
             // fio says this as it starts laying out; a failed write of the
             // notice is not a reason to stop the run.
-            let _ = out.write(&format!(
-                "{job}: Laying out IO file (1 file / {}MiB)\n",
-                bytes >> 20
-            ));
+            let Notice::LayingOut { job, files, bytes } = n;
+            let _ = out.write(&laying_out(&job, files, bytes));
         }
     };
     let outcome = match run_once(&plan, draw, &mut layout_lines) {

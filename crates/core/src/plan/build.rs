@@ -569,10 +569,7 @@ fn place_files(
     // The null engine does no I/O: its files are never made or read. The
     // engines that create files or create, stat or remove directories
     // work on paths that must not be laid out first.
-    let diskless = matches!(
-        pj.engine.as_str(),
-        "null" | "filecreate" | "dircreate" | "dirstat" | "dirdelete"
-    );
+    let diskless = super::diskless(&pj.engine);
     let mut regions = Vec::new();
     let mut total = 0u64;
 

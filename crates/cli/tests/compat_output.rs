@@ -1,0 +1,204 @@
+//! iolab's output next to fio's on the same jobs, where tools and people
+//! read it: the "Laying out IO file" lines of the normal output (which
+//! jobs, how many files, how many MiB, and in which formats and streams),
+//! the disks fio lists, the options echoed in the JSON, and what tools
+//! that drive fio see: standard error, `fio --version` and a `fio`
+//! symlink.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+use std::process::{Command as Proc, Output};
+
+/// fio with `args` in `dir`.
+fn fio(dir: &Path, args: &[&str]) -> Output {
+    Proc::new("fio")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("fio runs")
+}
+
+/// `iolab run --no-store ARGS` in `dir`.
+fn iolab_run(dir: &Path, args: &[&str]) -> Output {
+    iolab()
+        .current_dir(dir)
+        .args(["run", "--no-store"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The "Laying out" lines of some output, in order.
+fn layout_lines(out: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .filter(|l| l.contains("Laying out IO file"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Two directories, one for each tool, each with `job.fio` (DIR replaced
+/// by the directory) and the files `pre` names already made with their
+/// sizes.
+fn twin_dirs(
+    root: &Path,
+    text: &str,
+    pre: &[(&str, u64)],
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let make = |name: &str| {
+        let d = root.join(name);
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(
+            d.join("job.fio"),
+            text.replace("DIR", &d.display().to_string()),
+        )
+        .unwrap();
+        for (f, len) in pre {
+            std::fs::File::create(d.join(f))
+                .unwrap()
+                .set_len(*len)
+                .unwrap();
+        }
+        d
+    };
+    (make("fio"), make("iolab"))
+}
+
+const LAYOUT_JOB: &str = "[global]\ndirectory=DIR\nbs=64k\n\
+    [w1]\nrw=write\nsize=8MB\n\
+    [w2]\nrw=read\nsize=1536k\nnrfiles=3\nnumjobs=2\n\
+    [w3]\nrw=randread\nsize=512k\n\
+    [w4]\nrw=write\nsize=1m\ncreate_on_open=1\n\
+    [n]\nioengine=null\nsize=1m\n";
+
+#[test]
+fn layout_lines_are_fios_in_normal_output_only() {
+    if !fio_available() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    // One of w2's files already has its size: neither tool counts it.
+    let (fd, id) = twin_dirs(root.path(), LAYOUT_JOB, &[("w2.0.1", 512 << 10)]);
+    let f = fio(&fd, &["job.fio"]);
+    let i = iolab_run(&id, &["job.fio"]);
+    assert!(f.status.success() && i.status.success(), "{i:?}");
+    let want = layout_lines(&f.stdout);
+    assert_eq!(
+        want,
+        [
+            "w1: Laying out IO file (1 file / 8MiB)",
+            "w2: Laying out IO files (2 files / total 1MiB)",
+            "w2: Laying out IO files (3 files / total 1MiB)",
+            "w3: Laying out IO file (1 file / 0MiB)",
+        ],
+        "fio 3.33's lines for this job"
+    );
+    assert_eq!(layout_lines(&i.stdout), want);
+    assert!(layout_lines(&i.stderr).is_empty() && layout_lines(&f.stderr).is_empty());
+    // They come after "Starting" and before the first report, as fio's do.
+    let text = String::from_utf8_lossy(&i.stdout);
+    let (start, first, report) = (
+        text.find("Starting").unwrap(),
+        text.find("Laying out").unwrap(),
+        text.find("(groupid=").unwrap(),
+    );
+    assert!(start < first && first < report, "{text}");
+
+    // The files are laid out now: a second run says nothing, in both.
+    let f = fio(&fd, &["job.fio"]);
+    let i = iolab_run(&id, &["job.fio"]);
+    assert!(layout_lines(&f.stdout).is_empty());
+    assert!(layout_lines(&i.stdout).is_empty());
+}
+
+#[test]
+fn layout_lines_follow_the_normal_format_wherever_it_goes() {
+    if !fio_available() {
+        return;
+    }
+    let job = "[w]\ndirectory=DIR\nrw=read\nsize=2m\nbs=64k\nnrfiles=2\n";
+    for (args, in_file) in [
+        (&["--output-format=json"][..], false),
+        (&["--output-format=terse"][..], false),
+        (&["--output-format=normal,json"][..], false),
+        (&["--output=report.txt"][..], true),
+        (&["--output=report.json", "--output-format=json"][..], true),
+    ] {
+        let root = tempfile::tempdir().unwrap();
+        let (fd, id) = twin_dirs(root.path(), job, &[]);
+        let mut fargs = vec!["job.fio"];
+        fargs.extend_from_slice(args);
+        let f = fio(&fd, &fargs);
+        let i = iolab_run(&id, &fargs);
+        assert!(f.status.success() && i.status.success(), "{args:?} {i:?}");
+        let lines = |d: &Path, o: &Output| {
+            let mut v = layout_lines(&o.stdout);
+            v.extend(layout_lines(&o.stderr));
+            if in_file {
+                let name = args[0].trim_start_matches("--output=");
+                v.extend(layout_lines(&std::fs::read(d.join(name)).unwrap()));
+            }
+            v
+        };
+        let want = lines(&fd, &f);
+        assert_eq!(lines(&id, &i), want, "{args:?}");
+        let normal = !args
+            .iter()
+            .any(|a| a.ends_with("=json") || a.ends_with("=terse"));
+        assert_eq!(want.len(), usize::from(normal), "fio 3.33 with {args:?}");
+    }
+}
+
+/// The names of the disks a JSON report lists, or None without the key.
+fn disk_names(report: &serde_json::Value) -> Option<Vec<String>> {
+    report.get("disk_util").map(|d| {
+        d.as_array()
+            .expect("disk_util is a list")
+            .iter()
+            .map(|x| x["name"].as_str().unwrap().to_string())
+            .collect()
+    })
+}
+
+#[test]
+fn jobs_that_touch_no_device_list_no_disk() {
+    if !fio_available() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    for (what, job, none) in [
+        (
+            "null engine",
+            "[n]\nioengine=null\nsize=4m\nbs=4k\nrw=randread\n",
+            true,
+        ),
+        (
+            "filecreate engine",
+            "[c]\ndirectory=DIR\nioengine=filecreate\nnrfiles=4\nfilesize=4k\n",
+            true,
+        ),
+        // A real job beside a null one: its disk is listed, once.
+        (
+            "null and psync",
+            "[n]\nioengine=null\nsize=4m\n[r]\ndirectory=DIR\nrw=read\nsize=1m\n",
+            false,
+        ),
+    ] {
+        let d = tempfile::tempdir_in(root.path()).unwrap();
+        let (fd, id) = twin_dirs(d.path(), job, &[]);
+        let f = fio(&fd, &["job.fio", "--output-format=json"]);
+        let i = iolab_run(&id, &["job.fio", "--output-format=json"]);
+        assert!(f.status.success() && i.status.success(), "{what}: {i:?}");
+        let (fj, ij) = (json_of(&f.stdout), json_of(&i.stdout));
+        assert_eq!(disk_names(&fj).is_none(), none, "fio 3.33, {what}");
+        assert_eq!(disk_names(&ij), disk_names(&fj), "{what}");
+        // Nor a "Disk stats" block in the normal output.
+        let f = fio(&fd, &["job.fio"]);
+        let i = iolab_run(&id, &["job.fio"]);
+        let has = |o: &Output| String::from_utf8_lossy(&o.stdout).contains("Disk stats");
+        assert_eq!(has(&f), !none, "fio 3.33, {what}");
+        assert_eq!(has(&i), has(&f), "{what}");
+    }
+}
