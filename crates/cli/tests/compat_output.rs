@@ -202,3 +202,155 @@ fn jobs_that_touch_no_device_list_no_disk() {
         assert_eq!(has(&i), has(&f), "{what}");
     }
 }
+
+/// The "global options" and each job's "job options" of a JSON report as
+/// written, one (name, value) pair per line of the object: the order and
+/// any repeated name kept (a JSON parser keeps only a name's last value).
+fn echoed(text: &str) -> Vec<(String, Vec<(String, String)>)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest
+        .find("\"global options\" : {")
+        .into_iter()
+        .chain(rest.find("\"job options\" : {"))
+        .min()
+    {
+        let head = &rest[at..];
+        let what = head[1..head[1..].find('"').unwrap() + 1].to_string();
+        let body = &head[head.find('{').unwrap() + 1..head.find('}').unwrap()];
+        let pairs = body
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim().trim_end_matches(',');
+                let (k, v) = l.split_once(" : ")?;
+                let v: String = serde_json::from_str(v).unwrap();
+                Some((k.trim_matches('"').to_string(), v))
+            })
+            .collect();
+        out.push((what, pairs));
+        rest = &head[1..];
+    }
+    out
+}
+
+#[test]
+fn json_echoes_the_options_as_fio_does() {
+    if !fio_available() {
+        return;
+    }
+    // Values as written (8MB, 64K, 8388608, 2s), an alias under the
+    // option's name (timeout is runtime), a value given twice, flags
+    // without a value (left out), `name` among the job's options, two
+    // [global] sections, kb_base before and filename after the others, an
+    // environment variable substituted, and command-line globals first.
+    let job = "[global]\nioengine=null\nsize=8MB\ntime_based\ntimeout=2\nruntime=1\n\
+        [w1]\nrw=write\nbs=64k\nthread\nfilename=DIR/f1\nname=foo\nkb_base=1000\n\
+        [global]\niodepth=1\nbs=${COMPAT_BS}\n\
+        [w2]\nrw=read\nbs=64K\nnorandommap\nsize=8388608\nramp_time=0s\nstonewall\n\
+        group_reporting\ndescription=Some Words\n";
+    let root = tempfile::tempdir().unwrap();
+    let (fd, id) = twin_dirs(root.path(), job, &[]);
+    let args = ["job.fio", "--output-format=json", "--numjobs=1"];
+    let f = Proc::new("fio")
+        .current_dir(&fd)
+        .env("COMPAT_BS", "8k")
+        .args(args)
+        .output()
+        .unwrap();
+    let i = iolab()
+        .current_dir(&id)
+        .env("COMPAT_BS", "8k")
+        .args(["run", "--no-store"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(f.status.success() && i.status.success(), "{f:?} {i:?}");
+    let want = echoed(&String::from_utf8_lossy(&f.stdout));
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.replace("DIR", &fd.display().to_string())))
+            .collect()
+    };
+    assert_eq!(
+        want,
+        vec![
+            (
+                "global options".to_string(),
+                pairs(&[
+                    ("numjobs", "1"),
+                    ("ioengine", "null"),
+                    ("size", "8MB"),
+                    ("runtime", "2"),
+                    ("runtime", "1"),
+                    ("iodepth", "1"),
+                    ("bs", "8k"),
+                ])
+            ),
+            (
+                "job options".to_string(),
+                pairs(&[
+                    ("kb_base", "1000"),
+                    ("rw", "write"),
+                    ("bs", "64k"),
+                    ("name", "foo"),
+                    ("filename", "DIR/f1"),
+                ])
+            ),
+            (
+                "job options".to_string(),
+                pairs(&[
+                    ("rw", "read"),
+                    ("bs", "64K"),
+                    ("size", "8388608"),
+                    ("ramp_time", "0s"),
+                    ("description", "Some Words"),
+                ])
+            ),
+        ],
+        "fio 3.33's echo of this job"
+    );
+    let got = echoed(&String::from_utf8_lossy(&i.stdout));
+    let fio_dir = fd.display().to_string();
+    let ours = id.display().to_string();
+    let mapped: Vec<_> = want
+        .iter()
+        .map(|(w, p)| {
+            let p = p
+                .iter()
+                .map(|(k, v)| (k.clone(), v.replace(&fio_dir, &ours)))
+                .collect::<Vec<_>>();
+            (w.clone(), p)
+        })
+        .collect();
+    assert_eq!(got, mapped);
+    // The job's name is the one `name=` gave, in both.
+    assert_eq!(json_of(&i.stdout)["jobs"][0]["jobname"], "foo");
+}
+
+#[test]
+fn command_line_jobs_echo_their_options_in_the_order_given() {
+    if !fio_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--output-format=json",
+        "--bs=4K",
+        "--ioengine=null",
+        "--size=1M",
+        "--name=a",
+        "--rw=randread",
+        "--time_based",
+        "--runtime=1",
+        "--name=b",
+        "--ioengine=null",
+        "--size=1m",
+    ];
+    let f = fio(dir.path(), &args);
+    let i = iolab_run(dir.path(), &args);
+    assert!(f.status.success() && i.status.success(), "{i:?}");
+    let want = echoed(&String::from_utf8_lossy(&f.stdout));
+    assert_eq!(want.len(), 3, "{want:?}");
+    assert_eq!(want[1].1[0], ("name".to_string(), "a".to_string()));
+    assert_eq!(echoed(&String::from_utf8_lossy(&i.stdout)), want);
+}
