@@ -221,8 +221,8 @@ pub struct JobSet {
     /// options": the command line's, then each `[global]` section's in
     /// turn; the option's name (an alias gives the option it stands for)
     /// and its value as written, after variable substitution; an option
-    /// given twice is there twice, and an option without a value is left
-    /// out, as fio 3.33 does.
+    /// given twice is there twice; an option without a value has an empty
+    /// one, which the JSON leaves out, as fio 3.33 does.
     pub global_echo: Vec<(String, String)>,
 }
 

@@ -126,9 +126,11 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
 }
 
 /// Options as fio echoes them in its JSON ("job options", "global
-/// options"): each option that has a value, by the option's own name (an
-/// alias gives the option it stands for: `timeout=60` is `runtime`), with
-/// its value as written after variable substitution (`8MB` stays `8MB`).
+/// options"): each option by its own name (an alias gives the option it
+/// stands for: `timeout=60` is `runtime`), with its value as written after
+/// variable substitution (`8MB` stays `8MB`); a bare flag has an empty
+/// value, which the JSON leaves out (fio keeps the object, empty if it has
+/// nothing else, and writes no entry for the flag).
 /// A job-file section's options are in the order fio parses them
 /// (`sorted`): `kb_base` and `unit_base` first, `filename`
 /// last, the others as written; a command line's are as given. The
@@ -138,8 +140,10 @@ fn echo(opts: &[RawOption], sorted: bool, ctx: &Context) -> Vec<(String, String)
         .iter()
         .filter_map(|raw| {
             let opt = options::lookup(&raw.name)?;
-            let written = raw.value.as_ref()?;
-            let value = expand(written, ctx).map_or_else(|_| written.clone(), |e| e.text);
+            let value = match &raw.value {
+                Some(written) => expand(written, ctx).map_or_else(|_| written.clone(), |e| e.text),
+                None => String::new(),
+            };
             Some((echo_priority(opt), opt.name().to_string(), value))
         })
         .collect();

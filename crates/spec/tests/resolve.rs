@@ -230,11 +230,16 @@ fn options_are_echoed_as_written_in_fios_order() {
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect()
     };
-    // Both globals, the alias under its option's name, the bare flag left
-    // out, a value as written.
+    // Both globals, the alias under its option's name, the bare flag with
+    // no value, a value as written.
     assert_eq!(
         set.global_echo,
-        pairs(&[("size", "8MB"), ("runtime", "60"), ("runtime", "1m")])
+        pairs(&[
+            ("size", "8MB"),
+            ("time_based", ""),
+            ("runtime", "60"),
+            ("runtime", "1m")
+        ])
     );
     // unit_base first, filename last, the variable substituted, name kept.
     assert_eq!(
@@ -243,11 +248,10 @@ fn options_are_echoed_as_written_in_fios_order() {
             ("unit_base", "8"),
             ("rw", "read"),
             ("bs", "16k"),
-            ("name", "foo")
+            ("name", "foo"),
+            ("norandommap", ""),
+            ("filename", "f")
         ])
-        .into_iter()
-        .chain(pairs(&[("filename", "f")]))
-        .collect::<Vec<_>>()
     );
     assert_eq!(set.jobs[0].name, "foo");
     assert_eq!(set.jobs[1].echo, pairs(&[("size", "8m")]));
