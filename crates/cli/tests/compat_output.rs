@@ -240,14 +240,14 @@ fn json_echoes_the_options_as_fio_does() {
     }
     // Values as written (8MB, 64K, 8388608, 2s), an alias under the
     // option's name (timeout is runtime), a value given twice, flags
-    // without a value (left out), `name` among the job's options, two
+    // without a value (no entry), `name` among the job's options, two
     // [global] sections, kb_base before and filename after the others, an
     // environment variable substituted, and command-line globals first.
     let job = "[global]\nioengine=null\nsize=8MB\ntime_based\ntimeout=2\nruntime=1\n\
         [w1]\nrw=write\nbs=64k\nthread\nfilename=DIR/f1\nname=foo\nkb_base=1000\n\
         [global]\niodepth=1\nbs=${COMPAT_BS}\n\
         [w2]\nrw=read\nbs=64K\nnorandommap\nsize=8388608\nramp_time=0s\nstonewall\n\
-        group_reporting\ndescription=Some Words\n";
+        group_reporting\ndescription=Some Words\n[w3]\nstonewall\n";
     let root = tempfile::tempdir().unwrap();
     let (fd, id) = twin_dirs(root.path(), job, &[]);
     let args = ["job.fio", "--output-format=json", "--numjobs=1"];
@@ -306,6 +306,8 @@ fn json_echoes_the_options_as_fio_does() {
                     ("description", "Some Words"),
                 ])
             ),
+            // Only a bare flag: an empty object.
+            ("job options".to_string(), vec![]),
         ],
         "fio 3.33's echo of this job"
     );
@@ -353,4 +355,164 @@ fn command_line_jobs_echo_their_options_in_the_order_given() {
     assert_eq!(want.len(), 3, "{want:?}");
     assert_eq!(want[1].1[0], ("name".to_string(), "a".to_string()));
     assert_eq!(echoed(&String::from_utf8_lossy(&i.stdout)), want);
+}
+
+/// A `fio` symlink to this build's iolab in `dir`.
+fn fio_link(dir: &Path) -> std::path::PathBuf {
+    let link = dir.join("fio");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("iolab"), &link).unwrap();
+    link
+}
+
+/// The `fio` symlink with `args` in `dir`, results in the tests' database.
+fn as_fio(link: &Path, dir: &Path, args: &[&str]) -> Output {
+    Proc::new(link)
+        .current_dir(dir)
+        .env("IOLAB_DB", test_db())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+const SYNC_DEPTH_JOB: &[&str] = &[
+    "--name=w",
+    "--size=1m",
+    "--bs=64k",
+    "--ioengine=psync",
+    "--iodepth=4",
+    "--rw=read",
+];
+
+/// The codes of the warnings a JSON report gives its first job.
+fn warning_codes(report: &serde_json::Value) -> Vec<String> {
+    report["jobs"][0]["iolab"]["warnings"]
+        .as_array()
+        .expect("the job's warnings")
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn plan_warnings_go_in_the_report_not_on_a_programs_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = SYNC_DEPTH_JOB.iter().map(|s| s.to_string()).collect();
+        v.push(format!("--directory={}", d.display()));
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        iolab_run(d, &a)
+    };
+    let warned = |o: &Output| String::from_utf8_lossy(&o.stderr).contains("iodepth=4 will not");
+
+    // JSON on stdout, read by a program through a pipe: nothing on stderr,
+    // the warning in the report.
+    let o = run(&["--output-format=json"]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(warning_codes(&json_of(&o.stdout)).contains(&"queue-depth-not-reached".to_string()));
+
+    // --output, in either format: nothing on stderr, the warning in the file.
+    for fmt in ["normal", "json"] {
+        let file = d.join(format!("report.{fmt}"));
+        let o = run(&[
+            &format!("--output={}", file.display()),
+            &format!("--output-format={fmt}"),
+        ]);
+        assert!(o.status.success(), "{o:?}");
+        assert!(
+            o.stderr.is_empty(),
+            "{fmt}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains("iodepth=4 will not be reached"),
+            "{fmt}: {text}"
+        );
+        std::fs::remove_file(&file).unwrap();
+    }
+
+    // Asked for: on stderr as well, and still in the report.
+    let o = run(&["--output-format=json", "--warnings=stderr"]);
+    assert!(warned(&o), "{o:?}");
+    assert!(warning_codes(&json_of(&o.stdout)).contains(&"queue-depth-not-reached".to_string()));
+    // Normal text on stdout: on stderr, as before.
+    assert!(warned(&run(&[])));
+    // report: never on stderr.
+    let o = run(&["--warnings=report"]);
+    assert!(o.status.success() && !warned(&o), "{o:?}");
+    // A bad value is a bad command line.
+    let o = run(&["--warnings=loud"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--warnings=loud"));
+
+    // fio prints nothing on stderr for the same job either.
+    if fio_available() {
+        let a = args(&["--output-format=json"]);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let f = fio(d, &a);
+        assert!(f.status.success() && f.stderr.is_empty(), "{f:?}");
+    }
+}
+
+#[test]
+fn started_as_fio_it_is_iolab_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let link = fio_link(d);
+
+    // --version in fio's form, which tools match ("fio-3"), iolab after it.
+    let v = as_fio(&link, d, &["--version"]);
+    assert!(v.status.success() && v.stderr.is_empty(), "{v:?}");
+    let line = String::from_utf8(v.stdout).unwrap();
+    assert_eq!(
+        line,
+        format!("fio-3.33 (iolab {})\n", env!("CARGO_PKG_VERSION"))
+    );
+    if fio_available() {
+        let f = fio(d, &["--version"]);
+        let theirs = String::from_utf8(f.stdout).unwrap();
+        assert!(theirs.starts_with("fio-3"), "{theirs}");
+        assert_eq!(line.split(' ').next(), theirs.split_whitespace().next());
+    }
+    // `iolab run --version` says the same; `iolab --version` stays iolab's.
+    let r = iolab().args(["run", "--version"]).output().unwrap();
+    assert_eq!(String::from_utf8(r.stdout).unwrap(), line);
+    let r = iolab().arg("--version").output().unwrap();
+    assert!(String::from_utf8(r.stdout).unwrap().starts_with("iolab "));
+
+    // The same answers as `iolab run` with the same arguments: a job
+    // printed, a bad option refused (exit 2, same message), help.
+    let job = format!(
+        "--name=j --directory={} --rw=randread --size=1m",
+        d.display()
+    );
+    let job: Vec<&str> = job.split(' ').collect();
+    for extra in [&["--parse-only"][..], &["--bogus=1"][..], &["--help"][..]] {
+        let mut a = job.clone();
+        a.extend_from_slice(extra);
+        let f = as_fio(&link, d, &a);
+        let i = iolab().current_dir(d).arg("run").args(&a).output().unwrap();
+        assert_eq!(f.status.code(), i.status.code(), "{extra:?}");
+        assert_eq!(f.stdout, i.stdout, "{extra:?}");
+        assert_eq!(f.stderr, i.stderr, "{extra:?}");
+    }
+    // A run: fio's JSON, the I/O done, nothing on stderr.
+    let mut a = job.clone();
+    a.extend_from_slice(&["--output-format=json", "--no-store"]);
+    let o = as_fio(&link, d, &a);
+    assert!(o.status.success() && o.stderr.is_empty(), "{o:?}");
+    let r = json_of(&o.stdout);
+    assert_eq!(r["jobs"][0]["jobname"], "j");
+    assert_eq!(r["jobs"][0]["read"]["io_bytes"], 1 << 20);
 }
