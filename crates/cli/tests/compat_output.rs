@@ -516,3 +516,103 @@ fn started_as_fio_it_is_iolab_run() {
     assert_eq!(r["jobs"][0]["jobname"], "j");
     assert_eq!(r["jobs"][0]["read"]["io_bytes"], 1 << 20);
 }
+
+/// A program on PATH, if there is one.
+fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(name))
+            .find(|f| f.is_file())
+    })
+}
+
+#[test]
+fn bench_fio_drives_iolab_and_fio_plot_draws_its_results() {
+    let (Some(bench), Some(plot)) = (on_path("bench-fio"), on_path("fio-plot")) else {
+        eprintln!("skipped: bench-fio and fio-plot are not installed (pip install fio-plot)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bin = d.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    fio_link(&bin);
+    let (target, results, plots) = (d.join("target"), d.join("results"), d.join("plots"));
+    for p in [&target, &results, &plots] {
+        std::fs::create_dir(p).unwrap();
+    }
+    let mut path = std::ffi::OsString::from(&bin);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    // iodepth 2 with psync raises a plan warning: bench-fio takes any
+    // stderr for a failure, so it runs only if the warning stays in the
+    // report.
+    let o = Proc::new(&bench)
+        .env("PATH", &path)
+        .env("IOLAB_DB", test_db())
+        .args(["-d"])
+        .arg(&target)
+        .args(["-t", "directory", "-s", "4m", "-o"])
+        .arg(&results)
+        .args([
+            "--iodepth",
+            "1",
+            "2",
+            "--numjobs",
+            "1",
+            "2",
+            "--runtime",
+            "2",
+        ])
+        .args([
+            "--time-based",
+            "-m",
+            "randread",
+            "-e",
+            "psync",
+            "--direct",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && !said.contains("error occurred"),
+        "{said}"
+    );
+    let runs = results.join("target").join("4k");
+    for (depth, jobs) in [(1, 1), (1, 2), (2, 1), (2, 2)] {
+        let report = std::fs::read(runs.join(format!("randread-{depth}-{jobs}.json"))).unwrap();
+        let r = json_of(&report);
+        assert!(r["fio version"].as_str().unwrap().starts_with("fio-3"));
+        assert_eq!(r["jobs"].as_array().unwrap().len(), jobs);
+    }
+    // 2D bars, 3D bars and a latency histogram, each a picture.
+    for (title, args) in [
+        (
+            "two-d",
+            &["-l", "-r", "randread", "-d", "1", "2", "-n", "1"][..],
+        ),
+        ("three-d", &["-L", "-t", "iops", "-r", "randread"][..]),
+        (
+            "histogram",
+            &["-H", "-r", "randread", "-d", "2", "-n", "2"][..],
+        ),
+    ] {
+        let o = Proc::new(&plot)
+            .current_dir(&plots)
+            .env("MPLBACKEND", "Agg")
+            .arg("-i")
+            .arg(&runs)
+            .args(["-T", title])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{title}: {o:?}");
+        let drawn = entries(&plots)
+            .into_iter()
+            .filter(|f| f.starts_with(title) && f.ends_with(".png"))
+            .count();
+        assert_eq!(drawn, 1, "{title}: {}", String::from_utf8_lossy(&o.stdout));
+    }
+}
