@@ -81,7 +81,35 @@ enum Command {
     Import(import::ImportArgs),
 }
 
+/// Whether the program was started as `fio` (a symlink or a copy named
+/// so): then it is `iolab run` with the whole command line, so that tools
+/// that drive fio drive iolab unchanged.
+fn started_as_fio() -> bool {
+    std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n == "fio"))
+        .unwrap_or(false)
+}
+
 fn main() -> ExitCode {
+    if started_as_fio() {
+        let args: Result<Vec<String>, _> = std::env::args_os()
+            .skip(1)
+            .map(|a| a.into_string())
+            .collect();
+        let outcome = match args {
+            Ok(args) => run::run(&args),
+            Err(bad) => {
+                eprintln!(
+                    "iolab: command line argument `{}` is not valid UTF-8",
+                    iolab_spec::error::clip(&bad.to_string_lossy())
+                );
+                return exit::Status::BadInput.into();
+            }
+        };
+        return finish(outcome);
+    }
     let cli = Cli::parse();
     let outcome = match cli.command {
         Some(Command::Run { args }) => run::run(&args),
@@ -96,6 +124,11 @@ fn main() -> ExitCode {
         Some(Command::Import(args)) => import::run(&args),
         None => quick::run(&quick::QuickArgs::default_for_bare()),
     };
+    finish(outcome)
+}
+
+/// The exit status of a command's outcome, its error printed.
+fn finish(outcome: anyhow::Result<exit::Status>) -> ExitCode {
     match outcome {
         Ok(status) => status.into(),
         // The reader of standard output has gone (`iolab show 3 | head`):

@@ -8,7 +8,7 @@ use iolab_core::plan;
 use iolab_core::progress::Progress;
 use iolab_core::run::{run_observed, Notice, RunOutcome};
 use iolab_report::repeats::{repeats_json, repeats_text};
-use iolab_report::{render, render_preamble, Format, RenderOpts, UnitBase};
+use iolab_report::{laying_out, render, render_preamble, Format, RenderOpts, UnitBase};
 use iolab_spec::error::{bound_message, clip};
 use iolab_spec::{cmdline, help, resolve, Context, Host, JobSet, Opt, SpecError};
 use iolab_stats::repeated::repeat_figures;
@@ -53,6 +53,15 @@ Run flags:
                         else ~/.local/share/iolab/results.db)
   --no-store            do not keep the result
   --tag=TEXT            label the kept result (repeatable)
+  --warnings=WHERE      plan warnings (e.g. an iodepth a synchronous engine
+                        cannot reach) are always in the report; they are
+                        also printed on stderr: auto (default: when the
+                        report is normal text on stdout, or stderr is a
+                        terminal; not with --output or a JSON format, so
+                        that tools which treat any stderr as failure work),
+                        stderr (always), report (never)
+  --version             print the version as fio does, iolab's after it:
+                        `fio-3.33 (iolab X.Y.Z)`
   --eta=WHEN            status line on stderr: auto (a terminal, no JSON on
                         stdout), always, never
   --eta-interval=TIME   redraw it this often (default 1s; ms without unit)
@@ -60,6 +69,14 @@ Run flags:
 ";
 
 pub fn run(args: &[String]) -> Result<Status> {
+    // As fio, `--version` answers whatever else the line holds.
+    if args
+        .iter()
+        .any(|a| matches!(a.as_str(), "--version" | "-version" | "-v"))
+    {
+        write_out(None, &format!("{}\n", version_line()))?;
+        return Ok(Status::Success);
+    }
     let cmd = match cmdline::parse_args(args) {
         Ok(c) => c,
         Err(e) => return Ok(bad_input(&e)),
@@ -123,6 +140,26 @@ pub fn run(args: &[String]) -> Result<Status> {
     };
 
     let output = cmd.flag("output").flatten().map(str::to_string);
+    let warnings = match cmd.flag("warnings").flatten() {
+        None => WarningsTo::Auto,
+        Some(w) => match WarningsTo::parse(w) {
+            Some(w) => w,
+            None => {
+                eprintln!(
+                    "iolab: --warnings={}: expected auto, stderr or report",
+                    clip(w)
+                );
+                return Ok(Status::BadInput);
+            }
+        },
+    };
+    let to_stderr = warnings.on_stderr(
+        output.is_some(),
+        formats
+            .iter()
+            .any(|f| matches!(f, Format::Json | Format::JsonPlus)),
+        std::io::stderr().is_terminal(),
+    );
     let db_files = keep::db_files(cmd.flag("db").flatten().map(Path::new));
     if let Err(msg) = output::check_opt(output.as_deref().map(Path::new), &db_files) {
         eprintln!("iolab: {}", bound_message(&msg.to_string()));
@@ -167,8 +204,11 @@ pub fn run(args: &[String]) -> Result<Status> {
             return Ok(Status::BadInput);
         }
     };
-    for w in iolab_core::warn::plan_warnings(&plan) {
-        eprintln!("iolab: warning: {w}");
+    // They are in the report either way (each job's warnings).
+    if to_stderr {
+        for w in iolab_core::warn::plan_warnings(&plan) {
+            eprintln!("iolab: warning: {w}");
+        }
     }
     let opts = render_opts(&jobs);
     let normal = formats.contains(&Format::Normal);
@@ -199,14 +239,11 @@ pub fn run(args: &[String]) -> Result<Status> {
         );
     }
     let mut layout_lines = |n: Notice| {
-        let Notice::LayingOut { job, bytes, .. } = n;
         if normal {
             // fio says this as it starts laying out; a failed write of the
             // notice is not a reason to stop the run.
-            let _ = out.write(&format!(
-                "{job}: Laying out IO file (1 file / {}MiB)\n",
-                bytes >> 20
-            ));
+            let Notice::LayingOut { job, files, bytes } = n;
+            let _ = out.write(&laying_out(&job, files, bytes));
         }
     };
     let outcome = match run_once(&plan, draw, &mut layout_lines) {
@@ -441,6 +478,46 @@ fn stored(kept: keep::Kept) -> Status {
     kept.status()
 }
 
+/// The answer to `--version`: fio's version line, which tools that drive
+/// fio check (`fio-3`), with iolab's after it.
+pub fn version_line() -> String {
+    format!(
+        "{} (iolab {})",
+        RenderOpts::default().fio_version,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// `--warnings`: where the plan's warnings are printed besides the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WarningsTo {
+    Auto,
+    Stderr,
+    Report,
+}
+
+impl WarningsTo {
+    fn parse(s: &str) -> Option<WarningsTo> {
+        match s {
+            "auto" => Some(WarningsTo::Auto),
+            "stderr" => Some(WarningsTo::Stderr),
+            "report" => Some(WarningsTo::Report),
+            _ => None,
+        }
+    }
+
+    /// Whether they go on stderr too. `auto`: a report written to a file
+    /// or in JSON is read by a program, which may take any stderr for a
+    /// failure (fio prints nothing there), so only a terminal sees them.
+    fn on_stderr(self, to_file: bool, json: bool, terminal: bool) -> bool {
+        match self {
+            WarningsTo::Stderr => true,
+            WarningsTo::Report => false,
+            WarningsTo::Auto => terminal || !(to_file || json),
+        }
+    }
+}
+
 fn write_out(path: Option<&str>, text: &str) -> Result<()> {
     output::emit(path.map(Path::new), text)
 }
@@ -473,5 +550,35 @@ fn host() -> Host {
         page_size: iolab_engine::host::page_size(),
         mb_memory: iolab_engine::host::physical_memory() >> 20,
         ncpus: iolab_engine::host::online_cpus(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_leave_stderr_to_programs_reading_a_report() {
+        use WarningsTo::*;
+        // Normal text on stdout: stderr, terminal or not.
+        assert!(Auto.on_stderr(false, false, false));
+        // A file or JSON read by a program: not on a pipe, yes on a terminal.
+        assert!(!Auto.on_stderr(true, false, false));
+        assert!(!Auto.on_stderr(false, true, false));
+        assert!(Auto.on_stderr(true, true, true));
+        assert!(Stderr.on_stderr(true, true, false));
+        assert!(!Report.on_stderr(false, false, true));
+        assert_eq!(WarningsTo::parse("stderr"), Some(Stderr));
+        assert_eq!(WarningsTo::parse("loud"), None);
+    }
+
+    #[test]
+    fn version_is_fios_form_with_iolabs_after() {
+        let v = version_line();
+        assert!(v.starts_with("fio-3.33 (iolab "), "{v}");
+        assert!(
+            v.ends_with(&format!("{})", env!("CARGO_PKG_VERSION"))),
+            "{v}"
+        );
     }
 }

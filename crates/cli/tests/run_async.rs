@@ -149,6 +149,8 @@ fn a_depth_the_engine_cannot_reach_is_warned_about() {
             .args([
                 "run",
                 "--output-format=json",
+                // JSON through a pipe keeps warnings off stderr unless asked.
+                "--warnings=stderr",
                 "--name=w",
                 "--size=1m",
                 "--filename=f",

@@ -4,7 +4,7 @@
 //! the phase that first uses them, disk statistics around the whole run,
 //! and the clones' results merged into fio's jobs and reporting groups.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -27,10 +27,14 @@ const EAGAIN: i32 = 11;
 /// Something the user should see while the run goes on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
-    /// fio's "NAME: Laying out IO file (1 file / 16MiB)".
+    /// fio's "NAME: Laying out IO file (1 file / 16MiB)": a job clone is
+    /// about to create or extend `files` of its files, `bytes` their
+    /// sizes added up (fio says it once per clone, for the files not laid
+    /// out yet; a file used as it is, or made by the job's own open, is
+    /// not counted).
     LayingOut {
         job: String,
-        path: PathBuf,
+        files: usize,
         bytes: u64,
     },
 }
@@ -78,7 +82,7 @@ pub fn run_observed(
     }
 
     let mut before = crate::warn::sparse_reads(plan);
-    let disks: Vec<DiskSnapshot> = disks_of(plan.files.iter().map(|f| f.path.as_path()))
+    let disks: Vec<DiskSnapshot> = disks_of(device_files(plan))
         .iter()
         .filter_map(|d| DiskSnapshot::read(d))
         .collect();
@@ -101,6 +105,14 @@ pub fn run_observed(
         }
         for ji in phase.clone() {
             let job = &plan.jobs[ji];
+            let (files, bytes) = to_lay_out(plan, job, &prepared);
+            if files > 0 {
+                notice(Notice::LayingOut {
+                    job: job.name.clone(),
+                    files,
+                    bytes,
+                });
+            }
             for jf in &job.files {
                 let pf = &plan.files[jf.file];
                 if !job.allow_file_create && job.engine != "null" && !pf.path.exists() {
@@ -120,13 +132,6 @@ pub fn run_observed(
                 }
                 if prepared[jf.file] {
                     continue;
-                }
-                if pf.layout == crate::plan::Layout::Write {
-                    notice(Notice::LayingOut {
-                        job: job.name.clone(),
-                        path: pf.path.clone(),
-                        bytes: pf.size,
-                    });
                 }
                 match prepare(pf, job.fallocate, &mut layout_rng) {
                     Ok(p) => created[jf.file] = p.created,
@@ -309,6 +314,38 @@ pub fn run_observed(
 /// The result of a clone whose file could not be made ready: fio's
 /// `error` is the errno, and the detail names the file, the call and the
 /// error, as fio's "err=28/file:..., func=write, error=..." does.
+/// The files some job does I/O on through a device: a file only the null
+/// engine or the file and directory engines name puts no disk in the
+/// report, as in fio.
+fn device_files(plan: &Plan) -> impl Iterator<Item = &Path> {
+    plan.files.iter().enumerate().filter_map(|(i, f)| {
+        plan.jobs
+            .iter()
+            .any(|j| !crate::plan::diskless(&j.engine) && j.files.iter().any(|jf| jf.file == i))
+            .then_some(f.path.as_path())
+    })
+}
+
+/// The files a job clone is about to create or extend, as fio counts them
+/// for "Laying out IO file": how many, and their sizes added up. A file
+/// already laid out for an earlier clone, used as it is, or made by the
+/// job's own open is not counted.
+fn to_lay_out(plan: &Plan, job: &PlanJob, prepared: &[bool]) -> (usize, u64) {
+    let mut seen: Vec<usize> = Vec::new();
+    for jf in &job.files {
+        let pf = &plan.files[jf.file];
+        let made = matches!(
+            pf.layout,
+            crate::plan::Layout::Write | crate::plan::Layout::Allocate
+        );
+        if made && !prepared[jf.file] && !seen.contains(&jf.file) {
+            seen.push(jf.file);
+        }
+    }
+    let bytes = seen.iter().map(|&i| plan.files[i].size).sum();
+    (seen.len(), bytes)
+}
+
 fn failed_setup(job: &PlanJob, errno: i32, call: &str, path: &Path, text: &str) -> JobResult {
     let mut r = not_run(job);
     r.error = errno;

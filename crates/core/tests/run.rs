@@ -22,6 +22,8 @@ fn null_engine_counts_are_exact_and_no_file_is_made() {
     assert_eq!(j.dir(Dir::Write).total_ios, 0);
     assert!(notices.is_empty());
     assert!(!dir.path().join("never").exists());
+    // No device is touched, so none is listed (fio lists none either).
+    assert!(out.result.disks.is_empty(), "{:?}", out.result.disks);
 }
 
 #[test]
@@ -135,4 +137,30 @@ fn a_missing_directory_fails_with_its_name_and_leaves_nothing() {
     assert!(failure.contains("/nope/r.0.0"), "{failure}");
     assert!(failure.contains("No such file or directory"), "{failure}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn each_clone_says_once_how_many_files_it_lays_out() {
+    let dir = tempfile::tempdir().unwrap();
+    // One of the first clone's files already has its size: it is not
+    // counted, as fio does not count it.
+    std::fs::write(dir.path().join("r.0.1"), vec![0u8; 512 << 10]).unwrap();
+    let (out, notices) = run_text(&format!(
+        "[r]\ndirectory={}\nsize=1536k\nnrfiles=3\nnumjobs=2\nbs=64k\nrw=read\n\
+         [c]\ndirectory={0}\nsize=1m\nrw=write\ncreate_on_open=1\n",
+        dir.path().display()
+    ));
+    assert_eq!(out.failure, None);
+    use iolab_core::run::Notice::LayingOut;
+    let said: Vec<(String, usize, u64)> = notices
+        .into_iter()
+        .map(|LayingOut { job, files, bytes }| (job, files, bytes))
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            ("r".to_string(), 2, 1 << 20),
+            ("r".to_string(), 3, 1536 << 10)
+        ]
+    );
 }

@@ -26,7 +26,7 @@ use std::str::FromStr;
 
 use iolab_stats::{JobResult, RunResult};
 
-pub use normal::WARNING_PREFIX;
+pub use normal::{laying_out, WARNING_PREFIX};
 pub use units::{num2str, Unit};
 
 /// An output format of `--output-format`.

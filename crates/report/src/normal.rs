@@ -17,6 +17,19 @@ use crate::calc::{self, Shown};
 use crate::units::{ctime, digits, fixed_w, num2str, scale_lat, Unit};
 use crate::{RenderOpts, UnitBase};
 
+/// fio's line as a job starts creating or extending its files:
+/// "NAME: Laying out IO file (1 file / 8MiB)", or for more than one file
+/// "NAME: Laying out IO files (3 files / total 24MiB)"; the size is the
+/// files' sizes added up, in whole MiB (rounded down, as fio does).
+pub fn laying_out(job: &str, files: usize, bytes: u64) -> String {
+    let mib = bytes >> 20;
+    if files > 1 {
+        format!("{job}: Laying out IO files ({files} files / total {mib}MiB)\n")
+    } else {
+        format!("{job}: Laying out IO file ({files} file / {mib}MiB)\n")
+    }
+}
+
 pub fn preamble(jobs: &[JobResult], opts: &RenderOpts) -> String {
     let mut out = String::new();
     let mut prev: Option<(&str, u32)> = None;
@@ -440,6 +453,27 @@ fn lat_buckets(out: &mut String, pcts: &[f64], unit: &str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn laying_out_says_file_or_files_as_fio_does() {
+        assert_eq!(
+            super::laying_out("w1", 1, 8 << 20),
+            "w1: Laying out IO file (1 file / 8MiB)\n"
+        );
+        assert_eq!(
+            super::laying_out("w2", 2, 8 << 20),
+            "w2: Laying out IO files (2 files / total 8MiB)\n"
+        );
+        // Under a MiB, and a part of one, are rounded down.
+        assert_eq!(
+            super::laying_out("w3", 1, 512 << 10),
+            "w3: Laying out IO file (1 file / 0MiB)\n"
+        );
+        assert_eq!(
+            super::laying_out("w4", 3, (3 << 20) + 1),
+            "w4: Laying out IO files (3 files / total 3MiB)\n"
+        );
+    }
+
     use super::*;
     use iolab_stats::{GroupResult, JobSetup};
 

@@ -98,6 +98,16 @@ pub static PROGRAM_FLAGS: &[ProgramFlag] = &[
     ),
     flag("no-store", Arity::None, "Do not keep the result"),
     flag(
+        "warnings",
+        Arity::Required,
+        "Where plan warnings go besides the report: auto, stderr, report",
+    ),
+    flag(
+        "version",
+        Arity::None,
+        "Print the version in fio's form, iolab's after it, and exit",
+    ),
+    flag(
         "repeat",
         Arity::Required,
         "Run the job set this many times (or `auto`) and summarize the spread",

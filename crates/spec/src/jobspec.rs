@@ -22,6 +22,9 @@ pub struct JobSpec {
     /// Options whose value came from a `[global]` section (or command-line
     /// globals) rather than the job's own section.
     inherited: std::collections::BTreeSet<Opt>,
+    /// The job's own options as fio echoes them in its JSON "job options":
+    /// each option's name and its value as written (see `JobSet::global_echo`).
+    pub echo: Vec<(String, String)>,
 }
 
 /// Two jobs are equal when they have the same name and the same values;
@@ -40,6 +43,7 @@ impl JobSpec {
             values: BTreeMap::new(),
             origins: BTreeMap::new(),
             inherited: Default::default(),
+            echo: Vec::new(),
         }
     }
 
@@ -210,9 +214,24 @@ pub fn default_value(opt: Opt) -> Option<Value> {
 }
 
 /// The jobs of one run, in the order they start.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct JobSet {
     pub jobs: Vec<JobSpec>,
+    /// Every global option as fio echoes them in its JSON "global
+    /// options": the command line's, then each `[global]` section's in
+    /// turn; the option's name (an alias gives the option it stands for)
+    /// and its value as written, after variable substitution; an option
+    /// given twice is there twice; an option without a value has an empty
+    /// one, which the JSON leaves out, as fio 3.33 does.
+    pub global_echo: Vec<(String, String)>,
+}
+
+/// Two job sets are equal when their jobs are: how the text spelled the
+/// options does not matter.
+impl PartialEq for JobSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.jobs == other.jobs
+    }
 }
 
 impl JobSet {

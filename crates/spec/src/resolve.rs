@@ -69,6 +69,7 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
     check_section("global", &Location::Builtin, &given, ctx)?;
     let mut base = keep_last(&given);
     let mut jobs = Vec::new();
+    let mut global_echo = echo(&src.global, false, ctx);
 
     // `--name=global` on the command line adds to the global options.
     let mut cmd_jobs = Vec::new();
@@ -76,13 +77,16 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
         if job.is_global() {
             let all: Vec<&RawOption> = base.iter().chain(job.options.iter().skip(1)).collect();
             base = keep_last(&all);
+            global_echo.extend(echo(job.options.get(1..).unwrap_or(&[]), false, ctx));
         } else {
             cmd_jobs.push(job);
         }
     }
     for job in cmd_jobs {
         let opts: Vec<&RawOption> = base.iter().chain(job.options.iter()).collect();
-        jobs.push(build_job(&job.name, &job.location, &opts, base.len(), ctx)?);
+        let mut built = build_job(&job.name, &job.location, &opts, base.len(), ctx)?;
+        built.echo = echo(&job.options, false, ctx);
+        jobs.push(built);
     }
 
     for (_, sections) in &src.files {
@@ -92,10 +96,12 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
                 let all: Vec<&RawOption> = global.iter().chain(&section.options).collect();
                 check_section("global", &section.location, &all, ctx)?;
                 global = keep_last(&all);
+                global_echo.extend(echo(&section.options, true, ctx));
                 continue;
             }
             let opts: Vec<&RawOption> = global.iter().chain(section.options.iter()).collect();
-            let job = build_job(&section.name, &section.location, &opts, global.len(), ctx)?;
+            let mut job = build_job(&section.name, &section.location, &opts, global.len(), ctx)?;
+            job.echo = echo(&section.options, true, ctx);
             if src.only_sections.is_empty() || src.only_sections.contains(&section.name) {
                 jobs.push(job);
             }
@@ -116,7 +122,46 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
             "no jobs defined: give a job file or --name=JOB with options",
         ));
     }
-    Ok(JobSet { jobs })
+    Ok(JobSet { jobs, global_echo })
+}
+
+/// Options as fio echoes them in its JSON ("job options", "global
+/// options"): each option by its own name (an alias gives the option it
+/// stands for: `timeout=60` is `runtime`), with its value as written after
+/// variable substitution (`8MB` stays `8MB`); a bare flag has an empty
+/// value, which the JSON leaves out (fio keeps the object, empty if it has
+/// nothing else, and writes no entry for the flag).
+/// A job-file section's options are in the order fio parses them
+/// (`sorted`): `kb_base` and `unit_base` first, `filename`
+/// last, the others as written; a command line's are as given. The
+/// options were checked before; a name that is not an option is left out.
+fn echo(opts: &[RawOption], sorted: bool, ctx: &Context) -> Vec<(String, String)> {
+    let mut out: Vec<(i8, String, String)> = opts
+        .iter()
+        .filter_map(|raw| {
+            let opt = options::lookup(&raw.name)?;
+            let value = match &raw.value {
+                Some(written) => expand(written, ctx).map_or_else(|_| written.clone(), |e| e.text),
+                None => String::new(),
+            };
+            Some((echo_priority(opt), opt.name().to_string(), value))
+        })
+        .collect();
+    if sorted {
+        // Stable: options of the same priority keep their order.
+        out.sort_by_key(|(prio, _, _)| std::cmp::Reverse(*prio));
+    }
+    out.into_iter().map(|(_, n, v)| (n, v)).collect()
+}
+
+/// fio parses a section's options by priority: these before the others,
+/// `filename` after them (it needs `directory`).
+fn echo_priority(opt: Opt) -> i8 {
+    match opt.name() {
+        "kb_base" | "unit_base" => 1,
+        "filename" => -1,
+        _ => 0,
+    }
 }
 
 /// Checks a `[global]` section on its own, so that a bad global option is

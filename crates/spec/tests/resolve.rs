@@ -217,3 +217,45 @@ fn errors_name_the_file_line_and_problem() {
         );
     }
 }
+
+#[test]
+fn options_are_echoed_as_written_in_fios_order() {
+    let set = parse(
+        "[global]\nsize=8MB\ntime_based\ntimeout=60\n[a]\nrw=read\nfilename=f\nbs=${BS}\n\
+         name=foo\nunit_base=8\nnorandommap\n[global]\nruntime=1m\n[b]\nsize=8m\n",
+    )
+    .unwrap();
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    };
+    // Both globals, the alias under its option's name, the bare flag with
+    // no value, a value as written.
+    assert_eq!(
+        set.global_echo,
+        pairs(&[
+            ("size", "8MB"),
+            ("time_based", ""),
+            ("runtime", "60"),
+            ("runtime", "1m")
+        ])
+    );
+    // unit_base first, filename last, the variable substituted, name kept.
+    assert_eq!(
+        set.jobs[0].echo,
+        pairs(&[
+            ("unit_base", "8"),
+            ("rw", "read"),
+            ("bs", "16k"),
+            ("name", "foo"),
+            ("norandommap", ""),
+            ("filename", "f")
+        ])
+    );
+    assert_eq!(set.jobs[0].name, "foo");
+    assert_eq!(set.jobs[1].echo, pairs(&[("size", "8m")]));
+    // How the options were spelled does not make two job sets differ.
+    let again = parse(&set.to_job_text()).unwrap();
+    assert_eq!(again, set);
+}

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use iolab_spec::kinds::format_value;
 use iolab_spec::value::{Distribution, FileService as FileServiceValue, PerDir, SizeValue};
 use iolab_spec::{JobSet, JobSpec, Opt, Value};
 
@@ -79,17 +78,7 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
         }
     }
     phases.push(phase_start..jobs.len());
-    let global_options = set
-        .jobs
-        .first()
-        .map(|j| {
-            let kb = j.kb_base();
-            j.explicit()
-                .filter(|(o, _)| j.is_inherited(*o))
-                .map(|(o, v)| (o.name().to_string(), format_value(o.def(), v, kb)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let global_options = set.global_echo.clone();
     Ok(Plan {
         jobs,
         files,
@@ -237,12 +226,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
     let ms_opt =
         |opt: Opt, dflt: i64| Duration::from_millis(job.int(opt).unwrap_or(dflt).max(1) as u64);
     let ms = |opt: Opt| ms_opt(opt, 500);
-    let kb = job.kb_base();
-    let options = job
-        .explicit()
-        .filter(|(o, _)| !job.is_inherited(*o))
-        .map(|(o, v)| (o.name().to_string(), format_value(o.def(), v, kb)))
-        .collect();
+    let options = job.echo.clone();
 
     let logs = log_spec(job);
     // fio's log_avg_msec: a bandwidth (IOPS) log that averages sets the
@@ -569,10 +553,7 @@ fn place_files(
     // The null engine does no I/O: its files are never made or read. The
     // engines that create files or create, stat or remove directories
     // work on paths that must not be laid out first.
-    let diskless = matches!(
-        pj.engine.as_str(),
-        "null" | "filecreate" | "dircreate" | "dirstat" | "dirdelete"
-    );
+    let diskless = super::diskless(&pj.engine);
     let mut regions = Vec::new();
     let mut total = 0u64;
 

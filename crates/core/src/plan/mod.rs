@@ -333,6 +333,17 @@ pub struct PlanJob {
     pub options: Vec<(String, String)>,
 }
 
+/// Whether an engine does no I/O on a device: the null engine (its files
+/// are never made or read) and the engines that create files or create,
+/// stat or remove directories (their paths must not be laid out first).
+/// fio lists no disk for them either.
+pub fn diskless(engine: &str) -> bool {
+    matches!(
+        engine,
+        "null" | "filecreate" | "dircreate" | "dirstat" | "dirdelete"
+    )
+}
+
 impl PlanJob {
     /// What the reports echo of the job's set-up (fio's job header line).
     pub fn setup(&self) -> JobSetup {
