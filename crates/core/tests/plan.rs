@@ -230,3 +230,46 @@ fn rates_openfiles_and_exit_what_are_settled() {
         plan::ExitWhat::Stonewall
     );
 }
+
+#[test]
+fn filesize_sizes_the_file_and_size_bounds_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let p = plan_of(&format!(
+        "[t]\ndirectory={d}\nrw=write\nfilesize=8m\nsize=4m\n"
+    ))
+    .unwrap();
+    assert_eq!(p.files[0].size, 8 << 20);
+    assert_eq!(
+        (p.jobs[0].files[0].offset, p.jobs[0].files[0].len),
+        (0, 8 << 20)
+    );
+    assert_eq!(p.jobs[0].io_size, 4 << 20);
+
+    // The region is the file from the offset on; size larger than it
+    // moves only the region's bytes.
+    let p = plan_of(&format!(
+        "[t]\ndirectory={d}\nrw=write\nfilesize=8m\nsize=16m\noffset=1m\n"
+    ))
+    .unwrap();
+    assert_eq!(p.files[0].size, 8 << 20);
+    assert_eq!(
+        (p.jobs[0].files[0].offset, p.jobs[0].files[0].len),
+        (1 << 20, 7 << 20)
+    );
+    assert_eq!(p.jobs[0].io_size, 7 << 20);
+
+    // A percentage offset of a file the job creates is 0, as in fio.
+    let p = plan_of(&format!(
+        "[t]\ndirectory={d}\nrw=write\nfilesize=8m\nsize=4m\noffset=50%\n"
+    ))
+    .unwrap();
+    assert_eq!(p.files[0].size, 8 << 20);
+    assert_eq!(p.jobs[0].files[0].offset, 0);
+
+    let e = plan_of(&format!(
+        "[t]\ndirectory={d}\nrw=write\nfilesize=1m\noffset=2m\n"
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("is not below filesize"), "{e}");
+}

@@ -217,3 +217,39 @@ fn errors_name_the_file_line_and_problem() {
         );
     }
 }
+
+#[test]
+fn a_global_name_names_no_job_and_a_job_name_keeps_the_section_for_files() {
+    let set = parse("[global]\nname=gname\nsize=1m\n[job1]\n[job2]\nname=explicit\n").unwrap();
+    assert_eq!(set.jobs[0].name, "job1");
+    assert_eq!(set.jobs[0].section, "job1");
+    assert_eq!(set.jobs[1].name, "explicit");
+    assert_eq!(set.jobs[1].section, "job2");
+    // The name is not one of the job's values, inherited or its own.
+    assert_eq!(set.jobs[0].get(Opt::Name), None);
+    assert_eq!(set.jobs[1].get(Opt::Name), None);
+}
+
+#[test]
+fn a_renamed_job_prints_as_its_section_with_its_name_and_parses_back() {
+    let set = parse("[global]\nname=gname\n[job2]\nname=explicit\nsize=1m\n").unwrap();
+    let text = set.to_job_text();
+    assert!(text.contains("[job2]\n"), "{text}");
+    assert!(text.contains("name=explicit\n"), "{text}");
+    assert_eq!(parse(&text).unwrap(), set);
+}
+
+#[test]
+fn section_selects_by_the_section_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.fio");
+    fs::write(&path, "[a]\nname=renamed\nsize=1m\n[b]\nsize=1m\n").unwrap();
+    let cmd = cmdline::parse_args(&[
+        "--section=a".to_string(),
+        path.to_string_lossy().into_owned(),
+    ])
+    .unwrap();
+    let set = resolve::load(&cmd, &ctx()).unwrap();
+    assert_eq!(set.jobs.len(), 1);
+    assert_eq!(set.jobs[0].name, "renamed");
+}

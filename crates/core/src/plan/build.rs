@@ -645,7 +645,10 @@ fn place_files(
                 }
             },
         };
-        let whole = existing.unwrap_or(per_file);
+        // fio takes a percentage offset of the file as it is before the
+        // job: of its size when it exists, of nothing (so 0) when the job
+        // will create it.
+        let whole = existing.unwrap_or(0);
         let base = job
             .size(Opt::Offset)
             .map(|o| resolve_size(o, whole))
@@ -661,9 +664,32 @@ fn place_files(
             None if pj.file_append => 0,
             _ => base.saturating_add(step.saturating_mul(clone as u64)),
         };
+        // With filesize, the file is filesize bytes and the region is the
+        // part of it from the offset on (size then bounds only the bytes of
+        // I/O, below); without it, the region is the file's share of size
+        // from the offset on.
+        let mut len = match job.size(Opt::Filesize) {
+            Some(_) if !fill => {
+                if offset >= per_file {
+                    return Err(cx.err(
+                        Some(Opt::Offset),
+                        format!(
+                            "offset {offset} is not below filesize ({per_file} bytes) of `{}`",
+                            path.display()
+                        ),
+                    ));
+                }
+                let room = per_file - offset;
+                match job.size(Opt::Size) {
+                    // size=N% takes that part of each file's region.
+                    Some(SizeValue::Percent(p)) => resolve_size(SizeValue::Percent(p), room),
+                    _ => room,
+                }
+            }
+            _ => per_file,
+        };
         // An existing device or file bounds the region; a file iolab makes
         // is made large enough.
-        let mut len = per_file;
         let fixed_end = if disk.block_device || !(sized || fill) {
             existing
         } else {
@@ -731,10 +757,16 @@ fn place_files(
         });
     }
 
-    // io_size: the bytes to move per loop, by default the regions' total.
-    let io = match job.size(Opt::IoSize) {
-        Some(v) => resolve_size(v, total),
-        None => total,
+    // io_size: the bytes to move per loop, by default the regions' total,
+    // or size when filesize makes the regions larger than it.
+    let io = match (
+        job.size(Opt::IoSize),
+        job.size(Opt::Filesize),
+        job.size(Opt::Size),
+    ) {
+        (Some(v), _, _) => resolve_size(v, total),
+        (None, Some(_), Some(SizeValue::Bytes(b))) => b.min(total),
+        _ => total,
     };
     let io = io - io % min_bs;
     if io == 0 {

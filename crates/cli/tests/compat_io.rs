@@ -1,0 +1,128 @@
+//! iolab against the real fio on jobs whose I/O once differed: each job runs
+//! in a fresh directory under both tools, and the jobs' names, io_bytes,
+//! total_ios and the files left behind (names and sizes) must be the same.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+use std::process::Command as Proc;
+
+use serde_json::Value;
+
+/// What a run did: per job its name, bytes and I/Os (reads and writes
+/// together), and the files in the directory with their sizes.
+#[derive(Debug, PartialEq)]
+struct Done {
+    jobs: Vec<(String, u64, u64)>,
+    files: Vec<(String, u64)>,
+}
+
+fn done(report: &Value, dir: &Path) -> Done {
+    let jobs = report["jobs"]
+        .as_array()
+        .expect("a jobs array")
+        .iter()
+        .map(|j| {
+            let sum = |key: &str| {
+                ["read", "write", "trim"]
+                    .iter()
+                    .map(|d| j[d][key].as_u64().unwrap_or(0))
+                    .sum::<u64>()
+            };
+            (
+                j["jobname"].as_str().unwrap_or_default().to_string(),
+                sum("io_bytes"),
+                sum("total_ios"),
+            )
+        })
+        .collect();
+    let files = entries(dir)
+        .into_iter()
+        .filter(|n| n != "job.fio")
+        .map(|n| {
+            let len = std::fs::metadata(dir.join(&n)).unwrap().len();
+            (n, len)
+        })
+        .collect();
+    Done { jobs, files }
+}
+
+/// Runs the job text (DIR stands for the directory) under fio and under
+/// iolab, each in a fresh directory; what each did.
+fn both(text: &str) -> (Done, Done) {
+    let fio_dir = tempfile::tempdir().unwrap();
+    let job = fio_dir.path().join("job.fio");
+    std::fs::write(&job, text.replace("DIR", &fio_dir.path().to_string_lossy())).unwrap();
+    let out = Proc::new("fio")
+        .arg("--output-format=json")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fio = done(&json_of(&out.stdout), fio_dir.path());
+
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, text.replace("DIR", &dir.path().to_string_lossy())).unwrap();
+    let report = run_json(dir.path(), &["--no-store", job.to_str().unwrap()]);
+    (fio, done(&report, dir.path()))
+}
+
+fn same_as_fio(text: &str) -> Done {
+    let (fio, iolab) = both(text);
+    assert_eq!(iolab, fio, "job:\n{text}");
+    iolab
+}
+
+#[test]
+fn filesize_larger_than_size_does_size_bytes_in_a_file_of_filesize() {
+    if !fio_available() {
+        return;
+    }
+    let d = same_as_fio("[t]\ndirectory=DIR\nrw=write\nfilesize=8m\nsize=4m\n");
+    assert_eq!(d.jobs[0].1, 4 << 20);
+    assert_eq!(d.files, [("t.0.0".to_string(), 8 << 20)]);
+
+    let d = same_as_fio("[t]\ndirectory=DIR\nrw=write\nnrfiles=4\nfilesize=1m\nsize=2m\n");
+    assert_eq!(d.jobs[0].1, 2 << 20);
+    assert_eq!(d.files.len(), 4);
+
+    // A percentage offset of a file the job creates is 0, as in fio; the
+    // file stays filesize bytes.
+    let d = same_as_fio("[t]\ndirectory=DIR\nrw=write\nfilesize=8m\nsize=4m\noffset=50%\n");
+    assert_eq!(d.files, [("t.0.0".to_string(), 8 << 20)]);
+
+    for text in [
+        "[t]\ndirectory=DIR\nrw=randwrite\nfilesize=8m\nsize=4m\n",
+        "[t]\ndirectory=DIR\nrw=randread\nfilesize=8m\nsize=4m\n",
+        "[t]\ndirectory=DIR\nrw=write\nfilesize=8m\nsize=8m\noffset=1m\n",
+        "[t]\ndirectory=DIR\nrw=write\nfilesize=8m\nsize=6m\noffset=50%\n",
+        "[t]\ndirectory=DIR\nrw=write\nfilesize=2m\nsize=8m\n",
+        "[t]\ndirectory=DIR\nrw=write\nnrfiles=2\nfilesize=4m\nsize=6m\noffset=1m\n",
+        "[t]\ndirectory=DIR\nrw=write\nfilesize=8m\nsize=4m\nio_size=6m\n",
+        "[t]\ndirectory=DIR\nrw=write\nfilesize=8m\nsize=50%\n",
+        "[t]\ndirectory=DIR\nrw=write\nsize=8m\noffset=1m\n",
+        "[t]\ndirectory=DIR\nrw=write\nfilesize=8m\nsize=4m\nnumjobs=2\noffset_increment=2m\n",
+    ] {
+        same_as_fio(text);
+    }
+}
+
+#[test]
+fn a_global_name_keeps_each_section_name_for_the_job_and_its_files() {
+    if !fio_available() {
+        return;
+    }
+    let d = same_as_fio(
+        "[global]\nname=gname\ndirectory=DIR\nsize=256k\nrw=write\n[job1]\n[job2]\nname=explicit\n",
+    );
+    let names: Vec<&str> = d.jobs.iter().map(|j| j.0.as_str()).collect();
+    assert_eq!(names, ["job1", "explicit"]);
+    let files: Vec<&str> = d.files.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(files, ["job1.0.0", "job2.0.0"]);
+}
