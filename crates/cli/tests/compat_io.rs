@@ -126,3 +126,32 @@ fn a_global_name_keeps_each_section_name_for_the_job_and_its_files() {
     let files: Vec<&str> = d.files.iter().map(|f| f.0.as_str()).collect();
     assert_eq!(files, ["job1.0.0", "job2.0.0"]);
 }
+
+#[test]
+fn random_sizes_with_the_random_map_cover_each_byte_once_and_stop_at_size() {
+    if !fio_available() {
+        return;
+    }
+    for text in [
+        "[t]\ndirectory=DIR\nrw=randwrite\nbssplit=4k/50:64k/50\nsize=16m\n",
+        "[t]\ndirectory=DIR\nrw=randread\nbsrange=4k-64k\nsize=8m\n",
+        "[t]\ndirectory=DIR\nrw=randrw\nbssplit=4k/50:64k/50\nsize=8m\n",
+        "[t]\ndirectory=DIR\nrw=randwrite\nbssplit=4k/50:64k/50\nsize=4m\nloops=2\n",
+        // A sequential pass ends on the region's end with a shorter I/O.
+        "[t]\ndirectory=DIR\nrw=write\nbssplit=4k/50:64k/50\nsize=8m\n",
+    ] {
+        let (fio, iolab) = both(text);
+        assert_eq!(iolab.files, fio.files, "{text}");
+        assert_eq!(iolab.jobs.len(), 1);
+        // The bytes are exactly fio's: each pass covers the file once.
+        assert_eq!(iolab.jobs[0].1, fio.jobs[0].1, "{text}");
+        // The I/Os are cut where touched blocks begin, so there are about
+        // as many as fio's (the random streams differ, so not the same
+        // count): without cutting there would be half as many.
+        let (ours, theirs) = (iolab.jobs[0].2 as f64, fio.jobs[0].2 as f64);
+        assert!(
+            ours > theirs * 0.75 && ours < theirs * 1.33,
+            "{text}: {ours} I/Os, fio {theirs}"
+        );
+    }
+}

@@ -50,7 +50,7 @@ impl Worker {
         let len = self.bs[d].next(&mut self.bs_rng[d]);
         let file = &mut self.files.files[0];
         let g = file.gen_of[d]?;
-        let offset = file.gens[g].next(u64::from(len));
+        let (offset, len) = file.gens[g].next_fit(len);
         let unit = IoUnit {
             slot,
             file: file.id,

@@ -368,7 +368,8 @@ impl Worker {
                                 stop = true;
                                 continue;
                             };
-                            (fi, file.gens[g].next(len as u64), len)
+                            let (offset, len) = file.gens[g].next_fit(len);
+                            (fi, offset, len)
                         }
                     };
                     last = Some((fi, offset, len));
