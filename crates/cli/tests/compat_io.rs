@@ -155,3 +155,78 @@ fn random_sizes_with_the_random_map_cover_each_byte_once_and_stop_at_size() {
         );
     }
 }
+
+#[test]
+fn syntax_fio_accepts_runs_the_same_io() {
+    if !fio_available() {
+        return;
+    }
+    for text in [
+        // A negative gap reads backwards.
+        "[t]\ndirectory=DIR\nrw=read:-8k\nbs=4k\nsize=1m\n",
+        "[t]\ndirectory=DIR\nrw=write:-16k\nbs=4k\nsize=1m\n",
+        // An empty last zone takes the rest of the region.
+        "[t]\ndirectory=DIR\nrw=randread\nsize=4m\nrandom_distribution=zoned:50/5:30/15:20/\n",
+        "[t]\ndirectory=DIR\nrw=read\nsize=1m\noffset=0%\n",
+        // fio's tiobench profile option, ignored in a job.
+        "[t]\ndirectory=DIR\nrw=read\nsize=1m\nthreads=4\n",
+    ] {
+        same_as_fio(text);
+    }
+}
+
+/// The offsets of the preads of a trace, in order.
+fn pread_offsets(trace: &str) -> Vec<u64> {
+    trace
+        .lines()
+        .filter(|l| l.contains("pread64(") && l.ends_with("= 4096"))
+        .filter_map(|l| {
+            let args = l.split(") =").next()?;
+            args.rsplit(", ").next()?.trim().parse().ok()
+        })
+        .collect()
+}
+
+#[test]
+fn a_negative_gap_reads_the_same_offsets_as_fio() {
+    if !fio_available() || !strace_available() {
+        return;
+    }
+    let job = ["--name=t", "--rw=read:-8k", "--bs=4k", "--size=64k"];
+    let fio_dir = tempfile::tempdir().unwrap();
+    let trace = fio_dir.path().join("fio.trace");
+    let out = Proc::new("strace")
+        .args(["-f", "-e", "trace=pread64", "-o"])
+        .arg(&trace)
+        .args(["fio", "--ioengine=psync", "--output-format=json"])
+        .arg(format!("--directory={}", fio_dir.path().display()))
+        .args(job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fio = pread_offsets(&std::fs::read_to_string(&trace).unwrap());
+
+    let dir = tempfile::tempdir().unwrap();
+    let dir_arg = format!("--directory={}", dir.path().display());
+    let mut args = vec![dir_arg.as_str()];
+    args.extend(job);
+    let (out, text) = strace_iolab_run(dir.path(), &["-e", "trace=pread64"], &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours = pread_offsets(&text);
+
+    let k = |v: &[u64]| v.iter().map(|o| o / 4096).collect::<Vec<_>>();
+    assert_eq!(
+        k(&fio),
+        [0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0],
+        "fio's offsets, in 4k blocks"
+    );
+    assert_eq!(k(&ours), k(&fio));
+}

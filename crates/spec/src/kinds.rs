@@ -98,7 +98,12 @@ pub fn format_value(def: &OptDef, value: &Value, kb: KbBase) -> String {
         Value::Ranges(p) => perdir::format_per_dir(p, &|r| blocks::format_range(r, kb)),
         Value::Split(p) => perdir::format_per_dir(p, &|s| blocks::format_split(s, kb)),
         Value::Rw(rw) => match rw.modifier {
-            Some(n) => format!("{}:{}", rw.mode.name(), size::format_size(n, kb)),
+            Some(n) if n < 0 => format!(
+                "{}:-{}",
+                rw.mode.name(),
+                size::format_size(n.unsigned_abs(), kb)
+            ),
+            Some(n) => format!("{}:{}", rw.mode.name(), size::format_size(n as u64, kb)),
             None => rw.mode.name().to_string(),
         },
         Value::Distribution(d) => distribution::format_distribution_kb(d, kb),
@@ -165,10 +170,20 @@ fn parse_rw(text: &str, kb: KbBase) -> Result<RwSpec, ValueError> {
     })?;
     let modifier = match modifier {
         None => None,
-        Some(m) => Some(
-            size::parse_size(m, kb)
-                .map_err(|e| ValueError::new(format!("bad modifier in `rw={text}`: {e}")))?,
-        ),
+        Some(m) => {
+            // A sequential mode takes a negative gap: each I/O starts that
+            // far back from where the last one ended (fio's `rw=read:-8k`).
+            let (back, m) = match m.trim().strip_prefix('-') {
+                Some(rest) if !mode.is_random() => (true, rest),
+                _ => (false, m),
+            };
+            let n = size::parse_size(m, kb)
+                .map_err(|e| ValueError::new(format!("bad modifier in `rw={text}`: {e}")))?;
+            let n = i64::try_from(n).map_err(|_| {
+                ValueError::new(format!("bad modifier in `rw={text}`: `{m}` is too large"))
+            })?;
+            Some(if back { -n } else { n })
+        }
     };
     Ok(RwSpec { mode, modifier })
 }

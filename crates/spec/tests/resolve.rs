@@ -253,3 +253,21 @@ fn section_selects_by_the_section_name() {
     assert_eq!(set.jobs.len(), 1);
     assert_eq!(set.jobs[0].name, "renamed");
 }
+
+#[test]
+fn syntax_fio_accepts_parses_and_prints_back() {
+    let set = parse(
+        "[a]\nrw=read:-8k\nsize=1m\noffset=0%\nthreads=4\n\
+         random_distribution=zoned:50/5:30/15:20/\n",
+    )
+    .unwrap();
+    let a = &set.jobs[0];
+    assert_eq!(a.rw().modifier, Some(-8192));
+    assert_eq!(a.size(Opt::Offset), Some(SizeValue::Percent(0.0)));
+    let text = set.to_job_text();
+    assert!(text.contains("rw=read:-8k\n"), "{text}");
+    assert!(text.contains("zoned:50/5:30/15:20/80"), "{text}");
+    assert_eq!(parse(&text).unwrap(), set);
+    // A random mode's modifier counts I/Os; it cannot be negative.
+    assert!(err("[a]\nrw=randread:-8\n").contains("rw=randread:-8"));
+}

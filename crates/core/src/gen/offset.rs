@@ -4,6 +4,8 @@
 //! - sequential (`rw=read`, `write`, `trim`, `rw`, `trimwrite`): each I/O
 //!   starts where the last ended, plus the gap of `rw=write:4k`; when the
 //!   next I/O no longer fits, a new pass starts at the beginning;
+//!   `rw=read:-8k` goes backwards: each I/O starts 8k before the last one
+//!   ended, from the region's end again when that is before its start;
 //! - random (`randread`, ...): by default each block of the region is
 //!   visited exactly once per pass, in a new order each pass (a keyed
 //!   permutation in O(1) memory in place of fio's random map);
@@ -50,6 +52,10 @@ pub struct Region {
 pub enum Pattern {
     /// Each I/O after the last, `gap` bytes apart (`rw=write:GAP`).
     Sequential { gap: u64 },
+    /// Each I/O `step` bytes back from where the last one ended
+    /// (`rw=read:-STEP`), from the region's end again when that would be
+    /// before its start, as fio goes backwards.
+    Backward { step: u64 },
     Random {
         /// `random_distribution`; anything but `Random` turns the
         /// permutation off (repeats allowed), as in fio.
@@ -78,12 +84,15 @@ impl Pattern {
             Pattern::Random {
                 distribution,
                 norandommap,
-                run: rw.modifier.unwrap_or(1).max(1),
+                run: rw.modifier.unwrap_or(1).max(1) as u64,
                 percentage_random,
             }
         } else {
-            Pattern::Sequential {
-                gap: rw.modifier.unwrap_or(0),
+            match rw.modifier.unwrap_or(0) {
+                n if n < 0 => Pattern::Backward {
+                    step: n.unsigned_abs(),
+                },
+                n => Pattern::Sequential { gap: n as u64 },
             }
         }
     }
@@ -176,6 +185,9 @@ enum Mode {
     Sequential {
         gap: u64,
     },
+    Backward {
+        step: u64,
+    },
     Random {
         source: Source,
         run: u64,
@@ -211,6 +223,7 @@ impl OffsetGen {
         let mut source_rng = rng.substream(1);
         let mode = match pattern {
             Pattern::Sequential { gap } => Mode::Sequential { gap: *gap },
+            Pattern::Backward { step } => Mode::Backward { step: *step },
             Pattern::Random {
                 percentage_random: 0,
                 ..
@@ -395,6 +408,29 @@ impl OffsetGen {
             return self.start;
         }
         let off = match &mut self.mode {
+            Mode::Backward { step } => {
+                // The first I/O of a pass is at the start; each next one
+                // `step` back from the last one's end, and from the end
+                // (less `step`) when that is before the start, which
+                // begins a new pass. An I/O that would pass the end starts
+                // at the start.
+                let step = *step;
+                let mut off = match self.cursor {
+                    0 => 0,
+                    end => match end.checked_sub(step) {
+                        Some(o) => o,
+                        None => {
+                            self.passes += 1;
+                            self.len.saturating_sub(step)
+                        }
+                    },
+                };
+                if off.saturating_add(len) > self.len {
+                    off = 0;
+                }
+                self.cursor = off + len;
+                return self.start + off;
+            }
             Mode::Sequential { gap } => {
                 let gap = *gap;
                 if self.cursor.saturating_add(len) > self.len {
@@ -1074,6 +1110,31 @@ mod tests {
         assert_eq!(g.next_fit(16384), (32768, 8192));
         assert_eq!(g.pass(), 1);
         assert_eq!(g.next_fit(16384), (0, 16384));
+    }
+
+    #[test]
+    fn a_negative_gap_reads_backwards_as_fio_does() {
+        // fio 3.33, rw=read:-8k bs=4k over 64k: 0, 56k, 52k, ..., 4k, 0, 56k.
+        let rw = RwSpec {
+            mode: RwMode::Read,
+            modifier: Some(-8192),
+        };
+        let p = Pattern::from_rw(rw, Distribution::Random, false, 100);
+        assert_eq!(p, Pattern::Backward { step: 8192 });
+        let mut g = gen(region(16), &p, 1, 0);
+        let offs: Vec<u64> = (0..17).map(|_| g.next_fit(4096).0 / K4).collect();
+        assert_eq!(
+            offs,
+            [0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 14]
+        );
+        assert_eq!(g.pass(), 2);
+        g.restart();
+        assert_eq!(g.next_fit(4096), (0, 4096));
+        // A step shorter than the I/O moves forwards, overlapping, and
+        // starts over at the start where an I/O would pass the end.
+        let mut g = gen(region(4), &Pattern::Backward { step: 4096 }, 1, 0);
+        let offs: Vec<u64> = (0..5).map(|_| g.next(8192) / K4).collect();
+        assert_eq!(offs, [0, 1, 2, 0, 1]);
     }
 
     #[test]
