@@ -230,3 +230,51 @@ fn a_negative_gap_reads_the_same_offsets_as_fio() {
     );
     assert_eq!(k(&ours), k(&fio));
 }
+
+#[test]
+fn a_filesize_range_gives_each_file_a_size_in_it() {
+    if !fio_available() {
+        return;
+    }
+    for (text, bs) in [
+        (
+            "[t]\ndirectory=DIR\nrw=write\nnrfiles=4\nfilesize=1m-4m\n",
+            4096,
+        ),
+        (
+            "[t]\ndirectory=DIR\nrw=write\nfilesize=1m-4m\nbs=64k\n",
+            65536,
+        ),
+        (
+            "[t]\ndirectory=DIR\nrw=randread\nnrfiles=3\nfilesize=64k-1m\n",
+            4096,
+        ),
+    ] {
+        let (fio, iolab) = both(text);
+        for d in [&fio, &iolab] {
+            let names: Vec<&str> = d.files.iter().map(|f| f.0.as_str()).collect();
+            let fio_names: Vec<&str> = fio.files.iter().map(|f| f.0.as_str()).collect();
+            assert_eq!(names, fio_names, "{text}");
+            let (low, high) = if text.contains("64k-1m") {
+                (64 << 10, 1 << 20)
+            } else {
+                (1 << 20, 4 << 20)
+            };
+            for (name, len) in &d.files {
+                assert!(
+                    (low..=high).contains(len) && len % bs == 0,
+                    "{text}: {name} is {len} bytes"
+                );
+            }
+            // Without size, the job moves its files' bytes.
+            let total: u64 = d.files.iter().map(|f| f.1).sum();
+            assert_eq!(d.jobs[0].1, total, "{text}: {d:?}");
+        }
+    }
+    // With size, the bytes are size, over files of random sizes.
+    let (fio, iolab) = both("[t]\ndirectory=DIR\nrw=write\nnrfiles=4\nfilesize=1m-4m\nsize=6m\n");
+    assert_eq!(
+        (iolab.jobs[0].1, iolab.jobs[0].2),
+        (fio.jobs[0].1, fio.jobs[0].2)
+    );
+}

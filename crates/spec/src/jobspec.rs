@@ -120,10 +120,12 @@ impl JobSpec {
         }
     }
 
-    /// A size option (bytes or percent).
+    /// A size option (bytes or percent). A range (`filesize=1m-4m`) gives
+    /// its high end: the most any file may take.
     pub fn size(&self, opt: Opt) -> Option<SizeValue> {
         match self.value(opt) {
             Some(Value::Size(s)) => Some(s),
+            Some(Value::SizeRange(r)) => Some(SizeValue::Bytes(r.max)),
             _ => None,
         }
     }
@@ -266,7 +268,11 @@ impl JobSet {
             out.push('\n');
             out.push_str(&format!("[{}]\n", job.section));
             let n = job.numjobs();
-            if n > 1 {
+            // A comment line must stay within a job file's line length, so
+            // a long name is not repeated in it.
+            if n > 1 && job.name.len() > 1000 {
+                out.push_str(&format!("; reporting group {group}; {n} clones\n"));
+            } else if n > 1 {
                 out.push_str(&format!(
                     "; reporting group {group}; {n} clones: {name}.0 .. {name}.{}\n",
                     n - 1,

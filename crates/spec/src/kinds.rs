@@ -41,6 +41,17 @@ pub fn parse_value(def: &OptDef, text: Option<&str>, kb: KbBase) -> Result<Value
             def,
             size::parse_size(text, kb)?,
         )?)),
+        Kind::SizeRange => match (size::parse_size(text, kb), blocks::parse_range(text, kb)) {
+            (Ok(b), _) => Value::Size(SizeValue::Bytes(check_size(def, b)?)),
+            (_, Ok(r)) if r.min < r.max => {
+                check_size(def, r.min)?;
+                check_size(def, r.max)?;
+                Value::SizeRange(r)
+            }
+            (_, Ok(r)) => Value::Size(SizeValue::Bytes(check_size(def, r.min)?)),
+            (Err(e), _) if !text.contains(['-', ':']) => return Err(e),
+            (_, Err(e)) => return Err(e),
+        },
         Kind::SizePct => match size::parse_size_or_percent(text, kb)? {
             SizeValue::Bytes(b) => Value::Size(SizeValue::Bytes(check_size(def, b)?)),
             p => Value::Size(p),
@@ -96,6 +107,7 @@ pub fn format_value(def: &OptDef, value: &Value, kb: KbBase) -> String {
         Value::Choice(w) => (*w).to_string(),
         Value::PerDir(p) => perdir::format_per_dir(p, &|b| size::format_size(*b, kb)),
         Value::Ranges(p) => perdir::format_per_dir(p, &|r| blocks::format_range(r, kb)),
+        Value::SizeRange(r) => blocks::format_range(r, kb),
         Value::Split(p) => perdir::format_per_dir(p, &|s| blocks::format_split(s, kb)),
         Value::Rw(rw) => match rw.modifier {
             Some(n) if n < 0 => format!(

@@ -271,3 +271,45 @@ fn syntax_fio_accepts_parses_and_prints_back() {
     // A random mode's modifier counts I/Os; it cannot be negative.
     assert!(err("[a]\nrw=randread:-8\n").contains("rw=randread:-8"));
 }
+
+#[test]
+fn filesize_takes_a_range() {
+    use iolab_spec::value::BlockRange;
+    let set = parse("[a]\nfilesize=1m-4m\n[b]\nfilesize=2m\n[c]\nfilesize=2m-2m\n").unwrap();
+    assert_eq!(
+        set.jobs[0].get(Opt::Filesize),
+        Some(&Value::SizeRange(BlockRange {
+            min: 1 << 20,
+            max: 4 << 20
+        }))
+    );
+    // A range reads as its high end where one size is asked for.
+    assert_eq!(
+        set.jobs[0].size(Opt::Filesize),
+        Some(SizeValue::Bytes(4 << 20))
+    );
+    assert_eq!(
+        set.jobs[1].size(Opt::Filesize),
+        Some(SizeValue::Bytes(2 << 20))
+    );
+    assert_eq!(
+        set.jobs[2].size(Opt::Filesize),
+        Some(SizeValue::Bytes(2 << 20))
+    );
+    let text = set.to_job_text();
+    assert!(text.contains("filesize=1m-4m\n"), "{text}");
+    assert_eq!(parse(&text).unwrap(), set);
+    // High before low reads as the same range, as bsrange does.
+    assert_eq!(parse("[a]\nfilesize=4m-1m\n").unwrap().jobs[0], set.jobs[0]);
+    assert!(err("[a]\nfilesize=0-1m\n").contains("zero"));
+    assert!(err("[a]\nfilesize=1x\n").contains("filesize=1x"));
+}
+
+#[test]
+fn printed_clone_comments_stay_within_a_line() {
+    let name = "n".repeat(5000);
+    let set = parse(&format!("[{name}]\nnumjobs=2\nsize=1m\n")).unwrap();
+    let text = set.to_job_text();
+    assert!(text.lines().all(|l| l.len() <= 8190), "a line is too long");
+    assert_eq!(parse(&text).unwrap(), set);
+}

@@ -16,7 +16,7 @@ use super::files::{file_paths, on_disk, resolve_size, OnDisk};
 use iolab_engine::file::FallocMode;
 use iolab_engine::SyncMode;
 
-use crate::gen::Seeds;
+use crate::gen::{Rng, Seeds, Stream};
 use iolab_stats::UnifiedRw;
 
 use super::{
@@ -551,6 +551,27 @@ fn file_service(cx: &Ctx) -> Result<FileService, PlanError> {
     }
 }
 
+/// The size of one file of `filesize=LOW-HIGH`: drawn from the job's
+/// seeds for the clone and the file, and rounded down to whole blocks of
+/// `min_bs` as fio rounds it (never below LOW's whole blocks, nor 0).
+fn random_filesize(pj: &PlanJob, clone: u32, file: u64, low: u64, high: u64, min_bs: u64) -> u64 {
+    // The sizes shape the job's I/O, so they repeat as its offsets do
+    // (`randrepeat`): drawn from the pattern seed.
+    let mut rng = Rng::for_job(
+        pj.random.seeds.pattern,
+        clone,
+        Stream::Other(FILESIZE_STREAM),
+    )
+    .substream(file);
+    let size = low + rng.below(high - low + 1);
+    let min_bs = min_bs.max(1);
+    let whole = size - size % min_bs;
+    whole.max(low - low % min_bs).max(min_bs.min(high))
+}
+
+/// The random stream of `filesize=LOW-HIGH`'s sizes.
+const FILESIZE_STREAM: u32 = 1;
+
 /// Names, sizes and places the clone's files; returns the bytes of I/O per
 /// loop and the regions.
 fn place_files(
@@ -576,7 +597,7 @@ fn place_files(
     let mut regions = Vec::new();
     let mut total = 0u64;
 
-    for path in paths {
+    for (file_index, path) in paths.into_iter().enumerate() {
         let disk: OnDisk = on_disk(&path);
         if pj.rw.mode.trims() && !diskless && !disk.block_device {
             return Err(cx.err(
@@ -618,7 +639,12 @@ fn place_files(
         // what is on disk.
         let per_file = match (job.size(Opt::Filesize), job.size(Opt::Size)) {
             _ if fill => existing.unwrap_or(0) + free_space(cx, &path)? + max_bs,
-            (Some(SizeValue::Bytes(b)), _) => b,
+            (Some(SizeValue::Bytes(b)), _) => match job.get(Opt::Filesize) {
+                Some(Value::SizeRange(r)) => {
+                    random_filesize(pj, clone, file_index as u64, r.min, r.max, min_bs)
+                }
+                _ => b,
+            },
             (Some(SizeValue::Percent(p)), _) | (None, Some(SizeValue::Percent(p))) => match existing {
                 Some(e) => resolve_size(SizeValue::Percent(p), e) / if job.get(Opt::Filesize).is_some() { 1 } else { nfiles },
                 None => {

@@ -337,9 +337,9 @@ option_table! {
         .default("roundrobin")
         .help("How the next file to do I/O on is chosen among the open files")
         .example("random");
-    Filesize = opt("filesize", Kind::Size, C::Files)
+    Filesize = opt("filesize", Kind::SizeRange, C::Files)
         .range(1, MAX)
-        .help("Size of each file, overriding the share of size that each would get")
+        .help("Size of each file, over its share of size; LOW-HIGH gives each a random size in it")
         .example("64m");
     CreateOnOpen = opt("create_on_open", Kind::Bool, C::Files)
         .default("0")

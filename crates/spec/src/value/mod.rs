@@ -132,6 +132,8 @@ pub enum Value {
     /// Sizes or counts per direction (read, write, trim).
     PerDir(PerDir<u64>),
     Ranges(PerDir<BlockRange>),
+    /// A range of byte counts, low below high (`filesize=1m-4m`).
+    SizeRange(BlockRange),
     Split(PerDir<Vec<SplitEntry>>),
     Rw(RwSpec),
     Distribution(Distribution),
