@@ -230,3 +230,77 @@ fn rates_openfiles_and_exit_what_are_settled() {
         plan::ExitWhat::Stonewall
     );
 }
+
+#[test]
+fn filesize_sizes_the_file_and_size_bounds_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let p = plan_of(&format!(
+        "[t]\ndirectory={d}\nrw=write\nfilesize=8m\nsize=4m\n"
+    ))
+    .unwrap();
+    assert_eq!(p.files[0].size, 8 << 20);
+    assert_eq!(
+        (p.jobs[0].files[0].offset, p.jobs[0].files[0].len),
+        (0, 8 << 20)
+    );
+    assert_eq!(p.jobs[0].io_size, 4 << 20);
+
+    // The region is the file from the offset on; size larger than it
+    // moves only the region's bytes.
+    let p = plan_of(&format!(
+        "[t]\ndirectory={d}\nrw=write\nfilesize=8m\nsize=16m\noffset=1m\n"
+    ))
+    .unwrap();
+    assert_eq!(p.files[0].size, 8 << 20);
+    assert_eq!(
+        (p.jobs[0].files[0].offset, p.jobs[0].files[0].len),
+        (1 << 20, 7 << 20)
+    );
+    assert_eq!(p.jobs[0].io_size, 7 << 20);
+
+    // A percentage offset of a file the job creates is 0, as in fio.
+    let p = plan_of(&format!(
+        "[t]\ndirectory={d}\nrw=write\nfilesize=8m\nsize=4m\noffset=50%\n"
+    ))
+    .unwrap();
+    assert_eq!(p.files[0].size, 8 << 20);
+    assert_eq!(p.jobs[0].files[0].offset, 0);
+
+    let e = plan_of(&format!(
+        "[t]\ndirectory={d}\nrw=write\nfilesize=1m\noffset=2m\n"
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("is not below filesize"), "{e}");
+}
+
+#[test]
+fn a_filesize_range_gives_each_file_a_repeatable_size_in_whole_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[t]\ndirectory={}\nrw=write\nnrfiles=8\nfilesize=1m-4m\nbs=64k\n",
+        dir.path().display()
+    );
+    let p = plan_of(&text).unwrap();
+    let sizes: Vec<u64> = p.files.iter().map(|f| f.size).collect();
+    assert_eq!(sizes.len(), 8);
+    for s in &sizes {
+        assert!(
+            (1 << 20..=4 << 20).contains(s) && s % 65536 == 0,
+            "{sizes:?}"
+        );
+    }
+    // Not all alike, and the same again for the same job.
+    assert!(sizes.iter().any(|s| *s != sizes[0]), "{sizes:?}");
+    let again: Vec<u64> = plan_of(&text)
+        .unwrap()
+        .files
+        .iter()
+        .map(|f| f.size)
+        .collect();
+    assert_eq!(again, sizes);
+    // The job moves its files' bytes, or size when that is less.
+    assert_eq!(p.jobs[0].io_size, sizes.iter().sum::<u64>());
+    let p = plan_of(&format!("{text}size=2m\n")).unwrap();
+    assert_eq!(p.jobs[0].io_size, 2 << 20);
+}

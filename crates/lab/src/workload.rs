@@ -178,9 +178,9 @@ fn file_names(j: &JobSpec) -> Vec<(&'static str, String, String)> {
     }
     let (what, written, format) = match j.text(Opt::FilenameFormat).filter(|f| !f.is_empty()) {
         Some(f) if f != DEFAULT_FORMAT => ("filename_format", f.clone(), f),
-        _ => ("job name", j.name.clone(), DEFAULT_FORMAT.to_string()),
+        _ => ("job name", j.section.clone(), DEFAULT_FORMAT.to_string()),
     };
-    let name = expand_filename_format(&format, &j.name, 0, 0);
+    let name = expand_filename_format(&format, &j.section, 0, 0);
     vec![(what, written, name)]
 }
 

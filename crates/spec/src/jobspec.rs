@@ -14,7 +14,12 @@ use crate::value::{KbBase, PerDir, RwSpec, SizeValue, Value};
 /// One job section (or `--name` job) with its typed options.
 #[derive(Clone, Debug)]
 pub struct JobSpec {
+    /// The job's name: its own `name=` when it sets one, else its section's.
     pub name: String,
+    /// The section header (or `--name`) the job came from. fio names the
+    /// job's files after it (`$jobname` in `filename_format`), even when a
+    /// `name=` renames the job.
+    pub section: String,
     /// Where the job's section header or `--name` was.
     pub location: Location,
     values: BTreeMap<Opt, Value>,
@@ -31,14 +36,16 @@ pub struct JobSpec {
 /// where the text came from does not matter.
 impl PartialEq for JobSpec {
     fn eq(&self, other: &Self) -> bool {
-        self.name == other.name && self.values == other.values
+        self.name == other.name && self.section == other.section && self.values == other.values
     }
 }
 
 impl JobSpec {
     pub fn new(name: impl Into<String>, location: Location) -> Self {
+        let name = name.into();
         JobSpec {
-            name: name.into(),
+            section: name.clone(),
+            name,
             location,
             values: BTreeMap::new(),
             origins: BTreeMap::new(),
@@ -117,10 +124,12 @@ impl JobSpec {
         }
     }
 
-    /// A size option (bytes or percent).
+    /// A size option (bytes or percent). A range (`filesize=1m-4m`) gives
+    /// its high end: the most any file may take.
     pub fn size(&self, opt: Opt) -> Option<SizeValue> {
         match self.value(opt) {
             Some(Value::Size(s)) => Some(s),
+            Some(Value::SizeRange(r)) => Some(SizeValue::Bytes(r.max)),
             _ => None,
         }
     }
@@ -276,9 +285,13 @@ impl JobSet {
         );
         for (job, group) in self.jobs.iter().zip(groups) {
             out.push('\n');
-            out.push_str(&format!("[{}]\n", job.name));
+            out.push_str(&format!("[{}]\n", job.section));
             let n = job.numjobs();
-            if n > 1 {
+            // A comment line must stay within a job file's line length, so
+            // a long name is not repeated in it.
+            if n > 1 && job.name.len() > 1000 {
+                out.push_str(&format!("; reporting group {group}; {n} clones\n"));
+            } else if n > 1 {
                 out.push_str(&format!(
                     "; reporting group {group}; {n} clones: {name}.0 .. {name}.{}\n",
                     n - 1,
@@ -286,6 +299,9 @@ impl JobSet {
                 ));
             } else {
                 out.push_str(&format!("; reporting group {group}\n"));
+            }
+            if job.name != job.section {
+                out.push_str(&format!("name={}\n", job.name));
             }
             for line in job.option_lines() {
                 out.push_str(&line);

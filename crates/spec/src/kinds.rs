@@ -41,6 +41,17 @@ pub fn parse_value(def: &OptDef, text: Option<&str>, kb: KbBase) -> Result<Value
             def,
             size::parse_size(text, kb)?,
         )?)),
+        Kind::SizeRange => match (size::parse_size(text, kb), blocks::parse_range(text, kb)) {
+            (Ok(b), _) => Value::Size(SizeValue::Bytes(check_size(def, b)?)),
+            (_, Ok(r)) if r.min < r.max => {
+                check_size(def, r.min)?;
+                check_size(def, r.max)?;
+                Value::SizeRange(r)
+            }
+            (_, Ok(r)) => Value::Size(SizeValue::Bytes(check_size(def, r.min)?)),
+            (Err(e), _) if !text.contains(['-', ':']) => return Err(e),
+            (_, Err(e)) => return Err(e),
+        },
         Kind::SizePct => match size::parse_size_or_percent(text, kb)? {
             SizeValue::Bytes(b) => Value::Size(SizeValue::Bytes(check_size(def, b)?)),
             p => Value::Size(p),
@@ -96,9 +107,15 @@ pub fn format_value(def: &OptDef, value: &Value, kb: KbBase) -> String {
         Value::Choice(w) => (*w).to_string(),
         Value::PerDir(p) => perdir::format_per_dir(p, &|b| size::format_size(*b, kb)),
         Value::Ranges(p) => perdir::format_per_dir(p, &|r| blocks::format_range(r, kb)),
+        Value::SizeRange(r) => blocks::format_range(r, kb),
         Value::Split(p) => perdir::format_per_dir(p, &|s| blocks::format_split(s, kb)),
         Value::Rw(rw) => match rw.modifier {
-            Some(n) => format!("{}:{}", rw.mode.name(), size::format_size(n, kb)),
+            Some(n) if n < 0 => format!(
+                "{}:-{}",
+                rw.mode.name(),
+                size::format_size(n.unsigned_abs(), kb)
+            ),
+            Some(n) => format!("{}:{}", rw.mode.name(), size::format_size(n as u64, kb)),
             None => rw.mode.name().to_string(),
         },
         Value::Distribution(d) => distribution::format_distribution_kb(d, kb),
@@ -165,10 +182,20 @@ fn parse_rw(text: &str, kb: KbBase) -> Result<RwSpec, ValueError> {
     })?;
     let modifier = match modifier {
         None => None,
-        Some(m) => Some(
-            size::parse_size(m, kb)
-                .map_err(|e| ValueError::new(format!("bad modifier in `rw={text}`: {e}")))?,
-        ),
+        Some(m) => {
+            // A sequential mode takes a negative gap: each I/O starts that
+            // far back from where the last one ended (fio's `rw=read:-8k`).
+            let (back, m) = match m.trim().strip_prefix('-') {
+                Some(rest) if !mode.is_random() => (true, rest),
+                _ => (false, m),
+            };
+            let n = size::parse_size(m, kb)
+                .map_err(|e| ValueError::new(format!("bad modifier in `rw={text}`: {e}")))?;
+            let n = i64::try_from(n).map_err(|_| {
+                ValueError::new(format!("bad modifier in `rw={text}`: `{m}` is too large"))
+            })?;
+            Some(if back { -n } else { n })
+        }
     };
     Ok(RwSpec { mode, modifier })
 }

@@ -86,6 +86,9 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
         let opts: Vec<&RawOption> = base.iter().chain(job.options.iter()).collect();
         let mut built = build_job(&job.name, &job.location, &opts, base.len(), ctx)?;
         built.echo = echo(&job.options, false, ctx);
+        // `--name` both starts the job and names it: its files take the
+        // name as substituted.
+        built.section = built.name.clone();
         jobs.push(built);
     }
 
@@ -109,7 +112,7 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
     }
 
     for name in &src.only_sections {
-        if !jobs.iter().any(|j| &j.name == name) {
+        if !jobs.iter().any(|j| &j.section == name) {
             return Err(SpecError::new(
                 Location::Builtin,
                 format!("--section `{name}`: no job section has that name"),
@@ -316,9 +319,12 @@ fn build_job(
         job.set(target, v, origin);
         job.set_inherited(target, i < n_global);
     }
-    // `name=` renames the job; it is the job's name, not one of its values.
+    // `name=` in the job's own section renames the job; it is the job's
+    // name, not one of its values. A `name=` in `[global]` names no job:
+    // each keeps its section's name, as in fio.
     let mut name_at = location;
-    if let Some(Value::Str(n)) = job.take(Opt::Name) {
+    let own_name = !job.is_inherited(Opt::Name);
+    if let (Some(Value::Str(n)), true) = (job.take(Opt::Name), own_name) {
         if !n.is_empty() {
             name_at = opts
                 .iter()
@@ -332,6 +338,16 @@ fn build_job(
     let is_defaults = n_global == opts.len() && name == "global";
     if let (false, Some(why)) = (is_defaults, unprintable_name(&job.name)) {
         return Err(SpecError::new(name_at.clone(), why));
+    }
+    // A section header from a job file is printable as it was read; one
+    // from `--name` is the name itself.
+    let from_file = matches!(location, Location::File { .. });
+    if let (false, true, Some(why)) = (
+        is_defaults,
+        from_file && job.section != job.name,
+        unprintable_name(&job.section),
+    ) {
+        return Err(SpecError::new(location.clone(), why));
     }
     Ok(job)
 }

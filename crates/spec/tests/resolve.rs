@@ -259,3 +259,99 @@ fn options_are_echoed_as_written_in_fios_order() {
     let again = parse(&set.to_job_text()).unwrap();
     assert_eq!(again, set);
 }
+
+#[test]
+fn a_global_name_names_no_job_and_a_job_name_keeps_the_section_for_files() {
+    let set = parse("[global]\nname=gname\nsize=1m\n[job1]\n[job2]\nname=explicit\n").unwrap();
+    assert_eq!(set.jobs[0].name, "job1");
+    assert_eq!(set.jobs[0].section, "job1");
+    assert_eq!(set.jobs[1].name, "explicit");
+    assert_eq!(set.jobs[1].section, "job2");
+    // The name is not one of the job's values, inherited or its own.
+    assert_eq!(set.jobs[0].get(Opt::Name), None);
+    assert_eq!(set.jobs[1].get(Opt::Name), None);
+}
+
+#[test]
+fn a_renamed_job_prints_as_its_section_with_its_name_and_parses_back() {
+    let set = parse("[global]\nname=gname\n[job2]\nname=explicit\nsize=1m\n").unwrap();
+    let text = set.to_job_text();
+    assert!(text.contains("[job2]\n"), "{text}");
+    assert!(text.contains("name=explicit\n"), "{text}");
+    assert_eq!(parse(&text).unwrap(), set);
+}
+
+#[test]
+fn section_selects_by_the_section_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.fio");
+    fs::write(&path, "[a]\nname=renamed\nsize=1m\n[b]\nsize=1m\n").unwrap();
+    let cmd = cmdline::parse_args(&[
+        "--section=a".to_string(),
+        path.to_string_lossy().into_owned(),
+    ])
+    .unwrap();
+    let set = resolve::load(&cmd, &ctx()).unwrap();
+    assert_eq!(set.jobs.len(), 1);
+    assert_eq!(set.jobs[0].name, "renamed");
+}
+
+#[test]
+fn syntax_fio_accepts_parses_and_prints_back() {
+    let set = parse(
+        "[a]\nrw=read:-8k\nsize=1m\noffset=0%\nthreads=4\n\
+         random_distribution=zoned:50/5:30/15:20/\n",
+    )
+    .unwrap();
+    let a = &set.jobs[0];
+    assert_eq!(a.rw().modifier, Some(-8192));
+    assert_eq!(a.size(Opt::Offset), Some(SizeValue::Percent(0.0)));
+    let text = set.to_job_text();
+    assert!(text.contains("rw=read:-8k\n"), "{text}");
+    assert!(text.contains("zoned:50/5:30/15:20/80"), "{text}");
+    assert_eq!(parse(&text).unwrap(), set);
+    // A random mode's modifier counts I/Os; it cannot be negative.
+    assert!(err("[a]\nrw=randread:-8\n").contains("rw=randread:-8"));
+}
+
+#[test]
+fn filesize_takes_a_range() {
+    use iolab_spec::value::BlockRange;
+    let set = parse("[a]\nfilesize=1m-4m\n[b]\nfilesize=2m\n[c]\nfilesize=2m-2m\n").unwrap();
+    assert_eq!(
+        set.jobs[0].get(Opt::Filesize),
+        Some(&Value::SizeRange(BlockRange {
+            min: 1 << 20,
+            max: 4 << 20
+        }))
+    );
+    // A range reads as its high end where one size is asked for.
+    assert_eq!(
+        set.jobs[0].size(Opt::Filesize),
+        Some(SizeValue::Bytes(4 << 20))
+    );
+    assert_eq!(
+        set.jobs[1].size(Opt::Filesize),
+        Some(SizeValue::Bytes(2 << 20))
+    );
+    assert_eq!(
+        set.jobs[2].size(Opt::Filesize),
+        Some(SizeValue::Bytes(2 << 20))
+    );
+    let text = set.to_job_text();
+    assert!(text.contains("filesize=1m-4m\n"), "{text}");
+    assert_eq!(parse(&text).unwrap(), set);
+    // High before low reads as the same range, as bsrange does.
+    assert_eq!(parse("[a]\nfilesize=4m-1m\n").unwrap().jobs[0], set.jobs[0]);
+    assert!(err("[a]\nfilesize=0-1m\n").contains("zero"));
+    assert!(err("[a]\nfilesize=1x\n").contains("filesize=1x"));
+}
+
+#[test]
+fn printed_clone_comments_stay_within_a_line() {
+    let name = "n".repeat(5000);
+    let set = parse(&format!("[{name}]\nnumjobs=2\nsize=1m\n")).unwrap();
+    let text = set.to_job_text();
+    assert!(text.lines().all(|l| l.len() <= 8190), "a line is too long");
+    assert_eq!(parse(&text).unwrap(), set);
+}

@@ -42,6 +42,9 @@ pub enum GenError {
     ReversedRange { min: u64, max: u64 },
     /// A `bssplit` with no entry of a non-zero share.
     EmptySplit,
+    /// The map of touched blocks (`OffsetGen::cover_once`) could not be
+    /// allocated.
+    MapTooLarge { bytes: u64 },
 }
 
 impl fmt::Display for GenError {
@@ -67,6 +70,10 @@ impl fmt::Display for GenError {
                 "the block size range {min}-{max} has its minimum above its maximum"
             ),
             GenError::EmptySplit => write!(f, "the block size split has no entry with a share"),
+            GenError::MapTooLarge { bytes } => write!(
+                f,
+                "the random map of the region ({bytes} bytes, one bit per block) could not be allocated; norandommap=1 needs none"
+            ),
         }
     }
 }

@@ -4,6 +4,8 @@
 //! - sequential (`rw=read`, `write`, `trim`, `rw`, `trimwrite`): each I/O
 //!   starts where the last ended, plus the gap of `rw=write:4k`; when the
 //!   next I/O no longer fits, a new pass starts at the beginning;
+//!   `rw=read:-8k` goes backwards: each I/O starts 8k before the last one
+//!   ended, from the region's end again when that is before its start;
 //! - random (`randread`, ...): by default each block of the region is
 //!   visited exactly once per pass, in a new order each pass (a keyed
 //!   permutation in O(1) memory in place of fio's random map);
@@ -21,6 +23,12 @@
 //! (`bsrange`, `bssplit`): `next(len)` always returns an offset with
 //! `offset + len` inside the region. A random block too close to the end
 //! for `len` is moved back to the last block where `len` fits.
+//!
+//! With the random map on and I/Os that may span several blocks,
+//! `cover_once` adds fio's map of the blocks a pass has touched (one bit
+//! per block): `next_fit` then starts each I/O at an untouched block and
+//! shortens it to the untouched blocks that follow, so that a pass covers
+//! each byte of the region exactly once, as fio's random map does.
 
 use iolab_spec::value::{Distribution, RwSpec};
 
@@ -44,6 +52,10 @@ pub struct Region {
 pub enum Pattern {
     /// Each I/O after the last, `gap` bytes apart (`rw=write:GAP`).
     Sequential { gap: u64 },
+    /// Each I/O `step` bytes back from where the last one ended
+    /// (`rw=read:-STEP`), from the region's end again when that would be
+    /// before its start, as fio goes backwards.
+    Backward { step: u64 },
     Random {
         /// `random_distribution`; anything but `Random` turns the
         /// permutation off (repeats allowed), as in fio.
@@ -72,12 +84,15 @@ impl Pattern {
             Pattern::Random {
                 distribution,
                 norandommap,
-                run: rw.modifier.unwrap_or(1).max(1),
+                run: rw.modifier.unwrap_or(1).max(1) as u64,
                 percentage_random,
             }
         } else {
-            Pattern::Sequential {
-                gap: rw.modifier.unwrap_or(0),
+            match rw.modifier.unwrap_or(0) {
+                n if n < 0 => Pattern::Backward {
+                    step: n.unsigned_abs(),
+                },
+                n => Pattern::Sequential { gap: n as u64 },
             }
         }
     }
@@ -104,12 +119,74 @@ pub struct OffsetGen {
     passes: u64,
     /// I/Os in this pass, for the modes whose pass is a count of I/Os.
     ios: u64,
+    /// The blocks this pass has touched, when `cover_once` asked for them.
+    touched: Option<Touched>,
+}
+
+/// One bit per block of the region: set once an I/O of this pass covered
+/// the block.
+#[derive(Clone, Debug)]
+struct Touched {
+    words: Vec<u64>,
+    /// Blocks not yet touched in this pass.
+    left: u64,
+}
+
+impl Touched {
+    #[inline]
+    fn get(&self, b: u64) -> bool {
+        self.words[(b / 64) as usize] & (1 << (b % 64)) != 0
+    }
+
+    #[inline]
+    fn set(&mut self, b: u64) {
+        self.words[(b / 64) as usize] |= 1 << (b % 64);
+        self.left -= 1;
+    }
+
+    /// The first untouched block at or after `b`, else the first one from
+    /// the region's start; None when every block is touched.
+    fn next_free(&self, b: u64) -> Option<u64> {
+        let from = (b / 64) as usize;
+        let here = self.words[from] | ((1u64 << (b % 64)) - 1);
+        if here != u64::MAX {
+            return Some(from as u64 * 64 + u64::from(here.trailing_ones()));
+        }
+        let after = self.words[from + 1..].iter().position(|w| *w != u64::MAX);
+        let (i, w) = match after {
+            Some(i) => (from + 1 + i, self.words[from + 1 + i]),
+            None => {
+                let i = self.words.iter().position(|w| *w != u64::MAX)?;
+                (i, self.words[i])
+            }
+        };
+        Some(i as u64 * 64 + u64::from(w.trailing_ones()))
+    }
+
+    /// Untouches every block; the bits past the last block stay set, so
+    /// that no search finds them.
+    fn clear(&mut self, blocks: u64) {
+        self.words.iter_mut().for_each(|w| *w = 0);
+        if let (Some(last), tail @ 1..) = (self.words.last_mut(), blocks % 64) {
+            *last = !((1u64 << tail) - 1);
+        }
+        self.left = blocks;
+    }
+}
+
+/// The bytes of the map `cover_once` keeps for a region of `blocks`
+/// blocks: one bit per block.
+pub fn touched_map_bytes(blocks: u64) -> u64 {
+    blocks.div_ceil(64).saturating_mul(8)
 }
 
 #[derive(Clone, Debug)]
 enum Mode {
     Sequential {
         gap: u64,
+    },
+    Backward {
+        step: u64,
     },
     Random {
         source: Source,
@@ -146,6 +223,7 @@ impl OffsetGen {
         let mut source_rng = rng.substream(1);
         let mode = match pattern {
             Pattern::Sequential { gap } => Mode::Sequential { gap: *gap },
+            Pattern::Backward { step } => Mode::Backward { step: *step },
             Pattern::Random {
                 percentage_random: 0,
                 ..
@@ -182,7 +260,110 @@ impl OffsetGen {
             run_left: 0,
             passes: 0,
             ios: 0,
+            touched: None,
         })
+    }
+
+    /// Keeps fio's map of touched blocks for I/Os of up to `max_len`
+    /// bytes, when they may span more than one block and the offsets come
+    /// from the random map one block at a time (no `norandommap`,
+    /// distribution, `randread:N` or `percentage_random`); otherwise
+    /// nothing changes. Fails, allocating nothing, when the map's memory
+    /// cannot be had.
+    pub fn cover_once(&mut self, max_len: u64) -> Result<(), GenError> {
+        let mapped = matches!(
+            self.mode,
+            Mode::Random {
+                source: Source::Map(_),
+                run: 1,
+                percentage_random: 100,
+            }
+        );
+        if !mapped || max_len <= self.block || self.touched.is_some() {
+            return Ok(());
+        }
+        let n = usize::try_from(self.blocks.div_ceil(64)).map_err(|_| GenError::MapTooLarge {
+            bytes: touched_map_bytes(self.blocks),
+        })?;
+        let mut words = Vec::new();
+        words
+            .try_reserve_exact(n)
+            .map_err(|_| GenError::MapTooLarge {
+                bytes: touched_map_bytes(self.blocks),
+            })?;
+        words.resize(n, 0);
+        let mut touched = Touched { words, left: 0 };
+        touched.clear(self.blocks);
+        self.touched = Some(touched);
+        Ok(())
+    }
+
+    /// The offset and length of the next I/O of up to `len` bytes. With
+    /// the map of `cover_once`, the I/O starts at a block this pass has
+    /// not touched and is shortened to the untouched whole blocks that
+    /// follow it (and to the region's end); a sequential I/O that would
+    /// pass the region's end is shortened to the whole blocks left;
+    /// otherwise it is `next(len)` with `len` unchanged.
+    #[inline(always)]
+    pub fn next_fit(&mut self, len: u32) -> (u64, u32) {
+        if self.touched.is_some() {
+            return self.next_mapped(len);
+        }
+        let mut len = len;
+        if let Mode::Sequential { .. } = self.mode {
+            // The last I/O of a sequential pass is cut to the whole blocks
+            // left before the region's end, as fio picks a size that fits
+            // there: a pass moves the region's bytes exactly.
+            let room = self.len.saturating_sub(self.cursor);
+            if u64::from(len) > room && room >= self.block {
+                // room < len <= u32::MAX.
+                len = (room / self.block * self.block) as u32;
+            }
+        }
+        (self.next(u64::from(len)), len)
+    }
+
+    fn next_mapped(&mut self, len: u32) -> (u64, u32) {
+        let (
+            Some(t),
+            Mode::Random {
+                source: Source::Map(perm),
+                ..
+            },
+        ) = (&mut self.touched, &mut self.mode)
+        else {
+            return (self.start, len);
+        };
+        // fio's choice: a uniform block, or when it is touched the next
+        // untouched one after it (from the start when none is), so that
+        // I/Os tend to begin where the untouched stretches begin.
+        let drawn = self.rng.below(self.blocks);
+        let Some(first) = t.next_free(drawn) else {
+            // Not reached: a pass ends as its last block is touched.
+            t.clear(self.blocks);
+            perm.rekey(&mut self.rng);
+            return (self.start, len);
+        };
+        let want = u64::from(len).div_ceil(self.block).max(1);
+        let mut n = 0;
+        while n < want && first + n < self.blocks && !t.get(first + n) {
+            t.set(first + n);
+            n += 1;
+        }
+        let len = if n < want {
+            // n * block <= len, so it fits in u32.
+            (n * self.block) as u32
+        } else {
+            len
+        };
+        let off = first * self.block;
+        self.cursor = off + u64::from(len);
+        if t.left == 0 {
+            self.passes += 1;
+            t.clear(self.blocks);
+            perm.rekey(&mut self.rng);
+        }
+        (self.start + off, len)
     }
 
     /// The offset of the next I/O of `len` bytes: `offset >= start`,
@@ -191,6 +372,9 @@ impl OffsetGen {
     /// refuses block sizes above the region, as fio does).
     #[inline(always)]
     pub fn next(&mut self, len: u64) -> u64 {
+        if self.touched.is_some() {
+            return self.next_mapped(len.min(u64::from(u32::MAX)) as u32).0;
+        }
         // fio's default random pattern, one block at a time from the map:
         // what the general path below does for it, in fewer steps.
         if let Mode::Random {
@@ -224,6 +408,29 @@ impl OffsetGen {
             return self.start;
         }
         let off = match &mut self.mode {
+            Mode::Backward { step } => {
+                // The first I/O of a pass is at the start; each next one
+                // `step` back from the last one's end, and from the end
+                // (less `step`) when that is before the start, which
+                // begins a new pass. An I/O that would pass the end starts
+                // at the start.
+                let step = *step;
+                let mut off = match self.cursor {
+                    0 => 0,
+                    end => match end.checked_sub(step) {
+                        Some(o) => o,
+                        None => {
+                            self.passes += 1;
+                            self.len.saturating_sub(step)
+                        }
+                    },
+                };
+                if off.saturating_add(len) > self.len {
+                    off = 0;
+                }
+                self.cursor = off + len;
+                return self.start + off;
+            }
             Mode::Sequential { gap } => {
                 let gap = *gap;
                 if self.cursor.saturating_add(len) > self.len {
@@ -325,6 +532,9 @@ impl OffsetGen {
         self.cursor = 0;
         self.run_left = 0;
         self.ios = 0;
+        if let Some(t) = &mut self.touched {
+            t.clear(self.blocks);
+        }
         if let Mode::Random {
             source: Source::Map(perm),
             ..
@@ -804,6 +1014,146 @@ mod tests {
                     prop_assert_eq!((off - start) % block, 0);
                 }
             }
+        }
+    }
+
+    /// Runs one pass of a mapped generator with I/O sizes drawn from
+    /// `sizes`; the bytes each block was covered and the I/Os.
+    fn mapped_pass(blocks: u64, sizes: &[u32], seed: u64) -> (Vec<u32>, u64, OffsetGen) {
+        let mut g = gen(region(blocks), &random(false, 1, 100), seed, 0);
+        g.cover_once(u64::from(*sizes.iter().max().unwrap()))
+            .unwrap();
+        let mut pick = Rng::for_job(seed, 0, Stream::RwMix);
+        let mut cover = vec![0u32; blocks as usize];
+        let (mut bytes, mut ios) = (0u64, 0u64);
+        while bytes < blocks * K4 {
+            let want = sizes[pick.below(sizes.len() as u64) as usize];
+            let (off, len) = g.next_fit(want);
+            assert!(len > 0 && len <= want, "len {len} of {want}");
+            assert_eq!(off % K4, 0);
+            assert!(
+                off + u64::from(len) <= blocks * K4,
+                "{off}+{len} past the region"
+            );
+            for b in off / K4..(off + u64::from(len)).div_ceil(K4) {
+                cover[b as usize] += 1;
+            }
+            bytes += u64::from(len);
+            ios += 1;
+        }
+        assert_eq!(bytes, blocks * K4);
+        (cover, ios, g)
+    }
+
+    #[test]
+    fn mapped_sizes_cover_each_block_once_per_pass() {
+        // 4k and 64k I/Os over 1000 blocks (not a multiple of 64): every
+        // block once, I/Os cut where touched blocks begin.
+        let (cover, ios, g) = mapped_pass(1000, &[4096, 65536], 3);
+        assert!(cover.iter().all(|c| *c == 1), "{cover:?}");
+        assert_eq!(g.pass(), 1);
+        // Without cutting, half 1-block and half 16-block I/Os would take
+        // about 118; cut I/Os take more, and never more than one a block.
+        assert!(ios > 118 && ios <= 1000, "{ios} I/Os");
+    }
+
+    #[test]
+    fn mapped_passes_start_over_with_every_block_untouched() {
+        let mut g = gen(region(100), &random(false, 1, 100), 9, 0);
+        g.cover_once(8 * K4).unwrap();
+        for pass in 1..=3 {
+            let mut cover = vec![0u32; 100];
+            let mut bytes = 0;
+            while bytes < 100 * K4 {
+                let (off, len) = g.next_fit(8 * 4096);
+                for b in off / K4..(off + u64::from(len)) / K4 {
+                    cover[b as usize] += 1;
+                }
+                bytes += u64::from(len);
+            }
+            assert!(cover.iter().all(|c| *c == 1), "pass {pass}: {cover:?}");
+            assert_eq!(g.pass(), pass);
+        }
+        g.restart();
+        let (off, len) = g.next_fit(4096);
+        assert!(off < 100 * K4 && len == 4096);
+    }
+
+    #[test]
+    fn cover_once_leaves_other_patterns_and_single_blocks_alone() {
+        for p in [
+            random(true, 1, 100),
+            random(false, 4, 100),
+            random(false, 1, 50),
+        ] {
+            let mut g = gen(region(64), &p, 1, 0);
+            let mut plain = gen(region(64), &p, 1, 0);
+            g.cover_once(64 * K4).unwrap();
+            for _ in 0..200 {
+                assert_eq!(g.next_fit(8192), (plain.next(8192), 8192));
+            }
+        }
+        let mut g = gen(region(64), &random(false, 1, 100), 1, 0);
+        let mut plain = gen(region(64), &random(false, 1, 100), 1, 0);
+        g.cover_once(K4).unwrap();
+        for _ in 0..200 {
+            assert_eq!(g.next_fit(4096), (plain.next(4096), 4096));
+        }
+    }
+
+    #[test]
+    fn a_sequential_pass_ends_on_the_region_end_with_a_shorter_io() {
+        let mut g = gen(region(10), &Pattern::Sequential { gap: 0 }, 1, 0);
+        assert_eq!(g.next_fit(16384), (0, 16384));
+        assert_eq!(g.next_fit(16384), (16384, 16384));
+        // 8k left: the I/O is cut to it, and the next pass starts at 0.
+        assert_eq!(g.next_fit(16384), (32768, 8192));
+        assert_eq!(g.pass(), 1);
+        assert_eq!(g.next_fit(16384), (0, 16384));
+    }
+
+    #[test]
+    fn a_negative_gap_reads_backwards_as_fio_does() {
+        // fio 3.33, rw=read:-8k bs=4k over 64k: 0, 56k, 52k, ..., 4k, 0, 56k.
+        let rw = RwSpec {
+            mode: RwMode::Read,
+            modifier: Some(-8192),
+        };
+        let p = Pattern::from_rw(rw, Distribution::Random, false, 100);
+        assert_eq!(p, Pattern::Backward { step: 8192 });
+        let mut g = gen(region(16), &p, 1, 0);
+        let offs: Vec<u64> = (0..17).map(|_| g.next_fit(4096).0 / K4).collect();
+        assert_eq!(
+            offs,
+            [0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 14]
+        );
+        assert_eq!(g.pass(), 2);
+        g.restart();
+        assert_eq!(g.next_fit(4096), (0, 4096));
+        // A step shorter than the I/O moves forwards, overlapping, and
+        // starts over at the start where an I/O would pass the end.
+        let mut g = gen(region(4), &Pattern::Backward { step: 4096 }, 1, 0);
+        let offs: Vec<u64> = (0..5).map(|_| g.next(8192) / K4).collect();
+        assert_eq!(offs, [0, 1, 2, 0, 1]);
+    }
+
+    #[test]
+    fn the_touched_map_is_counted_in_bits() {
+        assert_eq!(touched_map_bytes(1), 8);
+        assert_eq!(touched_map_bytes(64), 8);
+        assert_eq!(touched_map_bytes(65), 16);
+        assert_eq!(touched_map_bytes(1 << 30), 1 << 27);
+    }
+
+    proptest! {
+        #[test]
+        fn mapped_passes_cover_every_block_once(
+            blocks in 1u64..300,
+            seed in any::<u64>(),
+            big in 1u32..40,
+        ) {
+            let (cover, _, _) = mapped_pass(blocks, &[4096, big * 4096, 12288], seed);
+            prop_assert!(cover.iter().all(|c| *c == 1));
         }
     }
 }

@@ -15,7 +15,7 @@ use super::files::{file_paths, on_disk, resolve_size, OnDisk};
 use iolab_engine::file::FallocMode;
 use iolab_engine::SyncMode;
 
-use crate::gen::Seeds;
+use crate::gen::{Rng, Seeds, Stream};
 use iolab_stats::UnifiedRw;
 
 use super::{
@@ -535,6 +535,27 @@ fn file_service(cx: &Ctx) -> Result<FileService, PlanError> {
     }
 }
 
+/// The size of one file of `filesize=LOW-HIGH`: drawn from the job's
+/// seeds for the clone and the file, and rounded down to whole blocks of
+/// `min_bs` as fio rounds it (never below LOW's whole blocks, nor 0).
+fn random_filesize(pj: &PlanJob, clone: u32, file: u64, low: u64, high: u64, min_bs: u64) -> u64 {
+    // The sizes shape the job's I/O, so they repeat as its offsets do
+    // (`randrepeat`): drawn from the pattern seed.
+    let mut rng = Rng::for_job(
+        pj.random.seeds.pattern,
+        clone,
+        Stream::Other(FILESIZE_STREAM),
+    )
+    .substream(file);
+    let size = low + rng.below(high - low + 1);
+    let min_bs = min_bs.max(1);
+    let whole = size - size % min_bs;
+    whole.max(low - low % min_bs).max(min_bs.min(high))
+}
+
+/// The random stream of `filesize=LOW-HIGH`'s sizes.
+const FILESIZE_STREAM: u32 = 1;
+
 /// Names, sizes and places the clone's files; returns the bytes of I/O per
 /// loop and the regions.
 fn place_files(
@@ -557,7 +578,7 @@ fn place_files(
     let mut regions = Vec::new();
     let mut total = 0u64;
 
-    for path in paths {
+    for (file_index, path) in paths.into_iter().enumerate() {
         let disk: OnDisk = on_disk(&path);
         if pj.rw.mode.trims() && !diskless && !disk.block_device {
             return Err(cx.err(
@@ -599,7 +620,12 @@ fn place_files(
         // what is on disk.
         let per_file = match (job.size(Opt::Filesize), job.size(Opt::Size)) {
             _ if fill => existing.unwrap_or(0) + free_space(cx, &path)? + max_bs,
-            (Some(SizeValue::Bytes(b)), _) => b,
+            (Some(SizeValue::Bytes(b)), _) => match job.get(Opt::Filesize) {
+                Some(Value::SizeRange(r)) => {
+                    random_filesize(pj, clone, file_index as u64, r.min, r.max, min_bs)
+                }
+                _ => b,
+            },
             (Some(SizeValue::Percent(p)), _) | (None, Some(SizeValue::Percent(p))) => match existing {
                 Some(e) => resolve_size(SizeValue::Percent(p), e) / if job.get(Opt::Filesize).is_some() { 1 } else { nfiles },
                 None => {
@@ -626,7 +652,10 @@ fn place_files(
                 }
             },
         };
-        let whole = existing.unwrap_or(per_file);
+        // fio takes a percentage offset of the file as it is before the
+        // job: of its size when it exists, of nothing (so 0) when the job
+        // will create it.
+        let whole = existing.unwrap_or(0);
         let base = job
             .size(Opt::Offset)
             .map(|o| resolve_size(o, whole))
@@ -642,9 +671,32 @@ fn place_files(
             None if pj.file_append => 0,
             _ => base.saturating_add(step.saturating_mul(clone as u64)),
         };
+        // With filesize, the file is filesize bytes and the region is the
+        // part of it from the offset on (size then bounds only the bytes of
+        // I/O, below); without it, the region is the file's share of size
+        // from the offset on.
+        let mut len = match job.size(Opt::Filesize) {
+            Some(_) if !fill => {
+                if offset >= per_file {
+                    return Err(cx.err(
+                        Some(Opt::Offset),
+                        format!(
+                            "offset {offset} is not below filesize ({per_file} bytes) of `{}`",
+                            path.display()
+                        ),
+                    ));
+                }
+                let room = per_file - offset;
+                match job.size(Opt::Size) {
+                    // size=N% takes that part of each file's region.
+                    Some(SizeValue::Percent(p)) => resolve_size(SizeValue::Percent(p), room),
+                    _ => room,
+                }
+            }
+            _ => per_file,
+        };
         // An existing device or file bounds the region; a file iolab makes
         // is made large enough.
-        let mut len = per_file;
         let fixed_end = if disk.block_device || !(sized || fill) {
             existing
         } else {
@@ -712,10 +764,16 @@ fn place_files(
         });
     }
 
-    // io_size: the bytes to move per loop, by default the regions' total.
-    let io = match job.size(Opt::IoSize) {
-        Some(v) => resolve_size(v, total),
-        None => total,
+    // io_size: the bytes to move per loop, by default the regions' total,
+    // or size when filesize makes the regions larger than it.
+    let io = match (
+        job.size(Opt::IoSize),
+        job.size(Opt::Filesize),
+        job.size(Opt::Size),
+    ) {
+        (Some(v), _, _) => resolve_size(v, total),
+        (None, Some(_), Some(SizeValue::Bytes(b))) => b.min(total),
+        _ => total,
     };
     let io = io - io % min_bs;
     if io == 0 {

@@ -40,7 +40,8 @@ pub fn on_disk(path: &Path) -> OnDisk {
     }
 }
 
-/// The paths of clone `clone`'s files.
+/// The paths of clone `clone`'s files. `$jobname` is the job's section
+/// name, as in fio, whatever `name=` calls the job.
 pub fn file_paths(job: &JobSpec, clone: u32) -> Vec<PathBuf> {
     let dir = job.text(Opt::Directory).filter(|d| !d.is_empty());
     let place = |name: &str| -> PathBuf {
@@ -59,7 +60,7 @@ pub fn file_paths(job: &JobSpec, clone: u32) -> Vec<PathBuf> {
         .filter(|f| !f.is_empty())
         .unwrap_or_else(|| DEFAULT_FORMAT.to_string());
     (0..nrfiles)
-        .map(|n| place(&expand_filename_format(&format, &job.name, clone, n)))
+        .map(|n| place(&expand_filename_format(&format, &job.section, clone, n)))
         .collect()
 }
 

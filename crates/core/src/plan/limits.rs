@@ -7,6 +7,7 @@
 //! set past any of them is refused with what it would take and what the
 //! limit is, before anything is named, opened or allocated.
 
+use iolab_spec::value::SizeValue;
 use iolab_spec::{JobSet, Opt, Value};
 use iolab_stats::PLAT_NR;
 
@@ -35,7 +36,8 @@ const CLONE_STATE: u64 = 64 << 10;
 
 /// A file's memory per clone that names it: its path, its place in the
 /// plan, its open state and offset generator. Random offsets are a
-/// permutation with constant state, so no random map grows with the file.
+/// permutation with constant state; only a random job whose I/Os may span
+/// several blocks keeps a map of the blocks it touched (`map_bytes`).
 const FILE_STATE: u64 = 2 << 10;
 
 /// What a job set would take.
@@ -116,15 +118,41 @@ pub fn estimate(set: &JobSet) -> Result<Vec<Cost>, PlanError> {
                 Some(Value::Files(names)) => names.len() as u64,
                 _ => job.int(Opt::Nrfiles).unwrap_or(1).max(1) as u64,
             };
-            let max_bs = per_dir_bs(&cx)?.iter().map(|b| b.max()).max().unwrap_or(0);
+            let bs = per_dir_bs(&cx)?;
+            let max_bs = bs.iter().map(|b| b.max()).max().unwrap_or(0);
+            let min_bs = bs.iter().map(|b| b.min()).min().unwrap_or(0);
             let iodepth = u64::from(count(job, Opt::Iodepth).max(1));
+            let clone = clone_bytes(iodepth, max_bs, files, page)
+                .saturating_add(map_bytes(job, files, min_bs, max_bs));
             Ok(Cost {
                 jobs: clones,
                 files: clones.saturating_mul(files),
-                bytes: clones.saturating_mul(clone_bytes(iodepth, max_bs, files, page)),
+                bytes: clones.saturating_mul(clone),
             })
         })
         .collect()
+}
+
+/// The map of touched blocks a random job clone keeps when its I/Os may
+/// span several blocks (one bit per smallest block), for the sizes the
+/// job text gives in bytes; 0 when it keeps none.
+fn map_bytes(job: &iolab_spec::JobSpec, files: u64, min_bs: u64, max_bs: u64) -> u64 {
+    let mapped = job.rw().mode.is_random()
+        && !job.flag(Opt::Norandommap)
+        && job.get(Opt::Ba).is_none()
+        && !matches!(
+            job.get(Opt::RandomDistribution),
+            Some(Value::Distribution(d)) if *d != iolab_spec::value::Distribution::Random
+        );
+    if !mapped || max_bs <= min_bs || min_bs == 0 {
+        return 0;
+    }
+    let bytes = match (job.size(Opt::Filesize), job.size(Opt::Size)) {
+        (Some(SizeValue::Bytes(f)), _) => f.saturating_mul(files),
+        (None, Some(SizeValue::Bytes(s))) => s,
+        _ => 0,
+    };
+    crate::gen::offset::touched_map_bytes(bytes / min_bs)
 }
 
 /// Refuses a job set past `limits`, naming the job that goes past and
@@ -223,6 +251,28 @@ mod tests {
             jobs: MAX_JOBS,
             files: MAX_FILES,
             memory: Some(u64::MAX),
+        }
+    }
+
+    #[test]
+    fn a_random_job_with_several_block_sizes_pays_for_its_map() {
+        let plain = estimate(&set("[r]\nrw=randwrite\nsize=1t\nbs=4k\n")).unwrap()[0];
+        let split =
+            estimate(&set("[r]\nrw=randwrite\nsize=1t\nbssplit=4k/50:64k/50\n")).unwrap()[0];
+        // One bit per 4 KiB block of 1 TiB is 32 MiB, besides the larger
+        // buffer.
+        let buf = 65536 - 4096;
+        assert_eq!(split.bytes - plain.bytes - buf, 32 << 20);
+        for text in [
+            "[r]\nrw=write\nsize=1t\nbssplit=4k/50:64k/50\n",
+            "[r]\nrw=randwrite\nsize=1t\nbssplit=4k/50:64k/50\nnorandommap\n",
+            "[r]\nrw=randwrite\nsize=1t\nbssplit=4k/50:64k/50\nrandom_distribution=zipf:1.2\n",
+        ] {
+            assert_eq!(
+                estimate(&set(text)).unwrap()[0].bytes - plain.bytes,
+                buf,
+                "{text}"
+            );
         }
     }
 

@@ -53,7 +53,7 @@ impl Worker {
         if let Some(r) = self.rewind.as_deref_mut() {
             r.before_draw(0, g, file.gens[g].pass());
         }
-        let offset = file.gens[g].next(u64::from(len));
+        let (offset, len) = file.gens[g].next_fit(len);
         let unit = IoUnit {
             slot,
             file: file.id,

@@ -388,7 +388,8 @@ impl Worker {
                             if let Some(r) = self.rewind.as_deref_mut() {
                                 r.before_draw(fi, g, file.gens[g].pass());
                             }
-                            (fi, file.gens[g].next(len as u64), len)
+                            let (offset, len) = file.gens[g].next_fit(len);
+                            (fi, offset, len)
                         }
                     };
                     last = Some((fi, offset, len));

@@ -40,7 +40,7 @@ pub(super) struct Rewind {
 /// Whether a job's offsets have passes fio ends with a drop of the cache.
 pub(super) fn wanted(job: &PlanJob, pattern: &Pattern) -> bool {
     let passes_end = match pattern {
-        Pattern::Sequential { .. } => true,
+        Pattern::Sequential { .. } | Pattern::Backward { .. } => true,
         Pattern::Random {
             distribution,
             norandommap,

@@ -127,10 +127,22 @@ impl Worker {
                     block,
                 };
                 let rng = offset_rng.substream(fi as u64 * 3 + d as u64);
-                wf.gens.push(
-                    OffsetGen::new(region, &pattern, rng)
-                        .map_err(|e| (EINVAL, format!("{}: {e}", pf.path.display())))?,
-                );
+                let gen_err = |e| (EINVAL, format!("{}: {e}", pf.path.display()));
+                let mut gen = OffsetGen::new(region, &pattern, rng).map_err(gen_err)?;
+                // I/Os that may span several blocks of the random map each
+                // cover only blocks the pass has not touched, as in fio.
+                let max_len = if shared_map {
+                    Dir::ALL
+                        .iter()
+                        .filter(|x| mix.uses(**x))
+                        .map(|x| job.bs[*x as usize].max())
+                        .max()
+                        .unwrap_or(0)
+                } else {
+                    job.bs[d as usize].max()
+                };
+                gen.cover_once(max_len).map_err(gen_err)?;
+                wf.gens.push(gen);
                 wf.gen_of[d as usize] = Some(wf.gens.len() - 1);
             }
             wfiles.push(wf);

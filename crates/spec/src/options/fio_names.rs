@@ -252,6 +252,8 @@ pub static FIO_OPTIONS: &[&str] = &[
     "thinktime_spin",
     "thp",
     "thread",
+    // fio's tiobench profile option, which fio accepts in any job.
+    "threads",
     "time_based",
     "timeout",
     "touch_objects",

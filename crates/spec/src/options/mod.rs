@@ -26,6 +26,8 @@ pub enum Kind {
     Size,
     /// A byte count or a percentage of the file (`50%`).
     SizePct,
+    /// A byte count, or a range `LOW-HIGH` of them (`filesize=1m-4m`).
+    SizeRange,
     /// A duration; a bare number is in the given unit.
     Time(TimeUnit),
     /// Free text.
@@ -72,6 +74,7 @@ impl Kind {
             Kind::Int => "int",
             Kind::Size => "size",
             Kind::SizePct => "size or percent",
+            Kind::SizeRange => "size or size range",
             Kind::Time(_) => "time",
             Kind::Str | Kind::OptStr => "string",
             Kind::Choice(_) => "choice",
@@ -267,6 +270,7 @@ impl OptDef {
             Kind::Time(TimeUnit::Usec) => "usec",
             Kind::Size
             | Kind::SizePct
+            | Kind::SizeRange
             | Kind::SizePerDir
             | Kind::RangePerDir
             | Kind::SplitPerDir

@@ -337,9 +337,9 @@ option_table! {
         .default("roundrobin")
         .help("How the next file to do I/O on is chosen among the open files")
         .example("random");
-    Filesize = opt("filesize", Kind::Size, C::Files)
+    Filesize = opt("filesize", Kind::SizeRange, C::Files)
         .range(1, MAX)
-        .help("Size of each file, overriding the share of size that each would get")
+        .help("Size of each file, over its share of size; LOW-HIGH gives each a random size in it")
         .example("64m");
     CreateOnOpen = opt("create_on_open", Kind::Bool, C::Files)
         .default("0")
@@ -630,6 +630,12 @@ option_table! {
         .ignored(THREAD_IGNORED)
         .help("Run job clones as threads rather than processes")
         .example("1");
+    Threads = opt("threads", Kind::Int, C::Threads)
+        .range(0, MAX)
+        .unit("threads")
+        .ignored("fio's tiobench profile takes it (its thread count); a job of fio's own ignores it, and so does iolab")
+        .help("Threads of fio's tiobench profile; accepted and ignored in a job, as fio does")
+        .example("4");
     CpusAllowed = opt("cpus_allowed", Kind::Cpus, C::Threads)
         .help("CPUs the job's clones may run on")
         .example("0-1");

@@ -165,8 +165,31 @@ fn parse_zones(t: &str, name: &str, rest: &str, kb: KbBase) -> Result<Distributi
     let mut zoned = Vec::new();
     let mut zoned_abs = Vec::new();
     let (mut access_sum, mut range_sum) = (0u32, 0u32);
-    for zone in rest.split(':') {
+    let zones: Vec<&str> = rest.split(':').collect();
+    for (i, zone) in zones.iter().enumerate() {
         let zone = zone.trim();
+        // fio reads the last zone of `zoned` without a range (`20/` or
+        // `20`) as the rest of the region.
+        let last = i + 1 == zones.len();
+        let rest_of_region = match zone.split_once('/') {
+            Some((a, r)) if r.trim().is_empty() => Some(a),
+            None if !zone.is_empty() => Some(zone),
+            _ => None,
+        };
+        if let (true, true, Some(a)) = (name == "zoned", last, rest_of_region) {
+            let access = whole_percent(a.trim(), &ctx)?;
+            access_sum += access;
+            let range = 100u32.saturating_sub(range_sum);
+            if range == 0 {
+                return Err(ValueError::new(format!(
+                    "`{t}` is not a valid zoned distribution: its last zone takes the rest of \
+                     the region, and the zones before it already take all of it"
+                )));
+            }
+            range_sum += range;
+            zoned.push((f64::from(access), f64::from(range)));
+            continue;
+        }
         let Some((a, r)) = zone.split_once('/') else {
             return Err(ValueError::new(format!(
                 "`{zone}` in `{t}` is not a zone: expected ACCESS/{} such as 60/{}",
@@ -427,6 +450,15 @@ mod tests {
             p("zoned:50/40:50/40"),
             Distribution::Zoned(vec![(50.0, 40.0), (50.0, 40.0)])
         );
+        // The last zone without a range takes the rest, as in fio.
+        assert_eq!(
+            p("zoned:50/5:30/15:20/"),
+            Distribution::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)])
+        );
+        assert_eq!(
+            p("zoned:60/10:40"),
+            Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])
+        );
         assert_eq!(
             p("zoned:100/100"),
             Distribution::Zoned(vec![(100.0, 100.0)])
@@ -476,7 +508,9 @@ mod tests {
             &["`zoned:60/10:30/20`", "add up to 90, not 100"],
         );
         assert_err(p("zoned:50/60:50/60"), &["range percentages add up to 120"]);
-        assert_err(p("zoned:60/10:40"), &["`40`", "not a zone"]);
+        assert_err(p("zoned:40:60/10"), &["`40`", "not a zone"]);
+        assert_err(p("zoned:50/100:50/"), &["last zone takes the rest"]);
+        assert_err(p("zoned_abs:50/1m:50/"), &["`zoned_abs:50/1m:50/`"]);
         assert_err(p("zoned:50.5/50:49.5/50"), &["`50.5`", "fractional"]);
         assert_err(p("zoned:150/50:-50/50"), &["`150`", "more than 100"]);
         assert_err(p("zoned_abs:60/20G:30/100G"), &["add up to 90, not 100"]);

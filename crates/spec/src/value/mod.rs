@@ -109,12 +109,12 @@ impl RwMode {
 }
 
 /// `rw=MODE[:N]`: the mode and the optional modifier (for sequential modes a
-/// gap added after each I/O, for random modes the number of I/Os issued
-/// before a new random offset is drawn).
+/// gap added after each I/O, negative to go backwards; for random modes the
+/// number of I/Os issued before a new random offset is drawn).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RwSpec {
     pub mode: RwMode,
-    pub modifier: Option<u64>,
+    pub modifier: Option<i64>,
 }
 
 /// A parsed option value. The option table says which variant each option
@@ -132,6 +132,8 @@ pub enum Value {
     /// Sizes or counts per direction (read, write, trim).
     PerDir(PerDir<u64>),
     Ranges(PerDir<BlockRange>),
+    /// A range of byte counts, low below high (`filesize=1m-4m`).
+    SizeRange(BlockRange),
     Split(PerDir<Vec<SplitEntry>>),
     Rw(RwSpec),
     Distribution(Distribution),

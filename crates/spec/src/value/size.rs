@@ -68,7 +68,8 @@ pub fn parse_size(text: &str, kb: KbBase) -> Result<u64, ValueError> {
 }
 
 /// Parses a byte count or a percentage (`50%`), for options that take both.
-/// A percentage must be above 0 and at most 100; it may have a fraction.
+/// A percentage is from 0 to 100 (`offset=0%` is the start, as in fio); it
+/// may have a fraction.
 pub fn parse_size_or_percent(text: &str, kb: KbBase) -> Result<SizeValue, ValueError> {
     let t = text.trim();
     if let Some(num) = t.strip_suffix('%') {
@@ -77,9 +78,9 @@ pub fn parse_size_or_percent(text: &str, kb: KbBase) -> Result<SizeValue, ValueE
                 "`{t}` is not a percentage: expected a number before `%`, such as 50%"
             ))
         })?;
-        if !(p > 0.0 && p <= 100.0) {
+        if !(0.0..=100.0).contains(&p) {
             return Err(ValueError::new(format!(
-                "`{t}` is not a valid percentage: it must be above 0% and at most 100%"
+                "`{t}` is not a valid percentage: it must be from 0% to 100%"
             )));
         }
         return Ok(SizeValue::Percent(p));
@@ -422,7 +423,11 @@ mod tests {
             parse_size_or_percent("4k", D).unwrap(),
             SizeValue::Bytes(4000)
         );
-        for bad in ["0%", "100.5%", "-5%", "abc%", "%", "nan%", "inf%"] {
+        assert_eq!(
+            parse_size_or_percent("0%", K).unwrap(),
+            SizeValue::Percent(0.0)
+        );
+        for bad in ["100.5%", "-5%", "abc%", "%", "nan%", "inf%"] {
             let e = parse_size_or_percent(bad, K).unwrap_err().0;
             assert!(e.contains(&format!("`{bad}`")), "{bad}: {e}");
         }
