@@ -6,7 +6,11 @@ where the device sets the pace, that is where the tools differ.
 
     python3 bench/compare.py [--runs 5] [--only NAME]
 
-Needs fio (Debian package) and a release build (cargo build --release).
+Needs fio (Debian package), a C compiler and a release build (cargo build
+--release). Each psync, io_uring and libaio 4k random-read job also runs
+its engine's C limit loop (bench/pread_loop.c, uring_loop.c, aio_loop.c:
+the same reads with nothing else, timed per I/O as iolab times them), and
+prints iolab against the loop, in IOPS and per core.
 psync-write-verify-pattern (a verify=pattern write and its read-back, in
 /dev/shm) is measured apart, in MB/s, beside bench/verify_loop.c.
 Workloads are defined below; each runs N times per tool, in turn A B B A
@@ -22,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IOLAB = os.environ.get("IOLAB_BIN") or os.path.join(ROOT, "target", "release", "iolab")
@@ -113,7 +118,14 @@ def loop_device():
     finally:
         if dev:
             subprocess.run(["losetup", "-d", dev], check=False)
-        subprocess.run(["umount", mnt], check=False, stderr=subprocess.DEVNULL)
+            # The detach completes after losetup returns; until then the
+            # image keeps the tmpfs busy.
+            backing = f"/sys/block/{os.path.basename(dev)}/loop/backing_file"
+            for _ in range(100):
+                if not os.path.exists(backing):
+                    break
+                time.sleep(0.05)
+        subprocess.run(["umount", mnt], check=False)
         os.rmdir(mnt)
 
 
@@ -209,8 +221,11 @@ def main():
             for _ in range(256):
                 fh.write(os.urandom(1 << 20))
 
-    limit = os.path.join(d, "pread_loop")
-    subprocess.run(["cc", "-O2", "-o", limit, os.path.join(ROOT, "bench", "pread_loop.c")], check=True)
+    loops = {}
+    for engine, src in (("psync", "pread_loop"), ("io_uring", "uring_loop"), ("libaio", "aio_loop")):
+        loops[engine] = os.path.join(d, src)
+        subprocess.run(["cc", "-O2", "-o", loops[engine], os.path.join(ROOT, "bench", f"{src}.c")],
+                       check=True)
 
     jobs = workloads(d)
     with contextlib.ExitStack() as stack:
@@ -222,25 +237,25 @@ def main():
                 jobs.update(ram_workloads(dev, tag))
             else:
                 print(f"skipped the *-{tag} jobs: they need root and a {tag} device")
-        run_all(a, jobs, d, warm, limit)
+        run_all(a, jobs, d, warm, loops)
     if not a.only or a.only == VERIFY_NAME:
         run_verify(a, d)
 
 
-def run_all(a, jobs, d, warm, limit):
+def run_all(a, jobs, d, warm, loops):
     for name, opts in jobs.items():
         if a.only and a.only != name:
             continue
         fio = ["fio", "--output-format=json"] + opts
         iolab = [IOLAB, "run", "--no-store", "--output-format=json"] + opts
         res = {"fio": [], "iolab": [], "limit": []}
-        # The limit loop takes its turn with the two tools for the psync
-        # jobs, so that a drift in the machine's speed affects all three:
-        # its IOPS for the warm job, its own timing of each direct read
-        # for the latency job.
+        # The limit loop of the job's engine takes its turn with the two
+        # tools, so that a drift in the machine's speed affects all three:
+        # its IOPS (and CPU time) for the throughput jobs, its own timing
+        # of each direct read for the latency job.
         latency = name.endswith("-latency")
-        with_limit = name == "psync-randread-warm" or latency
-        limit_cmd = [limit, warm, "3"] + (["direct"] if latency else [])
+        limit_cmd = limit_for(opts, loops)
+        with_limit = limit_cmd is not None
         for i in range(a.runs):
             order = [("fio", fio), ("iolab", iolab)]
             if with_limit:
@@ -253,10 +268,7 @@ def run_all(a, jobs, d, warm, limit):
                 # with the file read into the cache again.
                 load_cache(warm)
                 if tool == "limit":
-                    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-                    # "iops N" or "iops N p50 US p99 US"
-                    words = out.split()
-                    res[tool].append([float(w) for w in words[1::2]])
+                    res[tool].append(limit_one(cmd))
                 else:
                     res[tool].append(one(cmd))
         fi = statistics.median(x[0] for x in res["fio"])
@@ -280,7 +292,40 @@ def run_all(a, jobs, d, warm, limit):
                       f"limit loop {ll:.1f} us")
         elif with_limit:
             lm = statistics.median(x[0] for x in res["limit"])
-            print(f"  limit loop {lm:,.0f} IOPS; iolab/limit {ii / lm:.2f}; limit/fio {lm / fi:.2f}")
+            lc = statistics.median(x[-1] for x in res["limit"])
+            print(f"  limit loop {lm:,.0f} IOPS, per core {lc:,.0f}; "
+                  f"iolab/limit {ii / lm:.2f}, per core {ic / lc:.2f}; limit/fio {lm / fi:.2f}")
+
+
+def limit_for(opts, loops):
+    """The C limit loop that does a job's work with nothing else: the pread
+    loop for psync (4k random reads at depth 1), the io_uring and libaio
+    loops for those engines at the job's depth; None for other jobs."""
+    o = dict(x[2:].split("=", 1) if "=" in x else (x[2:], "1") for x in opts)
+    engine = o.get("ioengine")
+    if engine not in loops or o.get("rw") != "randread" or o.get("bs") != "4k":
+        return None
+    direct = o.get("direct") == "1"
+    cmd = [loops[engine], o["filename"], o.get("runtime", "3")]
+    if engine != "psync":
+        cmd.append(o.get("iodepth", "1"))
+    elif o.get("iodepth", "1") != "1":
+        return None
+    return cmd + (["direct"] if direct else [])
+
+
+def limit_one(cmd):
+    """One run of a limit loop: the numbers it prints ("iops N" or "iops N
+    p50 US p99 US") and, last, its I/Os per second of CPU time."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    if status != 0:
+        sys.exit(f"{' '.join(cmd)} exited with {status}")
+    words = out.split()
+    vals = [float(w) for w in words[1::2]]
+    secs = float(cmd[2])
+    return vals + [vals[0] * secs / max(ru.ru_utime + ru.ru_stime, 1e-9)]
 
 
 # A sequential psync write of 256 MiB with verify=pattern (0xff) and its
