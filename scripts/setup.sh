@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what iolab's tests use from Debian's packages (fio for the
 # compatibility tests; xfsprogs and btrfs-progs for the filesystem lab;
-# strace to watch system calls from outside) when
+# strace to watch system calls from outside; QEMU, busybox and the mkfs
+# tools of f2fs, nilfs2, jfs, reiserfs and bcache for the virtual machine
+# of scripts/vm-test.sh, which fetches Debian's kernel package itself) when
 # they are missing and we are root. Safe to run again.
 set -euo pipefail
 
@@ -10,6 +12,15 @@ command -v fio >/dev/null 2>&1 || need+=(fio)
 command -v mkfs.xfs >/dev/null 2>&1 || need+=(xfsprogs)
 command -v mkfs.btrfs >/dev/null 2>&1 || need+=(btrfs-progs)
 command -v strace >/dev/null 2>&1 || need+=(strace)
+# The virtual machine of scripts/vm-test.sh: QEMU, a static busybox, and
+# the mkfs tools of the filesystems and block layers it studies.
+command -v qemu-system-x86_64 >/dev/null 2>&1 || need+=(qemu-system-x86)
+[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || need+=(busybox-static)
+command -v mkfs.f2fs >/dev/null 2>&1 || need+=(f2fs-tools)
+command -v mkfs.nilfs2 >/dev/null 2>&1 || need+=(nilfs-tools)
+command -v mkfs.jfs >/dev/null 2>&1 || need+=(jfsutils)
+command -v mkfs.reiserfs >/dev/null 2>&1 || need+=(reiserfsprogs)
+command -v make-bcache >/dev/null 2>&1 || need+=(bcache-tools)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

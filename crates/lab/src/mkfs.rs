@@ -17,6 +17,10 @@ pub fn force_flags(fs: &str) -> &'static [&'static str] {
         "xfs" => &["-f", "-q"],
         "btrfs" => &["-f", "-q"],
         "f2fs" | "nilfs2" => &["-f", "-q"],
+        // mkfs.jfs asks "Continue? (Y/N)" unless -q.
+        "jfs" => &["-q"],
+        // mkfs.reiserfs: -f twice goes on without asking, -q is quiet.
+        "reiserfs" => &["-f", "-f", "-q"],
         _ => &[],
     }
 }
@@ -54,5 +58,12 @@ mod tests {
         assert_eq!(a, ["-f", "-q", "-m", "single", "/dev/loop7"]);
         let a = args("vfat", &[], Path::new("/dev/loop7"));
         assert_eq!(a, ["/dev/loop7"]);
+        // The tools that ask for confirmation on a terminal get the flags
+        // that make them go on without one.
+        assert_eq!(args("jfs", &[], Path::new("/dev/vdb")), ["-q", "/dev/vdb"]);
+        assert_eq!(
+            args("reiserfs", &[], Path::new("/dev/vdb")),
+            ["-f", "-f", "-q", "/dev/vdb"]
+        );
     }
 }
