@@ -77,7 +77,7 @@ ldd "$iolab" | grep -o '/[^ ]*' | while read -r lib; do
   mkdir -p "$root$(dirname "$lib")"
   [ -e "$root$lib" ] || cp -L "$lib" "$root$lib"
 done
-for p in mount umount losetup blkid sync \
+for p in mount umount losetup blkid wipefs sync \
          mkfs.ext4 mkfs.ext2 mkfs.ext3 mke2fs mkfs.xfs mkfs.btrfs mkfs.f2fs mkfs.nilfs2 \
          mkfs.jfs mkfs.reiserfs mkreiserfs make-bcache bcache-super-show \
          mount.nilfs2 umount.nilfs2 nilfs_cleanerd; do

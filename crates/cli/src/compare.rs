@@ -12,9 +12,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Args;
+use iolab_lab::bcache::CacheMode;
 use iolab_lab::campaign::{self, Options, Progress};
 use iolab_lab::support::{self, Support};
-use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list, TargetKind, TargetSpec};
+use iolab_lab::target::{
+    assign_labels, parse_dir_target, parse_fs_list, stack_bcache, TargetKind, TargetSpec,
+};
 use iolab_lab::{cleanup, suite, LabError};
 use iolab_stats::RepeatRule;
 use iolab_store::{Kind, Metric};
@@ -41,6 +44,11 @@ Targets:
       existing directories, measured where they are (no root needed)
   --device /dev/sdX --destroy-data --fs ext4,xfs
       format a real device for each filesystem instead of loop images
+  --fs ext4 --bcache writethrough,writeback,off
+      ext4 on a bcache device, a cache image (--cache-size) in front of
+      the backing image, once per cache mode; off: the cache detached
+  --fs ext4 --bcache writeback,off --device /dev/HDD --cache-device /dev/SSD --destroy-data
+      the same on real devices
 
 Formatting, mounting, loop devices and dropping caches need root.
 See docs/compare.md.")]
@@ -57,6 +65,18 @@ pub struct CompareArgs {
     /// Confirms that --device may be formatted.
     #[arg(long)]
     destroy_data: bool,
+    /// Stacks each --fs target on bcache, once per mode (comma list of
+    /// writethrough, writeback, writearound, off: off is the cache
+    /// detached): a cache device in front of the backing one.
+    #[arg(long, value_name = "MODES")]
+    bcache: Option<String>,
+    /// Size of each bcache target's cache image [default: a quarter of --size].
+    #[arg(long, value_name = "SIZE")]
+    cache_size: Option<String>,
+    /// A block device to use as the bcache cache instead of an image
+    /// (destroys its data; needs --destroy-data).
+    #[arg(long, value_name = "DEV")]
+    cache_device: Option<PathBuf>,
     /// Size of each loop image (and bound of the workload files).
     #[arg(long, default_value = "4G", value_name = "SIZE")]
     size: String,
@@ -139,6 +159,23 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
             args.size
         )));
     };
+    let cache_size = match &args.cache_size {
+        None => (size / 4).max(1 << 20),
+        Some(text) => match parse_size(text) {
+            Some(s) => s,
+            None => {
+                return Ok(bad(format!(
+                    "--cache-size `{text}`: expected a size such as 1G or 256M"
+                )))
+            }
+        },
+    };
+    if args.bcache.is_none() && (args.cache_size.is_some() || args.cache_device.is_some()) {
+        return Ok(bad(
+            "--cache-size and --cache-device are for bcache targets: give --bcache MODES too"
+                .into(),
+        ));
+    }
     // --repeat N, or auto (each workload until its figures' intervals are
     // within the width or a budget is spent; mkfs and cold mounts then
     // run the fewest runs auto makes).
@@ -173,6 +210,8 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         runtime_s: args.runtime.max(1),
         suite,
         device: args.device.clone(),
+        cache_device: args.cache_device.clone(),
+        cache_size,
         destroy_data: args.destroy_data,
         baseline: args.baseline.clone(),
         host: iolab_spec::Host {
@@ -260,16 +299,21 @@ fn all_skipped(targets: &[TargetSpec]) -> Option<String> {
     for t in targets {
         // A directory target always runs.
         let fs = t.fs()?;
-        let Support::Missing(why) = support::check(fs) else {
+        let Support::Missing(why) = support::check_target(t)? else {
             return None;
         };
         let ready = ready.get_or_insert_with(makeable_filesystems);
-        let hint = iolab_spec::options::suggest_word(
-            &fs.to_ascii_lowercase(),
-            ready.iter().map(String::as_str),
-        )
-        .map(|s| format!(" (did you mean `{s}`?)"))
-        .unwrap_or_default();
+        // A name the host does not know may be a misspelt one it does.
+        let hint = matches!(support::check(fs), Support::Missing(_))
+            .then(|| {
+                iolab_spec::options::suggest_word(
+                    &fs.to_ascii_lowercase(),
+                    ready.iter().map(String::as_str),
+                )
+            })
+            .flatten()
+            .map(|s| format!(" (did you mean `{s}`?)"))
+            .unwrap_or_default();
         reasons.push(format!("target `{}`: {why}{hint}", t.label));
     }
     let ready = ready.unwrap_or_default();
@@ -449,6 +493,14 @@ fn targets(args: &CompareArgs) -> Result<Vec<TargetSpec>, LabError> {
         v.push(parse_dir_target(t)?);
     }
     assign_labels(&mut v)?;
+    if let Some(modes) = &args.bcache {
+        let modes = CacheMode::parse_list(modes).map_err(|reason| LabError::BadTarget {
+            spec: format!("--bcache {modes}"),
+            reason,
+        })?;
+        v = stack_bcache(v, &modes)?;
+        assign_labels(&mut v)?;
+    }
     Ok(v)
 }
 

@@ -519,6 +519,102 @@ fn bad_input_exits_2() {
 }
 
 #[test]
+fn bcache_input_is_checked_before_anything_runs() {
+    for (args, says) in [
+        (
+            vec!["compare", "--fs", "ext4", "--bcache", "fast"],
+            "`fast` is not a bcache mode (writethrough, writeback, writearound or off)",
+        ),
+        (
+            vec!["compare", "--target", "a=/tmp", "--bcache", "off"],
+            "--bcache stacks the filesystems the lab formats",
+        ),
+        (
+            vec!["compare", "--fs", "ext4", "--cache-size", "1g"],
+            "--cache-size and --cache-device are for bcache targets: give --bcache MODES too",
+        ),
+        (
+            vec![
+                "compare",
+                "--fs",
+                "ext4",
+                "--bcache",
+                "off",
+                "--cache-size",
+                "lots",
+            ],
+            "--cache-size `lots`: expected a size",
+        ),
+    ] {
+        let out = iolab().args(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    if !is_root() {
+        eprintln!("skipped: the cache-device checks need root");
+        return;
+    }
+    let out = iolab()
+        .args([
+            "compare",
+            "--fs",
+            "ext4",
+            "--bcache",
+            "off",
+            "--cache-device",
+            "/dev/null",
+        ])
+        .args(["--destroy-data", "--no-store"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("refusing to use /dev/null: it is not a block device"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Where the kernel has no bcache (this test's usual host), a bcache
+/// target is skipped with the reason, and a comparison of nothing else
+/// stops before it starts.
+#[test]
+fn bcache_targets_say_why_they_cannot_run_here() {
+    if Path::new("/sys/fs/bcache/register").exists() {
+        eprintln!("skipped: this kernel has bcache (the virtual-machine test measures it)");
+        return;
+    }
+    let out = iolab()
+        .args([
+            "compare",
+            "--fs",
+            "ext4",
+            "--bcache",
+            "writeback,off",
+            "--no-store",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("target `bcache-writeback`: the kernel has no bcache")
+            && e.contains("target `bcache-off`: the kernel has no bcache")
+            && !e.contains("did you mean"),
+        "{e}"
+    );
+}
+
+#[test]
 fn bad_input_names_the_problem() {
     let out = iolab()
         .args(["compare", "--target", "a=/tmp", "--repeat", "0"])

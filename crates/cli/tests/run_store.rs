@@ -477,6 +477,8 @@ fn every_kind_of_real_result_round_trips_through_the_store() {
             ],
         },
         device: None,
+        cache_device: None,
+        cache_size: 64 << 20,
         destroy_data: false,
         baseline: Some("a".into()),
         host: iolab_spec::Host {

@@ -1,7 +1,8 @@
 //! The studied filesystems for real: `iolab compare` on f2fs, nilfs2,
-//! jfs, reiserfs, ext4 and xfs inside a virtual machine running Debian's
-//! own kernel (scripts/vm-test.sh), where this host's kernel may have
-//! none of them. It checks function and the structure of the results,
+//! jfs, reiserfs, ext4 and xfs, and ext4 on a bcache stack with its cache
+//! in writethrough and writeback mode and detached, inside a virtual
+//! machine running Debian's own kernel (scripts/vm-test.sh), where this
+//! host's kernel may have none of them. It checks function and the structure of the results,
 //! never speed (figures under emulation are not device figures).
 //! Skipped, with the reason, where the machine cannot be made (no QEMU,
 //! no static busybox, no kernel package); scripts/setup.sh installs them.
@@ -15,7 +16,9 @@ const FILESYSTEMS: [&str; 6] = ["ext4", "f2fs", "nilfs2", "jfs", "reiserfs", "xf
 
 /// What the machine runs: a compare of every studied filesystem on loop
 /// images in an ext4 scratch disk (320 MiB each: xfs's minimum is 300),
-/// then what is still mounted, attached or registered.
+/// a bcache comparison on the machine's two small disks (vdb the cache,
+/// vdc the backing device), then what is still mounted, attached or
+/// registered.
 const JOB: &str = r#"
 export IOLAB_DB=/tmp/results.db
 mkfs.ext4 -q -F /dev/vda && mkdir -p /scratch && mount /dev/vda /scratch || exit 90
@@ -23,10 +26,14 @@ export TMPDIR=/scratch
 iolab compare --fs ext4,f2fs,nilfs2,jfs,reiserfs,xfs --size 320m --runtime 1 --repeat 1 \
   --suite quick --output-format json --output /out/compare.json
 echo $? >/out/compare.status
+iolab compare --fs ext4 --bcache writethrough,writeback,off --device /dev/vdc \
+  --cache-device /dev/vdb --destroy-data --size 256m --runtime 1 --repeat 1 \
+  --suite quick --output-format json --output /out/bcache.json
+echo $? >/out/bcache.status
 grep -v -e '^rootfs ' -e ' /proc ' -e ' /sys ' -e ' /dev ' -e ' /tmp ' -e ' /out ' -e ' /scratch ' \
   /proc/mounts >/out/mounts.after
 losetup -a >/out/loops.after
-ls /sys/block | grep -e '^bcache' >/out/bcache.after
+{ ls /sys/block | grep -e '^bcache'; ls /sys/fs/bcache | grep -e '-'; } >/out/bcache.after
 ls /scratch >/out/scratch.after
 exit 0
 "#;
@@ -105,6 +112,62 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
             );
         }
     }
+
+    // The cache study: every mode measured on the stack, with bcache's
+    // own counters beside the workload rows.
+    assert_eq!(
+        read("bcache.status").trim(),
+        "0",
+        "bcache compare failed:\n{}",
+        read("job.log")
+    );
+    let v: Value = serde_json::from_str(&read("bcache.json")).expect("bcache compare's JSON");
+    let c = &v["iolab compare"];
+    let modes = ["bcache-writethrough", "bcache-writeback", "bcache-off"];
+    let targets = c["targets"].as_array().expect("targets");
+    let labels: Vec<&str> = targets.iter().filter_map(|t| t["label"].as_str()).collect();
+    assert_eq!(labels, modes, "{targets:?}");
+    for t in targets {
+        assert_eq!(t["status"], "ok", "{t}");
+        let d = t["description"].as_str().unwrap_or_default();
+        assert!(
+            d.contains("/dev/bcache") && d.contains("cache /dev/vdb"),
+            "{d}"
+        );
+    }
+    let metrics = c["metrics"].as_array().expect("metrics");
+    for key in [
+        "mkfs_s",
+        "mount_cold_ms",
+        "randwrite-4k.write.iops",
+        "randwrite-4k.bcache.dirty_mib",
+        "seqwrite-1m.bcache.bypassed_mib",
+    ] {
+        let m = metrics
+            .iter()
+            .find(|m| m["key"] == key)
+            .unwrap_or_else(|| panic!("no row {key}"));
+        for t in modes {
+            assert!(
+                m["values"][t]["geomean"].as_f64().is_some(),
+                "{key} {t}: {m}"
+            );
+        }
+    }
+    // Writeback leaves written data in the cache; detached, none is there.
+    let dirty = metrics
+        .iter()
+        .find(|m| m["key"] == "randwrite-4k.bcache.dirty_mib")
+        .unwrap();
+    assert!(
+        dirty["values"]["bcache-writeback"]["geomean"].as_f64() > Some(0.0),
+        "{dirty}"
+    );
+    assert_eq!(
+        dirty["values"]["bcache-off"]["geomean"].as_f64(),
+        Some(0.0),
+        "{dirty}"
+    );
 
     // Nothing left mounted, attached or registered, and no work directory.
     for (name, what) in [

@@ -18,6 +18,7 @@ use iolab_core::spec::Host;
 use iolab_stats::repeat_rule::{self, RepeatRule};
 use iolab_stats::{Comparison, TargetColumn, WorkloadRun};
 
+use crate::bcache::{self, Bcache, CacheMode};
 use crate::cleanup::{self, CleanupReport};
 use crate::error::LabError;
 use crate::metrics::{self, record};
@@ -25,7 +26,7 @@ use crate::state::{Entry, State};
 use crate::suite::{self, Suite};
 use crate::support::{self, Support};
 use crate::target::{TargetKind, TargetSpec};
-use crate::{capacity, device, image, loopdev, mkfs, mount, readspeed, workload};
+use crate::{capacity, device, exec, image, loopdev, mkfs, mount, readspeed, workload};
 
 /// How a campaign runs.
 #[derive(Clone, Debug)]
@@ -47,6 +48,10 @@ pub struct Options {
     pub suite: Suite,
     /// Format this device instead of loop images.
     pub device: Option<PathBuf>,
+    /// The cache device of bcache targets instead of a loop image.
+    pub cache_device: Option<PathBuf>,
+    /// The size of a bcache target's cache image in bytes.
+    pub cache_size: u64,
     pub destroy_data: bool,
     /// Target label that ratios are taken against.
     pub baseline: Option<String>,
@@ -160,6 +165,31 @@ pub fn preflight(targets: &[TargetSpec], opts: &Options) -> Result<Option<PathBu
             })?;
         }
     }
+    let stacked = targets.iter().any(|t| {
+        matches!(
+            t.kind,
+            TargetKind::Format {
+                bcache: Some(_),
+                ..
+            }
+        )
+    });
+    if let Some(c) = &opts.cache_device {
+        if !stacked {
+            return Err(LabError::BadTarget {
+                spec: c.display().to_string(),
+                reason: "--cache-device is the cache of bcache targets; give --bcache MODES too"
+                    .into(),
+            });
+        }
+        if opts.device.as_deref() == Some(c.as_path()) {
+            return Err(LabError::BadTarget {
+                spec: c.display().to_string(),
+                reason: "--cache-device and --device name the same device".into(),
+            });
+        }
+        device::check(c, opts.destroy_data)?;
+    }
     match &opts.device {
         Some(d) => {
             if !formats {
@@ -231,16 +261,32 @@ pub fn run(
         problems: stale.problems,
         ..Default::default()
     };
+    let bcache_tool = bcache::support();
     let ready: Vec<Result<Option<PathBuf>, String>> = targets
         .iter()
-        .map(|t| match t.fs() {
-            Some(fs) => match support::check(fs) {
+        .map(|t| match (&t.kind, &bcache_tool) {
+            (
+                TargetKind::Format {
+                    bcache: Some(_), ..
+                },
+                Err(why),
+            ) => Err(why.clone()),
+            _ => Ok(()),
+        })
+        .zip(targets)
+        .map(|(stack, t)| match (stack, t.fs()) {
+            (Err(why), _) => Err(why),
+            (Ok(()), Some(fs)) => match support::check(fs) {
                 Support::Ready { mkfs } => Ok(Some(mkfs)),
                 Support::Missing(why) => Err(why),
             },
-            None => Ok(None),
+            (Ok(()), None) => Ok(None),
         })
         .collect();
+    let cache_device = match &opts.cache_device {
+        Some(c) => Some(device::check(c, opts.destroy_data)?),
+        None => None,
+    };
     let runs_total = ready.iter().filter(|r| r.is_ok()).count() as u64
         * opts.suite.workloads.len() as u64
         * cmp.repeat as u64;
@@ -249,6 +295,8 @@ pub fn run(
         stop,
         workdir: &workdir,
         device: device.as_deref(),
+        cache_device: cache_device.as_deref(),
+        bcache_tool: bcache_tool.ok(),
         runs_total,
         runs_done: 0,
     };
@@ -285,6 +333,7 @@ pub fn run(
                     fs,
                     mkfs_opts,
                     mount_opts,
+                    bcache,
                 },
                 Ok(Some(tool)),
             ) => {
@@ -294,6 +343,7 @@ pub fn run(
                     tool,
                     mkfs_opts,
                     mount_opts: mount_opts.as_deref(),
+                    bcache: *bcache,
                 };
                 ctx.format_target(&f, &mut state, &mut col, &mut cmp, progress)
             }
@@ -475,6 +525,7 @@ struct Format<'a> {
     tool: &'a Path,
     mkfs_opts: &'a [String],
     mount_opts: Option<&'a str>,
+    bcache: Option<CacheMode>,
 }
 
 /// Where a target's workloads run: its label, the directory, how
@@ -484,6 +535,9 @@ struct Site<'a> {
     dir: &'a Path,
     place: &'a str,
     budget: u64,
+    /// The bcache stack under the directory, whose counters are read
+    /// around each run.
+    bcache: Option<&'a Bcache>,
 }
 
 struct Ctx<'a> {
@@ -491,6 +545,8 @@ struct Ctx<'a> {
     stop: &'a AtomicBool,
     workdir: &'a Path,
     device: Option<&'a Path>,
+    cache_device: Option<&'a Path>,
+    bcache_tool: Option<PathBuf>,
     runs_total: u64,
     runs_done: u64,
 }
@@ -513,8 +569,8 @@ impl Ctx<'_> {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), LabError> {
         let name = item_name(f.index, &col.label);
-        let dev = match self.device {
-            Some(d) => d.to_path_buf(),
+        let (dev, img) = match self.device {
+            Some(d) => (d.to_path_buf(), None),
             None => {
                 let img = self.workdir.join(format!("{name}.img"));
                 if let Ok(host) = capacity::of(self.workdir) {
@@ -542,7 +598,7 @@ impl Ctx<'_> {
                 let dev = loopdev::attach(&img)?;
                 state.add(Entry::Loop {
                     device: dev.clone(),
-                    image: img,
+                    image: img.clone(),
                 })?;
                 if loopdev::direct_io(&dev) != Some(true) {
                     cmp.note(&format!(
@@ -551,12 +607,31 @@ impl Ctx<'_> {
                         self.workdir.display()
                     ));
                 }
-                dev
+                (dev, Some(img))
             }
         };
         col.description = format!("{} on {}", col.description, dev.display());
         let label = col.label.clone();
         self.check_stop()?;
+        let stack = match f.bcache {
+            Some(mode) => {
+                progress(Progress::Step {
+                    label: &label,
+                    what: "bcache stack",
+                });
+                let b = self.make_stack(&name, mode, &dev, img.as_deref(), state)?;
+                col.description = format!(
+                    "{} ({} over {}, cache {})",
+                    col.description,
+                    b.device.display(),
+                    b.backing.display(),
+                    b.cache.display()
+                );
+                Some(b)
+            }
+            None => None,
+        };
+        let dev = stack.as_ref().map_or(dev, |b| b.device.clone());
 
         let mnt = mount_point(self.workdir, f.index, &col.label);
         image::create_dir_new(&mnt, "a mount point")?;
@@ -619,8 +694,77 @@ impl Ctx<'_> {
             dir: &mnt,
             place: &place,
             budget,
+            bcache: stack.as_ref(),
         };
-        self.suite(site, col, cmp, progress)
+        self.suite(site, col, cmp, progress)?;
+        if let Some(b) = &stack {
+            if let Some(mode) = f.bcache {
+                if b.mode() != Some(mode) {
+                    cmp.note(&format!(
+                        "{label}: bcache's mode changed during the run (now {}), not {}",
+                        b.mode().map_or("unknown", |m| m.name()),
+                        mode.name()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stacks a bcache device on `backing` (image `img` when the lab made
+    /// it) with a cache device in front: `--cache-device`, or a loop image
+    /// of --cache-size in the workdir. Each member is recorded before
+    /// make-bcache runs, so that cleanup releases it whatever happens.
+    fn make_stack(
+        &self,
+        name: &str,
+        mode: CacheMode,
+        backing: &Path,
+        img: Option<&Path>,
+        state: &mut State,
+    ) -> Result<Bcache, LabError> {
+        let tool = self
+            .bcache_tool
+            .as_deref()
+            .ok_or_else(|| LabError::BadTarget {
+                spec: name.to_string(),
+                reason: "bcache is not available here".into(),
+            })?;
+        let cache = match self.cache_device {
+            Some(c) => {
+                state.add(Entry::BcacheNamed(c.to_path_buf()))?;
+                // The user gave it with --destroy-data: old signatures
+                // (make-bcache refuses a device that has one) go.
+                exec::run("wipefs", &["-a".as_ref(), c.as_os_str()])?;
+                c.to_path_buf()
+            }
+            None => {
+                let cimg = self.workdir.join(format!("{name}-cache.img"));
+                image::create_sparse(&cimg, self.opts.cache_size)?;
+                record_made(state, Entry::Image(cimg.clone()))?;
+                let c = loopdev::attach(&cimg)?;
+                state.add(Entry::Loop {
+                    device: c.clone(),
+                    image: cimg.clone(),
+                })?;
+                state.add(Entry::Bcache {
+                    device: c.clone(),
+                    image: cimg,
+                })?;
+                c
+            }
+        };
+        state.add(match img {
+            Some(image) => Entry::Bcache {
+                device: backing.to_path_buf(),
+                image: image.to_path_buf(),
+            },
+            None => Entry::BcacheNamed(backing.to_path_buf()),
+        })?;
+        if img.is_none() {
+            exec::run("wipefs", &["-a".as_ref(), backing.as_os_str()])?;
+        }
+        bcache::make(tool, &cache, backing, mode)
     }
 
     fn dir_target(
@@ -645,6 +789,7 @@ impl Ctx<'_> {
             dir: &work,
             place: &place,
             budget: self.opts.size.min(avail),
+            bcache: None,
         };
         self.suite(site, col, cmp, progress)
     }
@@ -661,6 +806,7 @@ impl Ctx<'_> {
             dir,
             place,
             budget,
+            bcache: stack,
         } = site;
         let params = workload::Params {
             dir,
@@ -719,8 +865,12 @@ impl Ctx<'_> {
                     metrics::record_meta(cmp, col, &r);
                     continue;
                 }
+                let before = stack.map(|b| b.counters());
                 let result = workload::run(w, &params, self.stop)?;
                 self.runs_done += 1;
+                let cache = stack
+                    .zip(before)
+                    .map(|(b, c)| (b.mode(), b.counters().since(&c)));
                 for job in &result.jobs {
                     for d in [iolab_stats::Dir::Read, iolab_stats::Dir::Write] {
                         let dr = job.dir(d);
@@ -734,6 +884,9 @@ impl Ctx<'_> {
                     }
                 }
                 metrics::record_run(cmp, col, w, run, &result);
+                if let Some((mode, counters)) = cache {
+                    metrics::record_bcache(cmp, col, w, run, mode, &counters);
+                }
                 cmp.runs.push(WorkloadRun {
                     target: label.to_string(),
                     workload: w.name.clone(),

@@ -1,8 +1,8 @@
 //! Removing what the lab created, and nothing else, from the records of a
 //! state file: unmount its mounts, delete its work files on directory
-//! targets, detach the loop devices whose backing file is one of its
-//! images, delete its images and mount directories, then the state file
-//! and the workdir it made. Runs after every campaign (success, error,
+//! targets, stop the bcache stacks on its loop devices, detach the loop
+//! devices whose backing file is one of its images, delete its images and
+//! mount directories, then the state file and the workdir it made. Runs after every campaign (success, error,
 //! Ctrl-C) and from `iolab compare --cleanup` after a kill.
 //!
 //! What a state file lists is acted on only when [`State::load`] trusts
@@ -97,6 +97,30 @@ pub fn release(state: &mut State) -> CleanupReport {
                     .problems
                     .push(format!("cannot remove `{}`: {err}", dir.display())),
             }
+        }
+    }
+    // bcache stacks before the loop devices under them: the bcache
+    // device stopped, its cache set unregistered, each waited for.
+    for e in &entries {
+        let (device, ours) = match e {
+            Entry::Bcache { device, image } => (
+                device,
+                loopdev::backing_file(device).as_deref() == Some(image.as_path()),
+            ),
+            Entry::BcacheNamed(device) => (device, true),
+            _ => continue,
+        };
+        if !ours {
+            // Detached already, or now someone else's: not ours.
+            gone(state, e, String::new(), &mut r);
+            continue;
+        }
+        match crate::bcache::release_member(device) {
+            Ok(done) => {
+                r.removed.extend(done);
+                gone(state, e, String::new(), &mut r);
+            }
+            Err(err) => r.problems.push(err.to_string()),
         }
     }
     for e in &entries {

@@ -3,12 +3,13 @@
 //!
 //! The primitives each live in one module (`target`, `support`, `exec`,
 //! `image`, `loopdev`, `mkfs`, `mount`, `mountinfo`, `capacity`,
-//! `readspeed`, `device`, `state`, `cleanup`); `campaign` strings them
+//! `readspeed`, `device`, `bcache`, `state`, `cleanup`); `campaign` strings them
 //! together: for each target it prepares a filesystem, runs the workloads
 //! of a `suite` through iolab-core (`workload`), and gathers the numbers
 //! (`metrics`) into an `iolab_stats::Comparison`.
 #![forbid(unsafe_code)]
 
+pub mod bcache;
 pub mod campaign;
 pub mod capacity;
 pub mod cleanup;

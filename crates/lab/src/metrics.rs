@@ -15,6 +15,7 @@
 use iolab_stats::meta::MetaResult;
 use iolab_stats::{Better, Comparison, Dir, Metric, RunResult, RunWarning, TargetColumn};
 
+use crate::bcache::{CacheMode, Counters};
 use crate::suite::Workload;
 
 /// A fixed row: key, label, unit, direction, and what the row means when
@@ -242,6 +243,90 @@ pub fn record_run(
         }
     }
 }
+
+/// Records what bcache did during a workload run on a bcache target: the
+/// share of its cache lookups that hit, the bytes it sent past the cache
+/// (sequential I/O beyond its cutoff, by default), and the dirty data
+/// left in the cache after the run (writeback). Facts, not scores. When
+/// the cache answered most reads, or writes are still only in the cache,
+/// the workload's rows are flagged `bcache-cache`: those figures are the
+/// cache device's, not the disk's.
+pub fn record_bcache(
+    c: &mut Comparison,
+    col: &mut TargetColumn,
+    w: &Workload,
+    run: u32,
+    mode: Option<CacheMode>,
+    n: &Counters,
+) {
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    let mut rows = vec![
+        ("bypassed_mib", "bypassed", "MiB", mib(n.bypassed_bytes)),
+        ("dirty_mib", "dirty after", "MiB", mib(n.dirty_bytes)),
+    ];
+    if let Some(p) = n.hit_pct() {
+        rows.insert(0, ("hit_pct", "hits", "%", p));
+    }
+    for (suffix, what, unit, v) in rows {
+        let key = format!("{}.bcache.{suffix}", w.name);
+        c.add_metric(Metric {
+            key: key.clone(),
+            label: format!("{} bcache {what}", w.name),
+            unit: unit.into(),
+            better: Better::Neither,
+        });
+        col.push(&key, v);
+    }
+    c.note(BCACHE_NOTE);
+    let attached = !matches!(mode, Some(CacheMode::Off) | None);
+    let mut why = Vec::new();
+    if attached && n.hit_pct().is_some_and(|p| p >= 50.0) {
+        why.push(format!(
+            "{:.0}% of bcache's lookups hit the cache",
+            n.hit_pct().unwrap_or(0.0)
+        ));
+    }
+    if attached && n.dirty_bytes > 0 {
+        why.push(format!(
+            "{:.1} MiB written are still only in the cache (dirty)",
+            mib(n.dirty_bytes)
+        ));
+    }
+    if why.is_empty() {
+        return;
+    }
+    let prefix = (format!("{}.", w.name), format!("{}/", w.name));
+    let keys: Vec<String> = c
+        .metrics
+        .iter()
+        .map(|m| m.key.clone())
+        .filter(|k| {
+            (k.starts_with(&prefix.0) || k.starts_with(&prefix.1)) && !k.contains(".bcache.")
+        })
+        .filter(|k| col.value(k).is_some())
+        .collect();
+    for k in &keys {
+        col.flag(k, BCACHE_CODE);
+    }
+    c.warnings.push(RunWarning {
+        target: col.label.clone(),
+        rows: w.name.clone(),
+        run,
+        code: BCACHE_CODE.into(),
+        text: format!(
+            "workload `{}`: {}: its figures are the cache device's as much as the disk's; \
+             compare with the cache detached (--bcache off) for the disk's",
+            w.name,
+            why.join(", and ")
+        ),
+    });
+}
+
+/// The warning code of figures bcache's cache answered.
+pub const BCACHE_CODE: &str = "bcache-cache";
+
+/// What the bcache rows mean.
+pub const BCACHE_NOTE: &str = "bcache hits, bypassed and dirty after: bcache's own counters for each workload run (/sys/block/bcacheN/bcache/stats_total, dirty_data): the share of the lookups through the cache that hit it, the bytes sent straight to the backing device (sequential I/O past bcache's cutoff), and the written data still only in the cache when the run ended; facts, not scores";
 
 #[cfg(test)]
 mod tests {

@@ -56,6 +56,16 @@ pub enum Entry {
     WorkFiles(PathBuf),
     /// The workdir itself, when the lab made it.
     Workdir(PathBuf),
+    /// A loop device (over one of the lab's images) that is a member of a
+    /// bcache stack, as its cache or its backing device (recorded before
+    /// make-bcache runs): cleanup stops the bcache device on it or
+    /// unregisters its cache set before the loop device is detached.
+    Bcache { device: PathBuf, image: PathBuf },
+    /// A named device (`--device`, `--cache-device`) that is a member of
+    /// a bcache stack: released by the run that made the stack; a state
+    /// file's record of it is reported and never acted on, since nothing
+    /// ties a named device to the lab's workdir.
+    BcacheNamed(PathBuf),
 }
 
 impl Entry {
@@ -68,6 +78,8 @@ impl Entry {
             Entry::Mount(x) => format!("mount\t{}", p(x)),
             Entry::WorkFiles(x) => format!("workfiles\t{}", p(x)),
             Entry::Workdir(x) => format!("workdir\t{}", p(x)),
+            Entry::Bcache { device, image } => format!("bcache\t{}\t{}", p(device), p(image)),
+            Entry::BcacheNamed(x) => format!("bcachenamed\t{}", p(x)),
         }
     }
 
@@ -85,6 +97,11 @@ impl Entry {
             "mount" => Entry::Mount(a),
             "workfiles" => Entry::WorkFiles(a),
             "workdir" => Entry::Workdir(a),
+            "bcache" => Entry::Bcache {
+                device: a,
+                image: PathBuf::from(f.next()?),
+            },
+            "bcachenamed" => Entry::BcacheNamed(a),
             _ => return None,
         })
     }
@@ -94,7 +111,10 @@ impl Entry {
         let child = |p: &Path| plain(p) && p.parent() == Some(workdir) && p.file_name().is_some();
         let ok = match self {
             Entry::Image(p) | Entry::MountDir(p) | Entry::Mount(p) => child(p),
-            Entry::Loop { device, image } => child(image) && is_loop_device(device),
+            Entry::Loop { device, image } | Entry::Bcache { device, image } => {
+                child(image) && is_loop_device(device)
+            }
+            Entry::BcacheNamed(_) => false,
             Entry::Workdir(p) => p == workdir,
             Entry::WorkFiles(p) => {
                 plain(p)
@@ -104,7 +124,11 @@ impl Entry {
             }
         };
         (!ok).then(|| match self {
-            Entry::Loop { .. } => format!(
+            Entry::BcacheNamed(p) => format!(
+                "bcache member {} is a named device: only the run that stacked it releases it",
+                p.display()
+            ),
+            Entry::Loop { .. } | Entry::Bcache { .. } => format!(
                 "`{}` is not a loop device backed by an image in {}",
                 self.encode().replace('\t', " "),
                 workdir.display()
@@ -123,12 +147,13 @@ impl Entry {
 
     fn paths(&self) -> Vec<&Path> {
         match self {
-            Entry::Loop { device, image } => vec![device, image],
+            Entry::Loop { device, image } | Entry::Bcache { device, image } => vec![device, image],
             Entry::Image(p)
             | Entry::MountDir(p)
             | Entry::Mount(p)
             | Entry::WorkFiles(p)
-            | Entry::Workdir(p) => vec![p],
+            | Entry::Workdir(p)
+            | Entry::BcacheNamed(p) => vec![p],
         }
     }
 }
@@ -252,7 +277,9 @@ impl State {
             })
             .collect();
         entries.retain(|e| match e {
-            Entry::Loop { device, image } if !images.contains(image) => {
+            Entry::Loop { device, image } | Entry::Bcache { device, image }
+                if !images.contains(image) =>
+            {
                 refused.push(format!(
                     "left alone: loop device {} (its image {} is not listed in {})",
                     device.display(),
@@ -401,5 +428,37 @@ mod tests {
         assert!(e.contains("not an iolab state file"), "{e}");
         let mut s = State::create(d.path()).unwrap();
         assert!(s.add(Entry::Image("/tmp/a\nb".into())).is_err());
+    }
+
+    #[test]
+    fn bcache_members_are_believed_only_on_the_labs_own_images() {
+        let d = tempfile::tempdir().unwrap();
+        let img = d.path().join("1-bcache-cache.img");
+        let mut s = State::create(d.path()).unwrap();
+        s.add(Entry::Image(img.clone())).unwrap();
+        let ours = Entry::Bcache {
+            device: "/dev/loop3".into(),
+            image: img,
+        };
+        s.add(ours.clone()).unwrap();
+        // An image the file does not list, and a named device.
+        s.add(Entry::Bcache {
+            device: "/dev/loop4".into(),
+            image: d.path().join("unlisted.img"),
+        })
+        .unwrap();
+        s.add(Entry::BcacheNamed("/dev/sdb".into())).unwrap();
+        let back = State::load(d.path()).unwrap().unwrap();
+        assert!(back.entries.contains(&ours), "{:?}", back.entries);
+        assert_eq!(back.entries.len(), 2, "{:?}", back.entries);
+        let refused = back.refused.join("\n");
+        assert!(
+            refused.contains("/dev/loop4") && refused.contains("unlisted.img"),
+            "{refused}"
+        );
+        assert!(
+            refused.contains("/dev/sdb is a named device: only the run that stacked it"),
+            "{refused}"
+        );
     }
 }

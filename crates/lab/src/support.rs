@@ -29,6 +29,20 @@ pub fn check(fs: &str) -> Support {
     )
 }
 
+/// Checks a whole target: its filesystem, and bcache when it is stacked
+/// on it (a directory target is always ready: `None`).
+pub fn check_target(t: &crate::target::TargetSpec) -> Option<Support> {
+    let crate::target::TargetKind::Format { fs, bcache, .. } = &t.kind else {
+        return None;
+    };
+    if bcache.is_some() {
+        if let Err(why) = crate::bcache::support() {
+            return Some(Support::Missing(why));
+        }
+    }
+    Some(check(fs))
+}
+
 /// `check` with the host facts given, for tests.
 pub fn check_with(fs: &str, mkfs: Option<PathBuf>, filesystems: &str, modules: &Path) -> Support {
     let in_kernel = kernel_knows(fs, filesystems) || module_exists(fs, modules);

@@ -13,6 +13,7 @@
 
 use std::path::PathBuf;
 
+use crate::bcache::CacheMode;
 use crate::error::LabError;
 
 /// What a target is.
@@ -24,6 +25,9 @@ pub enum TargetKind {
         fs: String,
         mkfs_opts: Vec<String>,
         mount_opts: Option<String>,
+        /// Formatted on a bcache device in this mode (`--bcache`), made
+        /// of a cache device in front of the backing one.
+        bcache: Option<CacheMode>,
     },
     /// An existing directory, benchmarked where it is.
     Dir { path: PathBuf },
@@ -57,6 +61,7 @@ impl TargetSpec {
                 fs,
                 mkfs_opts,
                 mount_opts,
+                bcache,
             } => {
                 let mut s = fs.clone();
                 if !mkfs_opts.is_empty() {
@@ -64,6 +69,11 @@ impl TargetSpec {
                 }
                 if let Some(o) = mount_opts {
                     s.push_str(&format!(" -o {o}"));
+                }
+                match bcache {
+                    Some(CacheMode::Off) => s.push_str(" on bcache, cache detached"),
+                    Some(m) => s.push_str(&format!(" on bcache {}", m.name())),
+                    None => {}
                 }
                 s
             }
@@ -134,6 +144,7 @@ pub fn parse_fs(text: &str) -> Result<TargetSpec, LabError> {
             fs: name.to_string(),
             mkfs_opts,
             mount_opts,
+            bcache: None,
         },
         text: trimmed.to_string(),
     })
@@ -241,6 +252,54 @@ pub fn assign_labels(targets: &mut [TargetSpec]) -> Result<(), LabError> {
     Ok(())
 }
 
+/// `--bcache MODES`: each formatted target (labels assigned) becomes one
+/// target per mode, on a bcache device in that mode, labelled
+/// `LABEL-bcache-MODE` (`bcache-MODE` when there is one filesystem).
+/// Directory targets cannot be stacked.
+pub fn stack_bcache(
+    targets: Vec<TargetSpec>,
+    modes: &[CacheMode],
+) -> Result<Vec<TargetSpec>, LabError> {
+    let formats = targets
+        .iter()
+        .filter(|t| matches!(t.kind, TargetKind::Format { .. }))
+        .count();
+    let mut out = Vec::new();
+    for t in targets {
+        let TargetKind::Format {
+            fs,
+            mkfs_opts,
+            mount_opts,
+            ..
+        } = &t.kind
+        else {
+            return Err(bad(
+                &t.text,
+                "--bcache stacks the filesystems the lab formats (--fs); a directory target is measured where it is",
+            ));
+        };
+        for &m in modes {
+            let label = if formats == 1 {
+                format!("bcache-{}", m.name())
+            } else {
+                format!("{}-bcache-{}", t.label, m.name())
+            };
+            out.push(TargetSpec {
+                label,
+                explicit_label: true,
+                kind: TargetKind::Format {
+                    fs: fs.clone(),
+                    mkfs_opts: mkfs_opts.clone(),
+                    mount_opts: mount_opts.clone(),
+                    bcache: Some(m),
+                },
+                text: format!("{} (bcache {})", t.text, m.name()),
+            });
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,6 +309,7 @@ mod tests {
             fs: fs.into(),
             mkfs_opts: mkfs.iter().map(|s| s.to_string()).collect(),
             mount_opts: mount.map(String::from),
+            bcache: None,
         }
     }
 
@@ -327,6 +387,35 @@ mod tests {
             .to_string();
         assert!(e.contains("not an existing directory"), "{e}");
         assert!(parse_dir_target("nodir").is_err());
+    }
+
+    #[test]
+    fn bcache_stacks_each_filesystem_in_each_mode() {
+        let modes = [CacheMode::Writeback, CacheMode::Off];
+        let mut one = parse_fs_list("ext4").unwrap();
+        assign_labels(&mut one).unwrap();
+        let ts = stack_bcache(one, &modes).unwrap();
+        let labels: Vec<&str> = ts.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, ["bcache-writeback", "bcache-off"]);
+        assert_eq!(ts[0].describe(), "ext4 on bcache writeback");
+        assert_eq!(ts[1].describe(), "ext4 on bcache, cache detached");
+        let mut two = parse_fs_list("ext4,xfs").unwrap();
+        assign_labels(&mut two).unwrap();
+        let ts = stack_bcache(two, &modes).unwrap();
+        let labels: Vec<&str> = ts.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "ext4-bcache-writeback",
+                "ext4-bcache-off",
+                "xfs-bcache-writeback",
+                "xfs-bcache-off"
+            ]
+        );
+        let d = tempfile::tempdir().unwrap();
+        let dir = parse_dir_target(&format!("a={}", d.path().display())).unwrap();
+        let e = stack_bcache(vec![dir], &modes).unwrap_err().to_string();
+        assert!(e.contains("--bcache stacks"), "{e}");
     }
 
     #[test]

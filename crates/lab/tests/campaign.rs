@@ -38,6 +38,8 @@ fn options(workdir: Option<&Path>) -> Options {
         runtime_s: 1,
         suite: tiny_suite(),
         device: None,
+        cache_device: None,
+        cache_size: 64 << 20,
         destroy_data: false,
         baseline: None,
         host: Host {
