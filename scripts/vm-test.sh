@@ -57,7 +57,9 @@ vmlinuz=$(ls "$kdir"/boot/vmlinuz-* | head -1)
 # The initramfs, built fresh each time (iolab changes; the rest is quick).
 root=$(mktemp -d "${TMPDIR:-/tmp}/iolab-vm-root.XXXXXX")
 trap 'rm -rf "$root"' EXIT
-mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,out,scratch,lib/modules}
+mkdir -p "$root"/{bin,etc,proc,sys,dev,tmp,out,scratch,lib/modules,usr/sbin}
+# /sbin as on Debian: mount finds its helpers (mount.nilfs2) there.
+ln -s usr/sbin "$root/sbin"
 cp "$busybox" "$root/bin/busybox"
 # A program and every library it links, at the same paths as here.
 add() {
@@ -77,11 +79,16 @@ ldd "$iolab" | grep -o '/[^ ]*' | while read -r lib; do
   mkdir -p "$root$(dirname "$lib")"
   [ -e "$root$lib" ] || cp -L "$lib" "$root$lib"
 done
-for p in mount umount losetup blkid wipefs sync \
+for p in mount umount losetup blkid wipefs sync strace \
          mkfs.ext4 mkfs.ext2 mkfs.ext3 mke2fs mkfs.xfs mkfs.btrfs mkfs.f2fs mkfs.nilfs2 \
          mkfs.jfs mkfs.reiserfs mkreiserfs make-bcache bcache-super-show \
          mount.nilfs2 umount.nilfs2 nilfs_cleanerd; do
   add "$p"
+done
+# What glibc loads at run time rather than at start (thread cancellation
+# needs libgcc_s: nilfs_cleanerd ends its threads so).
+for lib in /lib/x86_64-linux-gnu/libgcc_s.so.1; do
+  [ -e "$lib" ] && mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"
 done
 # nilfs_cleanerd reads its configuration from /etc.
 [ -f /etc/nilfs_cleanerd.conf ] && cp /etc/nilfs_cleanerd.conf "$root/etc/"
@@ -107,6 +114,10 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
+# As on a running system: /run (mount helpers keep their state there,
+# mount.nilfs2 the pid of the cleaner it starts), /dev/shm (the cleaner's
+# semaphore) and /etc/mtab.
+mkdir -p /run /dev/shm && mount -t tmpfs run /run && mount -t tmpfs shm /dev/shm
 ln -s /proc/self/mounts /etc/mtab
 while read -r ko; do insmod "$ko" 2>/dev/null; done </etc/modules.order
 mount -t 9p -o trans=virtio,version=9p2000.L out /out

@@ -24,5 +24,6 @@ pub mod quickdir;
 pub mod run;
 pub mod sweep;
 pub mod verify;
+pub mod virt;
 pub mod warn;
 pub mod worker;

@@ -245,6 +245,12 @@ pub fn run(
         repeat: opts.repeat.max(1),
         ..Default::default()
     };
+    if let Some(v) = iolab_core::virt::detect().filter(|v| v.emulated) {
+        cmp.note(&format!(
+            "measured inside an emulated machine ({}): every time and speed here is the              emulator's, not a device's; these figures show that the comparison runs, not how              the filesystems perform",
+            v.hypervisor
+        ));
+    }
     for w in &opts.suite.workloads {
         let Some(path) = &w.source else { continue };
         if path.file_stem().is_some_and(|s| *s != *w.name) {
@@ -675,6 +681,10 @@ impl Ctx<'_> {
             record(cmp, col, &metrics::MOUNT_COLD, ms(on));
         }
         self.check_stop()?;
+        // The mount the workloads use: is NILFS2's cleaner running on it?
+        if f.fs == "nilfs2" {
+            cmp.note(&crate::cleaner::note(&label, &dev, &mnt));
+        }
 
         progress(Progress::Step {
             label: &label,

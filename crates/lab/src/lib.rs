@@ -12,6 +12,7 @@
 pub mod bcache;
 pub mod campaign;
 pub mod capacity;
+pub mod cleaner;
 pub mod cleanup;
 pub mod device;
 pub mod error;
