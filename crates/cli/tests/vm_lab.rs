@@ -34,6 +34,22 @@ iolab compare --fs ext4 --bcache writethrough,writeback,off --device /dev/vdc \
   --cache-device /dev/vdb --destroy-data --size 256m --runtime 1 --repeat 1 \
   --suite quick --output-format json --output /out/bcache.json
 echo $? >/out/bcache.status
+# Interrupted while the stack is mounted: Ctrl-C (SIGINT), then a kill -9
+# and the next compare's --cleanup.
+wait_mounted() {
+  i=0
+  while [ $i -lt 3000 ] && ! grep -q '^/dev/bcache' /proc/mounts; do sleep 0.1; i=$((i+1)); done
+}
+iolab compare --fs ext4 --bcache writeback --size 256m --runtime 30 --repeat 1 \
+  --suite quick --no-store >/out/int.log 2>&1 &
+pid=$!
+wait_mounted; kill -INT $pid; wait $pid; echo $? >/out/int.status
+iolab compare --fs ext4 --bcache writeback --size 256m --runtime 30 --repeat 1 \
+  --suite quick --no-store >/out/kill.log 2>&1 &
+pid=$!
+wait_mounted; kill -9 $pid; wait $pid
+ls /sys/block | grep -e '^bcache' >/out/killed.left
+iolab compare --cleanup >/out/cleanup.log 2>&1; echo $? >/out/cleanup.status
 grep -v -e '^rootfs ' -e ' /proc ' -e ' /sys ' -e ' /dev ' -e ' /tmp ' -e ' /out ' -e ' /scratch ' -e ' /run ' -e ' /dev/shm ' \
   /proc/mounts >/out/mounts.after
 losetup -a >/out/loops.after
@@ -215,6 +231,27 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
         dirty["values"]["bcache-off"]["geomean"].as_f64(),
         Some(0.0),
         "{dirty}"
+    );
+
+    // Ctrl-C and kill -9 while a stack was mounted: the first cleans up
+    // at once, the second's leftovers go with --cleanup.
+    assert_ne!(read("int.status").trim(), "0", "{}", read("int.log"));
+    assert!(
+        !read("killed.left").trim().is_empty(),
+        "kill -9 left no stack to clean: {}",
+        read("kill.log")
+    );
+    assert_eq!(
+        read("cleanup.status").trim(),
+        "0",
+        "{}",
+        read("cleanup.log")
+    );
+    let cleaned = read("cleanup.log");
+    assert!(
+        cleaned.contains("stopped /dev/bcache")
+            && cleaned.contains("unregistered bcache cache set"),
+        "{cleaned}"
     );
 
     // Nothing left mounted, attached or registered, and no work directory.

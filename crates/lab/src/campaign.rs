@@ -25,7 +25,7 @@ use crate::metrics::{self, record};
 use crate::state::{Entry, State};
 use crate::suite::{self, Suite};
 use crate::support::{self, Support};
-use crate::target::{TargetKind, TargetSpec};
+use crate::target::{Stack, TargetKind, TargetSpec};
 use crate::{capacity, device, exec, image, loopdev, mkfs, mount, readspeed, workload};
 
 /// How a campaign runs.
@@ -165,15 +165,9 @@ pub fn preflight(targets: &[TargetSpec], opts: &Options) -> Result<Option<PathBu
             })?;
         }
     }
-    let stacked = targets.iter().any(|t| {
-        matches!(
-            t.kind,
-            TargetKind::Format {
-                bcache: Some(_),
-                ..
-            }
-        )
-    });
+    let stacked = targets
+        .iter()
+        .any(|t| matches!(t.kind, TargetKind::Format { stack: Some(_), .. }));
     if let Some(c) = &opts.cache_device {
         if !stacked {
             return Err(LabError::BadTarget {
@@ -247,7 +241,7 @@ pub fn run(
     };
     if let Some(v) = iolab_core::virt::detect().filter(|v| v.emulated) {
         cmp.note(&format!(
-            "measured inside an emulated machine ({}): every time and speed here is the              emulator's, not a device's; these figures show that the comparison runs, not how              the filesystems perform",
+            "measured inside an emulated machine ({}): every time and speed here is the emulator's, not a device's; these figures show that the comparison runs, not how the filesystems perform",
             v.hypervisor
         ));
     }
@@ -267,26 +261,12 @@ pub fn run(
         problems: stale.problems,
         ..Default::default()
     };
-    let bcache_tool = bcache::support();
     let ready: Vec<Result<Option<PathBuf>, String>> = targets
         .iter()
-        .map(|t| match (&t.kind, &bcache_tool) {
-            (
-                TargetKind::Format {
-                    bcache: Some(_), ..
-                },
-                Err(why),
-            ) => Err(why.clone()),
-            _ => Ok(()),
-        })
-        .zip(targets)
-        .map(|(stack, t)| match (stack, t.fs()) {
-            (Err(why), _) => Err(why),
-            (Ok(()), Some(fs)) => match support::check(fs) {
-                Support::Ready { mkfs } => Ok(Some(mkfs)),
-                Support::Missing(why) => Err(why),
-            },
-            (Ok(()), None) => Ok(None),
+        .map(|t| match support::check_target(t) {
+            Some(Support::Ready { mkfs }) => Ok(Some(mkfs)),
+            Some(Support::Missing(why)) => Err(why),
+            None => Ok(None),
         })
         .collect();
     let cache_device = match &opts.cache_device {
@@ -302,7 +282,7 @@ pub fn run(
         workdir: &workdir,
         device: device.as_deref(),
         cache_device: cache_device.as_deref(),
-        bcache_tool: bcache_tool.ok(),
+        bcache_tool: bcache::support().ok(),
         runs_total,
         runs_done: 0,
     };
@@ -339,7 +319,7 @@ pub fn run(
                     fs,
                     mkfs_opts,
                     mount_opts,
-                    bcache,
+                    stack,
                 },
                 Ok(Some(tool)),
             ) => {
@@ -349,7 +329,7 @@ pub fn run(
                     tool,
                     mkfs_opts,
                     mount_opts: mount_opts.as_deref(),
-                    bcache: *bcache,
+                    stack: *stack,
                 };
                 ctx.format_target(&f, &mut state, &mut col, &mut cmp, progress)
             }
@@ -531,7 +511,7 @@ struct Format<'a> {
     tool: &'a Path,
     mkfs_opts: &'a [String],
     mount_opts: Option<&'a str>,
-    bcache: Option<CacheMode>,
+    stack: Option<Stack>,
 }
 
 /// Where a target's workloads run: its label, the directory, how
@@ -619,8 +599,8 @@ impl Ctx<'_> {
         col.description = format!("{} on {}", col.description, dev.display());
         let label = col.label.clone();
         self.check_stop()?;
-        let stack = match f.bcache {
-            Some(mode) => {
+        let stack = match f.stack {
+            Some(Stack::Bcache(mode)) => {
                 progress(Progress::Step {
                     label: &label,
                     what: "bcache stack",
@@ -708,7 +688,7 @@ impl Ctx<'_> {
         };
         self.suite(site, col, cmp, progress)?;
         if let Some(b) = &stack {
-            if let Some(mode) = f.bcache {
+            if let Some(Stack::Bcache(mode)) = f.stack {
                 if b.mode() != Some(mode) {
                     cmp.note(&format!(
                         "{label}: bcache's mode changed during the run (now {}), not {}",

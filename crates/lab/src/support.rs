@@ -29,16 +29,19 @@ pub fn check(fs: &str) -> Support {
     )
 }
 
-/// Checks a whole target: its filesystem, and bcache when it is stacked
-/// on it (a directory target is always ready: `None`).
+/// Checks a whole target: its filesystem, and the block layer stacked
+/// under it (bcache) (a directory target is always ready: `None`).
 pub fn check_target(t: &crate::target::TargetSpec) -> Option<Support> {
-    let crate::target::TargetKind::Format { fs, bcache, .. } = &t.kind else {
+    let crate::target::TargetKind::Format { fs, stack, .. } = &t.kind else {
         return None;
     };
-    if bcache.is_some() {
-        if let Err(why) = crate::bcache::support() {
-            return Some(Support::Missing(why));
+    match stack {
+        Some(crate::target::Stack::Bcache(_)) => {
+            if let Err(why) = crate::bcache::support() {
+                return Some(Support::Missing(why));
+            }
         }
+        None => {}
     }
     Some(check(fs))
 }

@@ -16,6 +16,26 @@ use std::path::PathBuf;
 use crate::bcache::CacheMode;
 use crate::error::LabError;
 
+/// A block layer the lab stacks between the device and the filesystem.
+/// Only bcache today; dm-cache (lvmcache), md RAID or dm-crypt would be
+/// further variants, each with its make, release and counters in a
+/// module of its own as `bcache` has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stack {
+    /// A bcache device in this mode (`--bcache`).
+    Bcache(CacheMode),
+}
+
+impl Stack {
+    /// For tables: "bcache writeback", "bcache, cache detached".
+    pub fn describe(self) -> String {
+        match self {
+            Stack::Bcache(CacheMode::Off) => "bcache, cache detached".into(),
+            Stack::Bcache(m) => format!("bcache {}", m.name()),
+        }
+    }
+}
+
 /// What a target is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TargetKind {
@@ -25,9 +45,9 @@ pub enum TargetKind {
         fs: String,
         mkfs_opts: Vec<String>,
         mount_opts: Option<String>,
-        /// Formatted on a bcache device in this mode (`--bcache`), made
-        /// of a cache device in front of the backing one.
-        bcache: Option<CacheMode>,
+        /// Formatted on a stacked device (`--bcache`): a cache device in
+        /// front of the backing one.
+        stack: Option<Stack>,
     },
     /// An existing directory, benchmarked where it is.
     Dir { path: PathBuf },
@@ -61,7 +81,7 @@ impl TargetSpec {
                 fs,
                 mkfs_opts,
                 mount_opts,
-                bcache,
+                stack,
             } => {
                 let mut s = fs.clone();
                 if !mkfs_opts.is_empty() {
@@ -70,10 +90,8 @@ impl TargetSpec {
                 if let Some(o) = mount_opts {
                     s.push_str(&format!(" -o {o}"));
                 }
-                match bcache {
-                    Some(CacheMode::Off) => s.push_str(" on bcache, cache detached"),
-                    Some(m) => s.push_str(&format!(" on bcache {}", m.name())),
-                    None => {}
+                if let Some(st) = stack {
+                    s.push_str(&format!(" on {}", st.describe()));
                 }
                 s
             }
@@ -144,7 +162,7 @@ pub fn parse_fs(text: &str) -> Result<TargetSpec, LabError> {
             fs: name.to_string(),
             mkfs_opts,
             mount_opts,
-            bcache: None,
+            stack: None,
         },
         text: trimmed.to_string(),
     })
@@ -291,7 +309,7 @@ pub fn stack_bcache(
                     fs: fs.clone(),
                     mkfs_opts: mkfs_opts.clone(),
                     mount_opts: mount_opts.clone(),
-                    bcache: Some(m),
+                    stack: Some(Stack::Bcache(m)),
                 },
                 text: format!("{} (bcache {})", t.text, m.name()),
             });
@@ -309,7 +327,7 @@ mod tests {
             fs: fs.into(),
             mkfs_opts: mkfs.iter().map(|s| s.to_string()).collect(),
             mount_opts: mount.map(String::from),
-            bcache: None,
+            stack: None,
         }
     }
 
