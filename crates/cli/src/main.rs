@@ -25,11 +25,15 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 /// Storage and filesystem benchmark for Linux that speaks fio's job language.
+///
+/// A bare `iolab` prints this help and exits with status 2 (a command
+/// line without a command); it never starts a measurement. `iolab quick`
+/// runs the quick suite on the current directory.
 #[derive(Parser, Debug)]
-#[command(name = "iolab", version, about, long_about = None)]
+#[command(name = "iolab", version, about, arg_required_else_help = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Command,
 }
 
 #[derive(Subcommand, Debug)]
@@ -50,7 +54,6 @@ enum Command {
     /// The quick suite on the filesystem of DIR (default: the current
     /// directory): sequential and random reads and writes, 4k write+fsync;
     /// a table of MB/s, IOPS and latency, kept in the results database.
-    /// Bare `iolab` runs it on the current directory.
     Quick(quick::QuickArgs),
     /// Metadata benchmark in DIR: create, open, utime, stat, readdir,
     /// rename and unlink --files N files (one directory or a tree); a
@@ -112,17 +115,16 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Some(Command::Run { args }) => run::run(&args),
-        Some(Command::Compare(args)) => compare::run(&args),
-        Some(Command::Quick(args)) => quick::run(&args),
-        Some(Command::Meta(args)) => meta::run(&args),
-        Some(Command::Sweep { args }) => sweep::run(&args),
-        Some(Command::History(args)) => history::run(&args),
-        Some(Command::Show(args)) => show::run(&args),
-        Some(Command::Export(args)) => export::run(&args),
-        Some(Command::Diff(args)) => diff::run(&args),
-        Some(Command::Import(args)) => import::run(&args),
-        None => quick::run(&quick::QuickArgs::default_for_bare()),
+        Command::Run { args } => run::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::Quick(args) => quick::run(&args),
+        Command::Meta(args) => meta::run(&args),
+        Command::Sweep { args } => sweep::run(&args),
+        Command::History(args) => history::run(&args),
+        Command::Show(args) => show::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Diff(args) => diff::run(&args),
+        Command::Import(args) => import::run(&args),
     };
     finish(outcome)
 }

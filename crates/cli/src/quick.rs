@@ -308,19 +308,6 @@ fn status(i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool) {
     let _ = err.flush();
 }
 
-impl QuickArgs {
-    /// The arguments of a bare `iolab`: the suite on the current directory
-    /// with every default.
-    pub fn default_for_bare() -> QuickArgs {
-        QuickArgs {
-            time: "60s".to_string(),
-            output_format: "table".to_string(),
-            meta_files: 10_000,
-            ..QuickArgs::default()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
