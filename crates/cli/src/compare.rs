@@ -22,6 +22,7 @@ use iolab_store::{Kind, Metric};
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
 use crate::output::{self, Out};
+use crate::units;
 use iolab_report::compare::{render_comparison, render_runs, CompareFormat};
 
 use crate::exit::Status;
@@ -57,9 +58,11 @@ pub struct CompareArgs {
     /// Confirms that --device may be formatted.
     #[arg(long)]
     destroy_data: bool,
-    /// Size of each loop image (and bound of the workload files).
-    #[arg(long, default_value = "4G", value_name = "SIZE")]
-    size: String,
+    /// Size of each loop image (and bound of the workload files); k, m, g
+    /// are powers of 1024, kib, mib, gib powers of 1000, as in fio's job
+    /// files.
+    #[arg(long, default_value = "4G", value_name = "SIZE", value_parser = units::size)]
+    size: u64,
     /// Directory for images, mount points and the state file
     /// (default: a fresh iolab-lab-* directory in the temp dir).
     #[arg(long, value_name = "DIR")]
@@ -81,9 +84,10 @@ pub struct CompareArgs {
     /// this much time (30s, 5m; seconds without a unit)
     #[arg(long, value_name = "TIME")]
     repeat_time: Option<String>,
-    /// Seconds per workload run.
-    #[arg(long, default_value_t = 5, value_name = "SECS")]
-    runtime: u64,
+    /// Time of each workload run, in whole seconds (5s, 1m; a bare
+    /// number is seconds).
+    #[arg(long, default_value = "5s", value_name = "TIME", value_parser = units::duration)]
+    runtime: Duration,
     /// Built-in workload suite (see --list-suites); default `studies`
     /// unless --job is given.
     #[arg(long, value_name = "NAME")]
@@ -133,12 +137,16 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
         return Ok(bad(msg));
     }
-    let Some(size) = parse_size(&args.size) else {
+    let size = args.size;
+    if size == 0 {
+        return Ok(bad("--size 0: the loop images need a size".into()));
+    }
+    let runtime = args.runtime;
+    if runtime.subsec_nanos() != 0 || runtime.is_zero() {
         return Ok(bad(format!(
-            "--size `{}`: expected a size such as 4G, 512M or 300MiB",
-            args.size
+            "--runtime {runtime:?}: each workload runs whole seconds, 1s or more"
         )));
-    };
+    }
     // --repeat N, or auto (each workload until its figures' intervals are
     // within the width or a budget is spent; mkfs and cold mounts then
     // run the fewest runs auto makes).
@@ -170,7 +178,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         size,
         repeat,
         auto,
-        runtime_s: args.runtime.max(1),
+        runtime_s: runtime.as_secs(),
         suite,
         device: args.device.clone(),
         destroy_data: args.destroy_data,
@@ -452,23 +460,6 @@ fn targets(args: &CompareArgs) -> Result<Vec<TargetSpec>, LabError> {
     Ok(v)
 }
 
-/// `4G`, `512M`, `300MiB`, `1t`, `65536`: binary multiples.
-fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let n: u64 = s[..digits].parse().ok()?;
-    let unit = s[digits..].to_ascii_lowercase();
-    let shift = match unit.trim_end_matches("ib").trim_end_matches('b') {
-        "" => 0,
-        "k" => 10,
-        "m" => 20,
-        "g" => 30,
-        "t" => 40,
-        _ => return None,
-    };
-    n.checked_mul(1u64 << shift).filter(|&b| b > 0)
-}
-
 fn show_progress(p: &Progress, started: Instant, tty: bool) {
     if let Progress::Workdir(dir) = p {
         let _ = WORKDIR.set(dir.to_path_buf());
@@ -632,17 +623,5 @@ mod tests {
             s.workloads[1].source.as_deref(),
             Some(b.join("x.fio").as_path())
         );
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4G"), Some(4 << 30));
-        assert_eq!(parse_size("300MiB"), Some(300 << 20));
-        assert_eq!(parse_size("512m"), Some(512 << 20));
-        assert_eq!(parse_size("65536"), Some(65536));
-        assert_eq!(parse_size("1KB"), Some(1024));
-        assert_eq!(parse_size("4X"), None);
-        assert_eq!(parse_size("G"), None);
-        assert_eq!(parse_size("0"), None);
     }
 }

@@ -19,6 +19,7 @@ mod run;
 mod show;
 mod status;
 mod sweep;
+mod units;
 
 use std::process::ExitCode;
 

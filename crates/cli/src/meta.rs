@@ -13,8 +13,6 @@ use clap::Args;
 use iolab_core::meta::{run_meta_partial, MetaOptions};
 use iolab_report::compare::CompareFormat;
 use iolab_report::meta::render_meta;
-use iolab_spec::value::size::parse_size;
-use iolab_spec::value::KbBase;
 use iolab_stats::meta::{MetaPhaseKind, MetaResult};
 
 use crate::exit::Status;
@@ -22,6 +20,7 @@ use crate::interrupt;
 use crate::keep::{self, StoreArgs};
 use crate::output;
 use crate::repeat::{self, RepeatArgs, Step};
+use crate::units;
 use iolab_stats::StopReason;
 use iolab_store::{Kind, Metric};
 
@@ -46,9 +45,10 @@ pub struct MetaArgs {
     /// Levels of the tree (with --dirs; 0 counts as 1).
     #[arg(long, default_value_t = 0, value_name = "N")]
     depth: u32,
-    /// Bytes written to each file at create (4k, 1MiB, ...).
-    #[arg(long, default_value = "0", value_name = "SIZE")]
-    file_size: String,
+    /// Bytes written to each file at create (4k, 1m; k, m, g are powers
+    /// of 1024, kib, mib, gib powers of 1000, as in fio's job files).
+    #[arg(long, default_value = "0", value_name = "SIZE", value_parser = units::size)]
+    file_size: u64,
     /// Threads sharing each phase.
     #[arg(long, default_value_t = 1, value_name = "N")]
     threads: u32,
@@ -83,10 +83,7 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
         Ok(f) => f,
         Err(e) => return Ok(bad(format!("--output-format: {e}"))),
     };
-    let file_size = match parse_size(&args.file_size, KbBase::K1024) {
-        Ok(s) => s,
-        Err(e) => return Ok(bad(format!("--file-size `{}`: {e}", args.file_size))),
-    };
+    let file_size = args.file_size;
     let mut phases = Vec::new();
     if let Some(list) = &args.phases {
         for name in list.split(',').map(str::trim) {

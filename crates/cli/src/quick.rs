@@ -17,8 +17,6 @@ use iolab_core::progress::Progress;
 use iolab_core::quick::{self, QuickOpts, SuiteTest, SUITE};
 use iolab_report::compare::CompareFormat;
 use iolab_report::quick::render_quick;
-use iolab_spec::value::time::{parse_time, TimeUnit};
-use iolab_spec::value::KbBase;
 use iolab_stats::quick::QuickResult;
 use iolab_stats::StopReason;
 use iolab_store::{Kind, Metric};
@@ -28,18 +26,21 @@ use crate::interrupt::{self, STOP};
 use crate::keep::{self, StoreArgs};
 use crate::output;
 use crate::repeat::{self, RepeatArgs, Step};
+use crate::units;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct QuickArgs {
     /// Directory whose filesystem is tested (default: the current directory)
     pub dir: Option<PathBuf>,
-    /// I/O time of the whole suite, shared among its nine tests
-    #[arg(long, default_value = "60s", value_name = "TIME")]
-    pub time: String,
+    /// I/O time of the whole suite, shared among its nine tests (30s,
+    /// 5m, 1h, 500ms; a bare number is seconds)
+    #[arg(long, default_value = "60s", value_name = "TIME", value_parser = units::duration)]
+    pub time: Duration,
     /// Test file size, at least 64 MiB (default: 1 GiB with direct I/O,
-    /// within a quarter of the free space)
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    /// within a quarter of the free space); k, m, g are powers of 1024,
+    /// kib, mib, gib powers of 1000, as in fio's job files
+    #[arg(long, value_name = "SIZE", value_parser = units::size)]
+    pub size: Option<u64>,
     /// I/O engine that reads and writes data (default: io_uring, else
     /// libaio, else psync)
     #[arg(long, value_name = "NAME")]
@@ -71,17 +72,7 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         Ok(f) => f,
         Err(e) => return bad(format!("--output-format: {e}")),
     };
-    let time = match parse_time(&args.time, TimeUnit::Sec) {
-        Ok(us) => Duration::from_micros(us),
-        Err(e) => return bad(format!("--time={}: {e}", args.time)),
-    };
-    let size = match &args.size {
-        None => None,
-        Some(s) => match iolab_spec::value::size::parse_size(s, KbBase::K1024) {
-            Ok(n) => Some(n),
-            Err(e) => return bad(format!("--size={s}: {e}")),
-        },
-    };
+    let (time, size) = (args.time, args.size);
     let rule = match args.repeat.rule() {
         Ok(r) => r,
         Err(e) => return bad(e),

@@ -37,3 +37,107 @@ fn a_bare_iolab_prints_help_and_measures_nothing() {
     );
     assert!(!Path::new(&db).exists());
 }
+
+/// Every duration flag, with the command line around it that reaches it.
+const DURATION_FLAGS: &[(&[&str], &str)] = &[
+    (&["quick", "--no-store"], "--time"),
+    (
+        &["compare", "--target", "a=/tmp", "--no-store"],
+        "--runtime",
+    ),
+    (
+        &["quick", "--no-store", "--repeat", "auto"],
+        "--repeat-time",
+    ),
+    (&["meta", "--no-store", "--repeat", "auto"], "--repeat-time"),
+    (
+        &[
+            "compare",
+            "--target",
+            "a=/tmp",
+            "--no-store",
+            "--repeat",
+            "auto",
+        ],
+        "--repeat-time",
+    ),
+    (
+        &[
+            "run",
+            "--no-store",
+            "--name=x",
+            "--size=4k",
+            "--repeat=auto",
+        ],
+        "--repeat-time",
+    ),
+    (
+        &[
+            "sweep",
+            "--no-store",
+            "--size=4k",
+            "--bs",
+            "4k",
+            "--repeat",
+            "auto",
+        ],
+        "--repeat-time",
+    ),
+];
+
+#[test]
+fn every_duration_flag_refuses_a_bad_unit_the_same_way() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, flag) in DURATION_FLAGS {
+        for bad in ["2x", "1.5s"] {
+            let out = common::iolab()
+                .current_dir(dir.path())
+                .args(*args)
+                .arg(format!("{flag}={bad}"))
+                .output()
+                .unwrap();
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} {flag}={bad}: {err}");
+            assert!(err.contains(flag), "{args:?} {flag}={bad}: {err}");
+            assert!(
+                err.contains("a bare number is seconds"),
+                "{args:?} {flag}={bad}: {err}"
+            );
+        }
+    }
+    assert!(common::entries(dir.path()).is_empty());
+}
+
+#[test]
+fn sizes_have_fios_meaning_on_every_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    // 64MiB is 64·10^6 bytes (61 MiB), below the suite's 64 MiB minimum;
+    // 64m is 64·2^20.
+    let out = common::iolab()
+        .args(["quick", "--no-store", "--size", "64MiB", "--time", "1h"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--size 61 MiB"), "{err}");
+    for args in [
+        &["quick", "--size", "4x"][..],
+        &["compare", "--target", "a=/tmp", "--size", "4x"],
+        &["meta", "--file-size", "4x"],
+    ] {
+        let out = common::iolab()
+            .current_dir(dir.path())
+            .args(args)
+            .arg("--no-store")
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("kib, mib, gib powers of 1000, as in fio's job files"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(common::entries(dir.path()).is_empty());
+}
