@@ -25,7 +25,7 @@ use iolab_stats::sweep::{PointMetric, SweepResult};
 use iolab_stats::RepeatRule;
 use iolab_store::{Kind, Metric};
 
-const USAGE: &str = "\
+pub const USAGE: &str = "\
 usage: iolab sweep [JOBFILE...] [--fio-option=value...] GRID... [flags]
 
 Runs a base job (job files and fio options, as `iolab run` takes them) at
@@ -56,6 +56,7 @@ When rw, sync or direct vary, each of their combinations is a group of
 columns (MB/s, IOPS, p99 latency) and the other axes are the rows.
 
 Flags:
+  -h, --help                 print this help (as `iolab help sweep` does)
   --repeat N|auto            runs per point (interleaved); cells show the
                              median and the spread ±(max-min)/median. auto:
                              rounds of every point until each point's MB/s

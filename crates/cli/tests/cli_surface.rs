@@ -141,3 +141,40 @@ fn sizes_have_fios_meaning_on_every_flag() {
     }
     assert!(common::entries(dir.path()).is_empty());
 }
+
+/// Every subcommand.
+const SUBCOMMANDS: &[&str] = &[
+    "run", "compare", "quick", "meta", "sweep", "history", "show", "export", "diff", "import",
+];
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = common::iolab().args(args).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        text(&out.stderr)
+    );
+    assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn every_subcommand_answers_h_help_and_help_sub_with_its_own_help() {
+    for sub in SUBCOMMANDS {
+        let short = stdout_of(&[sub, "-h"]);
+        let long = stdout_of(&[sub, "--help"]);
+        let via_help = stdout_of(&["help", sub]);
+        // clap's commands print "Usage: iolab SUB", run's and sweep's own
+        // help "usage: iolab SUB".
+        let usage = format!("sage: iolab {sub}");
+        assert!(short.contains(&usage), "{sub} -h: {short}");
+        assert!(long.contains(&usage), "{sub} --help: {long}");
+        assert_eq!(via_help, long, "iolab help {sub} differs from --help");
+        assert!(long.len() >= short.len(), "{sub}");
+    }
+    // run's and sweep's help is their own, with their flags.
+    assert!(stdout_of(&["help", "run"]).contains("--cmdhelp[=OPTION]"));
+    assert!(stdout_of(&["help", "sweep"]).contains("--bs LO..HI | LIST"));
+    assert_eq!(stdout_of(&["run", "-h"]), stdout_of(&["run", "--help"]));
+}
