@@ -246,11 +246,6 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     record.metrics = compare_metrics(c);
     record.warnings = iolab_store::comparison_flags(c);
     let kept = keep::insert(store, &record);
-    if let Some(id) = kept.id() {
-        if tty {
-            eprintln!("iolab: stored as result {id} (iolab show {id})");
-        }
-    }
     if c.targets.iter().any(|t| t.failed.is_some()) || !outcome.cleanup.problems.is_empty() {
         return Ok(Status::Failed);
     }

@@ -98,6 +98,7 @@ fn started_as_fio() -> bool {
 
 fn main() -> ExitCode {
     if started_as_fio() {
+        keep::silence();
         let args: Result<Vec<String>, _> = std::env::args_os()
             .skip(1)
             .map(|a| a.into_string())

@@ -177,6 +177,8 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         return Ok(Status::Failed);
     };
 
+    let text = render_quick(&result, format);
+    output::emit(args.output.as_deref(), &text)?;
     // Only a whole suite that measured something is kept.
     let kept = if result.interrupted || result.nothing_measured() {
         keep::Kept::NotAsked
@@ -189,14 +191,6 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         record.repeat = result.repeat.clone();
         keep::insert(store, &record)
     };
-
-    let mut text = render_quick(&result, format);
-    if format == CompareFormat::Table {
-        if let Some(id) = kept.id() {
-            text.push_str(&format!("\nstored as result {id} (iolab show {id})\n"));
-        }
-    }
-    output::emit(args.output.as_deref(), &text)?;
     if result.interrupted {
         eprintln!("iolab quick: interrupted; the results above are partial and were not stored");
         return Ok(Status::Failed);

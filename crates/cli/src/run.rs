@@ -473,14 +473,8 @@ fn plan_target(plan: &plan::Plan) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Says where a result was kept, on a terminal; the exit status (1 when
-/// it could not be stored).
+/// The exit status of a kept result (1 when it could not be stored).
 fn stored(kept: keep::Kept) -> Status {
-    if let Some(id) = kept.id() {
-        if std::io::stderr().is_terminal() {
-            eprintln!("iolab: stored as result {id} (iolab show {id})");
-        }
-    }
     kept.status()
 }
 

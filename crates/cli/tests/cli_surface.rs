@@ -178,3 +178,111 @@ fn every_subcommand_answers_h_help_and_help_sub_with_its_own_help() {
     assert!(stdout_of(&["help", "sweep"]).contains("--bs LO..HI | LIST"));
     assert_eq!(stdout_of(&["run", "-h"]), stdout_of(&["run", "--help"]));
 }
+
+/// The cheapest measuring command line of each storing command, in `dir`,
+/// with `extra` after it: (command, its output formats, the arguments).
+fn storing_commands(dir: &Path) -> Vec<(&'static str, &'static [&'static str], Vec<String>)> {
+    let d = dir.display().to_string();
+    // fio's jobs keep their files, as fio does: run's go to a directory
+    // of their own.
+    let run_dir = dir.join("run");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let job = dir.join("tiny.fio");
+    std::fs::write(&job, "[tiny]\nrw=write\nbs=4k\nsize=64k\n").unwrap();
+    let table: &[&str] = &["table", "markdown", "csv", "json"];
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    vec![
+        (
+            "run",
+            &["normal", "json", "json+", "terse"],
+            s(&["run", "--name=j", "--rw=write", "--bs=4k", "--size=64k"])
+                .into_iter()
+                .chain([format!("--directory={}", run_dir.display())])
+                .collect(),
+        ),
+        (
+            "sweep",
+            table,
+            s(&[
+                "sweep",
+                "--name=j",
+                "--rw=write",
+                "--size=64k",
+                "--bs",
+                "4k,8k",
+            ])
+            .into_iter()
+            .chain([format!("--directory={d}")])
+            .collect(),
+        ),
+        ("meta", table, s(&["meta", &d, "--files", "20"])),
+        (
+            "quick",
+            table,
+            s(&[
+                "quick",
+                &d,
+                "--time",
+                "1s",
+                "--size",
+                "64m",
+                "--meta-files",
+                "10",
+            ]),
+        ),
+        (
+            "compare",
+            table,
+            s(&[
+                "compare",
+                "--target",
+                &format!("a={d}"),
+                "--job",
+                &job.display().to_string(),
+                "--repeat",
+                "1",
+                "--runtime",
+                "1s",
+            ]),
+        ),
+    ]
+}
+
+#[test]
+fn every_storing_command_says_which_result_it_stored_on_stderr_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = tempfile::tempdir().unwrap();
+    let db = keep.path().join("results.db");
+    let mut next = 1;
+    for (cmd, formats, args) in storing_commands(dir.path()) {
+        for fmt in formats.iter() {
+            let out = common::iolab()
+                .env("IOLAB_DB", &db)
+                .args(&args)
+                .arg(format!("--output-format={fmt}"))
+                .output()
+                .unwrap();
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{cmd} {fmt}: {err}");
+            let line = format!("iolab: stored as result {next} (iolab show {next})\n");
+            assert!(err.ends_with(&line), "{cmd} {fmt}: {err}");
+            assert!(
+                !text(&out.stdout).contains("stored as result"),
+                "{cmd} {fmt}"
+            );
+            next += 1;
+        }
+        // Not stored, not said.
+        let out = common::iolab()
+            .env("IOLAB_DB", &db)
+            .args(&args)
+            .arg("--no-store")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", text(&out.stderr));
+        assert!(!text(&out.stderr).contains("stored as result"), "{cmd}");
+    }
+    assert_eq!(common::entries(&dir.path().join("run")), ["j.0.0"]);
+    let kept: Vec<String> = common::entries(dir.path());
+    assert_eq!(kept, ["j.0.0", "run", "tiny.fio"], "files left behind");
+}
