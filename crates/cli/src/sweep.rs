@@ -232,6 +232,13 @@ pub fn run(args: &[String]) -> Result<Status> {
     if let Some(f) = cmd.flags.first() {
         return Ok(bad(format!("`--{}` is not a flag of iolab sweep", f.name)));
     }
+    if cmd.job_files.is_empty() && cmd.jobs.is_empty() && cmd.global.is_empty() {
+        return Ok(bad(
+            "no base job to sweep: give a job file (`iolab sweep job.fio --bs 4k..1m`) or the \
+             job's fio options (`iolab sweep --filename=/mnt/x/f --size=256m --bs 4k..1m`); \
+             `iolab sweep --help` says more",
+        ));
+    }
     let mut files = Vec::new();
     for path in &cmd.job_files {
         match jobfile::read_job_file(path) {

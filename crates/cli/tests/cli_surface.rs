@@ -286,3 +286,49 @@ fn every_storing_command_says_which_result_it_stored_on_stderr_in_every_format()
     let kept: Vec<String> = common::entries(dir.path());
     assert_eq!(kept, ["j.0.0", "run", "tiny.fio"], "files left behind");
 }
+
+#[test]
+fn an_empty_command_line_says_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run"],
+            "no jobs defined: give a job file (`iolab run job.fio`)",
+        ),
+        (
+            &["run", "--no-store"],
+            "or a job's options (`iolab run --name=JOB",
+        ),
+        (&["sweep"], "no base job to sweep: give a job file"),
+        (
+            &["sweep", "--bs", "4k..64k"],
+            "or the job's fio options (`iolab sweep --filename=/mnt/x/f --size=256m",
+        ),
+        (
+            &["compare"],
+            "nothing to compare: give --fs LIST or --target NAME=DIR",
+        ),
+        (
+            &["run", "--cmdhelp=nosuchoption"],
+            "no option named `nosuchoption`",
+        ),
+        (
+            &["run", "--name=j", "--size=4k", "--section=other"],
+            "--section `other`: no job section has that name",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = common::iolab()
+            .current_dir(dir.path())
+            .args(*args)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        // No place of the user's is named by a made-up one.
+        assert!(!err.contains("built-in"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert!(common::entries(dir.path()).is_empty());
+}
