@@ -15,7 +15,7 @@ use clap::Args;
 use iolab_lab::campaign::{self, Options, Progress};
 use iolab_lab::support::{self, Support};
 use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list, TargetKind, TargetSpec};
-use iolab_lab::{cleanup, suite, LabError};
+use iolab_lab::{cleanup, fit, suite, LabError};
 use iolab_stats::RepeatRule;
 use iolab_store::{Kind, Metric};
 
@@ -183,16 +183,20 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         device: args.device.clone(),
         destroy_data: args.destroy_data,
         baseline: args.baseline.clone(),
-        host: iolab_spec::Host {
-            page_size: iolab_engine::host::page_size(),
-            mb_memory: iolab_engine::host::physical_memory() >> 20,
-            ncpus: iolab_engine::host::online_cpus(),
-        },
+        host: host(),
     };
     // Refusals come before anything is created (and before the output
     // file is opened).
     if let Err(e) = campaign::preflight(&targets, &opts) {
         return Ok(bad(e.to_string()));
+    }
+    // The loop images must hold the suite's largest workload and be
+    // large enough for each mkfs.
+    let images: Vec<&str> = targets.iter().filter_map(TargetSpec::fs).collect();
+    if opts.device.is_none() && !images.is_empty() {
+        if let Err(e) = fit::check(&opts.suite, opts.size, &images, opts.host) {
+            return Ok(bad(e));
+        }
     }
     if let Some(msg) = all_skipped(&targets) {
         return Ok(bad(msg));
@@ -571,13 +575,25 @@ fn clean(workdir: Option<&Path>) -> Result<Status> {
     })
 }
 
+/// This machine, for planning the workloads.
+fn host() -> iolab_spec::Host {
+    iolab_spec::Host {
+        page_size: iolab_engine::host::page_size(),
+        mb_memory: iolab_engine::host::physical_memory() >> 20,
+        ncpus: iolab_engine::host::online_cpus(),
+    }
+}
+
 fn list_suites() -> String {
     let mut s = String::new();
     for name in suite::NAMES {
         let Some(su) = suite::builtin(name) else {
             continue;
         };
-        s.push_str(&format!("{}: {}\n", su.name, su.about));
+        let least = fit::minimum(&su, host())
+            .map(|m| format!(" (images of at least {} MiB)", m >> 20))
+            .unwrap_or_default();
+        s.push_str(&format!("{}: {}{least}\n", su.name, su.about));
         for w in &su.workloads {
             s.push_str(&format!("\n  {}: {}\n", w.name, w.about));
             for line in w.job.lines() {

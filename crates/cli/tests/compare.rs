@@ -1324,3 +1324,42 @@ fn a_failed_mkfs_keeps_its_message_short() {
     );
     assert!(!loops_mention(dir.path()) && !mounts_mention(dir.path()));
 }
+
+/// An image the suite does not fit in is refused before anything is
+/// made, with the suite's minimum; so is one a mkfs would refuse.
+#[test]
+fn a_suite_that_does_not_fit_the_image_is_refused_at_once() {
+    if !need_root(&["ext4"]) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--size", "64m"], "workload `stonewall-4` needs 64 MiB"),
+        (&["--size", "10m"], "give --size 72m or more"),
+        (
+            &["--size", "20m", "--suite", "meta"],
+            "give --size 48m or more",
+        ),
+        (
+            &["--fs", "xfs", "--size", "256m"],
+            "mkfs.xfs makes no filesystem",
+        ),
+    ];
+    for (extra, says) in cases {
+        let out = iolab()
+            .args(["compare", "--fs", "ext4", "--no-store", "--workdir"])
+            .arg(work.path())
+            .args(*extra)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert!(common::entries(work.path()).is_empty(), "{extra:?}");
+    }
+    // --list-suites names each suite's smallest image.
+    let out = iolab().args(["compare", "--list-suites"]).output().unwrap();
+    let list = text(&out.stdout);
+    assert!(list.contains("(images of at least 72 MiB)"), "{list}");
+}
