@@ -40,7 +40,9 @@ same bytes (like dd bs=X count=N/X); as in fio, size is per job, so
 Every value, every point and every place a file will be made are checked
 before anything runs. A run that fails ends the sweep: the points before it
 are reported, the failing point is named with its error, the files the
-sweep created are removed, and the exit status is 1.
+sweep created are removed, and the exit status is 1. After a sweep that
+succeeds, the data files it created are removed too (files that existed
+before are left as they are); --keep-files keeps them.
 
 Grid:
   --bs LO..HI | LIST         block sizes: LO, 2*LO, 4*LO, ... up to HI (1k..1g)
@@ -67,6 +69,7 @@ Flags:
   --repeat-time TIME         auto starts no round that would end after TIME
   --output-format FMT        table, markdown, csv or json
   --output FILE              write the report to FILE
+  --keep-files               keep the data files the sweep created
   --db PATH, --no-store, --tag TEXT
                              where the result is kept (as every command)
 
@@ -84,6 +87,7 @@ struct SweepArgs {
     output: Option<String>,
     rest: Vec<String>,
     help: bool,
+    keep_files: bool,
     store: StoreArgs,
 }
 
@@ -110,6 +114,7 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
     let mut rest = Vec::new();
     let mut help = false;
     let mut no_store = false;
+    let mut keep_files = false;
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
@@ -120,6 +125,10 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
         }
         if arg == "--no-store" {
             no_store = true;
+            continue;
+        }
+        if arg == "--keep-files" {
+            keep_files = true;
             continue;
         }
         let body = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'));
@@ -155,6 +164,7 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
         output: None,
         rest,
         help,
+        keep_files,
         store: StoreArgs {
             no_store,
             ..StoreArgs::default()
@@ -294,6 +304,13 @@ pub fn run(args: &[String]) -> Result<Status> {
         Ok(r) => r,
         Err(e) => return Ok(bad(e)),
     };
+    // A sweep that did not finish removed what it made; one that did
+    // removes it now, unless asked to keep it.
+    if result.complete() && !sweep.keep_files {
+        for f in &prepared.new_files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
     output::emit(
         sweep.output.as_deref().map(Path::new),
         &render_sweep(&result, sweep.format),
