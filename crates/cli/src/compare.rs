@@ -5,10 +5,9 @@
 //! table. `--cleanup` removes what killed runs left; `--list-suites`
 //! shows the built-in workloads.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
@@ -22,6 +21,7 @@ use iolab_store::{Kind, Metric};
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
 use crate::output::{self, Out};
+use crate::progress::{self, Display};
 use crate::units;
 use iolab_report::compare::{render_comparison, render_runs, CompareFormat};
 
@@ -206,9 +206,10 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         Err(e) => return Ok(bad(format!("{e:#}"))),
     };
     watch_interrupts();
-    let started = Instant::now();
-    let tty = std::io::stderr().is_terminal();
-    let mut show = |p: Progress| show_progress(&p, started, tty);
+    let display = Display::new("compare", 0);
+    let mut steps = Steps::new(&targets, &opts);
+    display.set_steps(steps.total);
+    let mut show = |p: Progress| steps.show(&p, &display);
     let outcome = match campaign::run(&targets, &opts, &interrupt::STOP, &mut show) {
         Ok(o) => o,
         Err(
@@ -220,6 +221,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         ) => return Ok(bad(e.to_string())),
         Err(e) => return Err(e.into()),
     };
+    display.clear();
     for p in &outcome.cleanup.problems {
         eprintln!("iolab: cleanup: {p}");
     }
@@ -459,53 +461,101 @@ fn targets(args: &CompareArgs) -> Result<Vec<TargetSpec>, LabError> {
     Ok(v)
 }
 
-fn show_progress(p: &Progress, started: Instant, tty: bool) {
-    if let Progress::Workdir(dir) = p {
-        let _ = WORKDIR.set(dir.to_path_buf());
-    }
-    if let Progress::Stale {
-        removed,
-        left_alone,
-    } = p
-    {
-        for r in removed.iter() {
-            eprintln!("iolab: a killed run's leftovers: {r}");
-        }
-        for l in left_alone.iter() {
-            eprintln!("iolab: {l}");
-        }
-        return;
-    }
-    let line = match p {
-        Progress::Skipped { label, reason } => format!("{label}: skipped: {reason}"),
-        Progress::Failed { label, error } => format!("{label}: failed: {error}"),
-        _ if !tty => return,
-        Progress::Workdir(dir) => format!("workdir {}", dir.display()),
-        Progress::Stale { .. } => return,
-        Progress::Target {
-            label,
-            index,
-            total,
-        } => format!("[{index}/{total}] {label}"),
-        Progress::Step { label, what } => format!("{label}: {what}"),
-        Progress::Workload {
-            label,
-            workload,
-            run,
-            repeat,
-            remaining,
-        } => format!(
-            "{label}: {workload} run {run}/{repeat}, elapsed {}, about {} of workloads left",
-            hms(started.elapsed()),
-            hms(*remaining)
-        ),
-    };
-    eprintln!("iolab: {line}");
+/// The steps of a campaign on the display: per target, its preparation
+/// (mkfs and first mount, cold mounts, read speed) for a filesystem the
+/// lab formats, then every run of every workload (with `--repeat auto`,
+/// its most runs; a workload that stops earlier skips ahead).
+struct Steps {
+    total: u64,
+    done: u64,
+    /// The steps of a formatted target (a skipped one takes them away).
+    format_steps: u64,
+    /// The target under way and its place among them.
+    target: String,
 }
 
-fn hms(d: Duration) -> String {
-    let s = d.as_secs();
-    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+/// What a formatted target does before its workloads.
+const PREP_STEPS: u64 = 3;
+
+impl Steps {
+    fn new(targets: &[TargetSpec], opts: &Options) -> Steps {
+        let runs = u64::from(opts.auto.map_or(opts.repeat, |r| r.max_runs()));
+        let workload_steps = opts.suite.workloads.len() as u64 * runs;
+        let format_steps = PREP_STEPS + workload_steps;
+        let total = targets
+            .iter()
+            .map(|t| match t.kind {
+                TargetKind::Format { .. } => format_steps,
+                TargetKind::Dir { .. } => workload_steps,
+            })
+            .sum();
+        Steps {
+            total,
+            done: 0,
+            format_steps,
+            target: String::new(),
+        }
+    }
+
+    fn show(&mut self, p: &Progress, display: &Display) {
+        match p {
+            Progress::Workdir(dir) => {
+                let _ = WORKDIR.set(dir.to_path_buf());
+            }
+            Progress::Stale {
+                removed,
+                left_alone,
+            } => {
+                for r in removed.iter() {
+                    display.println(&format!("iolab: a killed run's leftovers: {r}"));
+                }
+                for l in left_alone.iter() {
+                    display.println(&format!("iolab: {l}"));
+                }
+            }
+            Progress::Skipped { label, reason } => {
+                display.println(&format!("iolab: {label}: skipped: {reason}"));
+                // Its steps will not come.
+                self.total = self.total.saturating_sub(self.format_steps);
+                display.set_steps(self.total);
+            }
+            Progress::Failed { label, error } => {
+                display.println(&format!("iolab: {label}: failed: {error}"));
+            }
+            Progress::Target {
+                label,
+                index,
+                total,
+            } => {
+                self.target = if *total > 1 {
+                    format!("{label} ({index}/{total})")
+                } else {
+                    label.to_string()
+                };
+            }
+            Progress::Step { what, .. } => {
+                self.done += 1;
+                display.step(self.done, &format!("{}: {what}", self.target));
+            }
+            Progress::Workload {
+                workload,
+                run,
+                repeat,
+                remaining,
+                ..
+            } => {
+                self.done += 1;
+                display.step(
+                    self.done,
+                    &format!(
+                        "{} left: {}: {workload} run {run}/{repeat}",
+                        progress::clock(*remaining),
+                        self.target
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// Ctrl-C: the first stops the campaign at its next step (which cleans

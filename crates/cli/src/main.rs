@@ -12,6 +12,7 @@ mod interrupt;
 mod keep;
 mod meta;
 mod output;
+mod progress;
 mod quick;
 mod readback;
 mod repeat;

@@ -5,9 +5,8 @@
 //! directory each time; the result keeps every run, and its metrics carry
 //! the runs as samples, so that `diff` can reach a verdict.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,6 +24,7 @@ use crate::exit::Status;
 use crate::interrupt::{self, STOP};
 use crate::keep::{self, StoreArgs};
 use crate::output;
+use crate::progress::{self, Display};
 use crate::repeat::{self, RepeatArgs, Step};
 use crate::units;
 
@@ -115,10 +115,43 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
             let _ = iolab_core::quickdir::remove(&w);
         }
     })));
-    let draw = std::io::stderr().is_terminal();
+    // One step per test and one for the metadata pass, in every run.
+    let per_run = SUITE.len() as u64 + u64::from(args.meta_files > 0);
+    let runs = u64::from(rule.max_runs());
+    let display = Display::new("quick", per_run * runs);
+    let run_index = AtomicU32::new(0);
+    let layout = format!("laying out the {} MiB test file", setup.file_bytes >> 20);
+    let suite_time = time.as_secs_f64();
     let watch = |i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool| {
-        if draw {
-            status(i, test, p, done);
+        if !display.drawn() {
+            return;
+        }
+        let run = u64::from(run_index.load(Ordering::Relaxed));
+        let step = run * per_run + i as u64 + 1;
+        let tests = SUITE.len();
+        let test_s = suite_time / tests as f64;
+        let label = format!("{} {}", test.name, test.op());
+        // Each run lays out a fresh file for its first test.
+        let layout = (i == 0).then_some(layout.as_str());
+        match layout {
+            Some(phase) => display.step(step, &format!("{label}: {phase}")),
+            None => display.step(step, &label),
+        }
+        show_test(&display, &label, p, done, layout, |in_test: f64| {
+            // This test's rest, the tests after it, the runs after this one.
+            let rest = (test_s - in_test).max(0.0)
+                + (tests - i - 1) as f64 * test_s
+                + (runs - run - 1) as f64 * suite_time;
+            Duration::from_secs_f64(rest)
+        });
+        if i + 1 == tests && per_run > tests as u64 && !STOP.load(Ordering::Relaxed) {
+            display.step(
+                step + 1,
+                &format!(
+                    "metadata pass: create, stat and unlink {} files",
+                    args.meta_files
+                ),
+            );
         }
     };
     // The private directory's random name is left out, so that two
@@ -147,9 +180,7 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         if let Ok(mut w) = work.lock() {
             w.clone_from(&setup.work);
         }
-        if rule.repeats() && draw {
-            eprintln!("iolab quick: run {}", i + 1);
-        }
+        run_index.store(i, Ordering::Relaxed);
         dir_tested.clone_from(&setup.dir);
         match quick::run(&setup, &STOP, &watch) {
             Ok(mut r) => {
@@ -169,6 +200,7 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         }
     };
     let (runs, outcome) = repeat::repeat(&rule, &STOP, once, figures);
+    display.clear();
     let result = if rule.repeats() && !runs.is_empty() {
         iolab_stats::quick::combine(runs, outcome)
     } else if let Some(r) = runs.into_iter().next() {
@@ -261,36 +293,46 @@ fn metrics(r: &QuickResult) -> Vec<Metric> {
     out
 }
 
-/// One test's status line, redrawn twice a second until it is over.
-fn status(i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool) {
-    let mut err = std::io::stderr();
-    let label = format!("[{}/{}] {} {}", i + 1, SUITE.len(), test.name, test.op());
-    let begin = Instant::now();
+/// One test on the display until it is over: while its file is laid out
+/// (`layout`, until the first byte moves) that phase, then the suite's
+/// time left (`left`, given the seconds the test has measured so far)
+/// and the test's MB/s and IOPS over the last half second.
+fn show_test(
+    display: &Display,
+    label: &str,
+    p: &Progress,
+    done: &AtomicBool,
+    layout: Option<&str>,
+    left: impl Fn(f64) -> Duration,
+) {
     let mut last = p.snapshot();
     let mut last_at = Instant::now();
+    let mut measuring_since: Option<Instant> = None;
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
         if last_at.elapsed() < Duration::from_millis(500) {
             continue;
         }
         let now = p.snapshot();
-        let dt = last_at.elapsed().as_secs_f64();
-        let bytes: u64 = now.bytes.iter().sum::<u64>() - last.bytes.iter().sum::<u64>();
-        let ios: u64 = now.ios.iter().sum::<u64>() - last.ios.iter().sum::<u64>();
-        let _ = write!(
-            err,
-            "\r{label}: {:>5.1}%  {:>8.1} MB/s  {:>9.0} IOPS  {:>4.0}s ",
-            now.percent(),
-            bytes as f64 / dt / 1e6,
-            ios as f64 / dt,
-            begin.elapsed().as_secs_f64()
-        );
-        let _ = err.flush();
+        let moved: u64 = now.bytes.iter().sum();
+        if moved == 0 {
+            if let Some(phase) = layout {
+                display.say(&format!("{label}: {phase}"));
+            }
+        } else {
+            let since = *measuring_since.get_or_insert_with(Instant::now);
+            let dt = last_at.elapsed().as_secs_f64();
+            let bytes = moved - last.bytes.iter().sum::<u64>();
+            let ios: u64 = now.ios.iter().sum::<u64>() - last.ios.iter().sum::<u64>();
+            display.say(&format!(
+                "suite {} left: {label} {:.1} MB/s {:.0} IOPS",
+                progress::clock(left(since.elapsed().as_secs_f64())),
+                bytes as f64 / dt / 1e6,
+                ios as f64 / dt,
+            ));
+        }
         (last, last_at) = (now, Instant::now());
     }
-    // Clear the line for the next test or the table.
-    let _ = write!(err, "\r{:width$}\r", "", width = label.len() + 60);
-    let _ = err.flush();
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! [`run_sweep`] with a Ctrl-C handler, and prints the matrix (after a
 //! failed run, the points that finished and the failing point).
 
-use std::io::IsTerminal;
 use std::path::Path;
+use std::time::Instant;
 
 use anyhow::Result;
 use iolab_core::sweep::{
@@ -20,6 +20,7 @@ use crate::exit::Status;
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
 use crate::output;
+use crate::progress::{self, Display};
 use crate::repeat::parse_rule;
 use iolab_stats::sweep::{PointMetric, SweepResult};
 use iolab_stats::RepeatRule;
@@ -283,11 +284,26 @@ pub fn run(args: &[String]) -> Result<Status> {
         Err(e) => return Ok(bad(format!("{e:#}"))),
     };
     interrupt::watch(None);
-    let tty = std::io::stderr().is_terminal();
+    // One step per run of a point; with --repeat auto, the most rounds.
+    let rounds = u64::from(sweep.repeat.max_runs());
+    let steps = prepared.points.len() as u64 * rounds;
+    let display = Display::new("sweep", steps);
+    let started = Instant::now();
+    let mut step = 0u64;
     let mut on_run = |point: &str, rep: u32| {
-        if tty {
-            eprint!("\x1b[2K\riolab sweep: run {} of {point}", rep + 1);
-        }
+        step += 1;
+        let left = progress::pace_left(started.elapsed(), step - 1, steps)
+            .map(|d| format!("{} left: ", progress::clock(d)))
+            .unwrap_or_default();
+        let point = if point.is_empty() {
+            "the base job"
+        } else {
+            point
+        };
+        display.step(
+            step,
+            &format!("{left}{point}, round {} of {rounds}", rep + 1),
+        );
     };
     let outcome = run_sweep_until(
         &base,
@@ -297,9 +313,7 @@ pub fn run(args: &[String]) -> Result<Status> {
         &interrupt::STOP,
         &mut on_run,
     );
-    if tty {
-        eprint!("\x1b[2K\r");
-    }
+    display.clear();
     let result = match outcome {
         Ok(r) => r,
         Err(e) => return Ok(bad(e)),
