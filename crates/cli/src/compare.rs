@@ -325,10 +325,21 @@ fn choose_suite(name: Option<&str>, jobs: &[PathBuf]) -> Result<suite::Suite, St
         None if jobs.is_empty() => Some(suite::DEFAULT),
         None => None,
     };
+    // The old name of `basic`, kept working with a word of warning.
+    let name = match name {
+        Some(suite::OLD_BASIC) => {
+            eprintln!(
+                "iolab: --suite quick is now --suite basic (`iolab quick` is the quick suite \
+                 of one directory); running basic"
+            );
+            Some("basic")
+        }
+        other => other,
+    };
     let mut chosen = match name {
         Some(n) => suite::builtin(n).ok_or_else(|| {
             format!(
-                "--suite `{n}`: no such suite (built-in: {})",
+                "--suite `{n}`: no such suite (the suites: {})",
                 suite::NAMES.join(", ")
             )
         })?,
@@ -664,10 +675,12 @@ mod tests {
         let s = choose_suite(None, &[]).unwrap();
         assert_eq!(s.name, "studies");
         assert!(s.workloads.iter().any(|w| w.name == "stonewall-4"));
-        assert_eq!(choose_suite(Some("quick"), &[]).unwrap().name, "quick");
+        assert_eq!(choose_suite(Some("basic"), &[]).unwrap().name, "basic");
+        // The old name still works.
+        assert_eq!(choose_suite(Some("quick"), &[]).unwrap().name, "basic");
         let e = choose_suite(Some("nope"), &[]).unwrap_err();
         assert!(
-            e.contains("built-in: studies, quick, meta, bs-sweep"),
+            e.contains("the suites: studies, basic, meta, bs-sweep"),
             "{e}"
         );
         // Job files alone: only them, under names of their own.

@@ -332,3 +332,31 @@ fn an_empty_command_line_says_what_to_give() {
     }
     assert!(common::entries(dir.path()).is_empty());
 }
+
+#[test]
+fn compares_old_suite_name_quick_runs_basic_and_says_so() {
+    let out = common::iolab()
+        .args(["compare", "--list-suites"])
+        .output()
+        .unwrap();
+    let list = text(&out.stdout);
+    assert!(
+        list.contains("\nbasic: ") && !list.contains("\nquick: "),
+        "{list}"
+    );
+    // The old name, with a bad flag after it: the warning, then the refusal,
+    // before anything runs.
+    let out = common::iolab()
+        .args([
+            "compare",
+            "--suite",
+            "quick",
+            "--target",
+            "a=/nonexistent-iolab",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--suite quick is now --suite basic"), "{err}");
+}

@@ -62,7 +62,7 @@ fn three_filesystems_side_by_side_with_skipped_targets() {
             "--size",
             "1G",
             "--suite",
-            "quick",
+            "basic",
         ])
         .args([
             "--repeat",
@@ -278,7 +278,7 @@ fn kill_9_mid_workload_then_cleanup_leaves_nothing() {
             "--size",
             "320M",
             "--suite",
-            "quick",
+            "basic",
             "--repeat",
             "1",
             "--runtime",
@@ -410,7 +410,7 @@ fn directory_targets_without_root() {
         "--size",
         "64M",
         "--suite",
-        "quick",
+        "basic",
         "--repeat",
         "1",
         "--runtime",
@@ -588,7 +588,7 @@ fn ctrl_c_mid_workload_cleans_up() {
             "--size",
             "320M",
             "--suite",
-            "quick",
+            "basic",
             "--repeat",
             "1",
             "--runtime",
@@ -644,7 +644,7 @@ fn a_named_device_is_formatted_for_each_filesystem_and_left_attached() {
             "ext4,xfs",
             "--destroy-data",
             "--suite",
-            "quick",
+            "basic",
             "--repeat",
             "1",
             "--runtime",
@@ -829,7 +829,7 @@ fn second_ctrl_c_removes_everything_and_exits() {
     let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
         .env("IOLAB_DB", common::test_db())
         .args(["compare", "--fs", "ext4", "--size", "320M", "--repeat", "1"])
-        .args(["--suite", "quick"])
+        .args(["--suite", "basic"])
         .args(["--runtime", "30", "--workdir"])
         .arg(&work)
         .stdout(Stdio::null())
@@ -885,7 +885,7 @@ fn the_next_compare_cleans_what_a_killed_run_left() {
     let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
         .env("IOLAB_DB", common::test_db())
         .args(["compare", "--fs", "ext4", "--size", "320M", "--repeat", "1"])
-        .args(["--suite", "quick"])
+        .args(["--suite", "basic"])
         .args(["--runtime", "30"])
         .env("TMPDIR", tmp.path())
         .stdout(Stdio::null())
@@ -988,7 +988,7 @@ fn what_iolab_did_not_create_is_never_removed() {
     let run = |work: &Path| {
         iolab()
             .args(["compare", "--fs", "ext4", "--size", "256M", "--repeat", "1"])
-            .args(["--suite", "quick", "--runtime", "1", "--workdir"])
+            .args(["--suite", "basic", "--runtime", "1", "--workdir"])
             .arg(work)
             .timeout(Duration::from_secs(60))
             .output()
@@ -1297,7 +1297,7 @@ fn a_failed_mkfs_keeps_its_message_short() {
             "--fs",
             "xfs:-bogus",
             "--suite",
-            "quick",
+            "basic",
             "--repeat",
             "1",
         ])

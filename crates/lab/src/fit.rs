@@ -162,7 +162,7 @@ mod tests {
             mins,
             [
                 ("studies", 72),
-                ("quick", 24),
+                ("basic", 24),
                 ("meta", 48),
                 ("bs-sweep", 24)
             ]
