@@ -16,6 +16,7 @@ mod progress;
 mod quick;
 mod readback;
 mod repeat;
+mod rerun;
 mod run;
 mod show;
 mod status;
@@ -81,6 +82,9 @@ enum Command {
     /// Two stored results side by side: values, ratio, and whether each
     /// difference is significant or within noise.
     Diff(diff::DiffArgs),
+    /// A stored run or quick result's job file run again, as `iolab run`
+    /// runs it: `iolab rerun ID [RUN FLAGS...]`.
+    Rerun(rerun::RerunArgs),
     /// Stores a result a command could not store (the
     /// `*.unstored-*.json` file it wrote beside the database).
     Import(import::ImportArgs),
@@ -128,6 +132,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Rerun(args) => rerun::run(&args),
     };
     finish(outcome)
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use clap::Args;
 use iolab_core::progress::Progress;
-use iolab_core::quick::{self, QuickOpts, SuiteTest, SUITE};
+use iolab_core::quick::{self, Profile, QuickOpts, SuiteTest};
 use iolab_report::compare::CompareFormat;
 use iolab_report::quick::render_quick;
 use iolab_stats::quick::QuickResult;
@@ -32,13 +32,29 @@ use crate::units;
 pub struct QuickArgs {
     /// Directory whose filesystem is tested (default: the current directory)
     pub dir: Option<PathBuf>,
-    /// I/O time of the whole suite, shared among its nine tests (30s,
-    /// 5m, 1h, 500ms; a bare number is seconds)
-    #[arg(long, default_value = "60s", value_name = "TIME", value_parser = units::duration)]
-    pub time: Duration,
+    /// The tests and how they run: iolab (its own nine tests and a
+    /// metadata pass), cdm (CrystalDiskMark 8's default profile) or
+    /// cdm-nvme (its NVMe SSD profile)
+    #[arg(long, default_value = "iolab", value_name = "NAME", value_parser = parse_profile)]
+    pub profile: Profile,
+    /// With --profile iolab: the I/O time of the whole suite, shared among
+    /// its nine tests (default 60s). With a cdm profile: each pass's time
+    /// (default 5s, CrystalDiskMark's measure time). 30s, 5m, 500ms; a
+    /// bare number is seconds
+    #[arg(long, value_name = "TIME", value_parser = units::duration)]
+    pub time: Option<Duration>,
+    /// Measured passes of each test, the best reported (default: 1; 5
+    /// with a cdm profile)
+    #[arg(long, value_name = "N")]
+    pub passes: Option<u32>,
+    /// Pause before each test but the first (default: none; 5s with a
+    /// cdm profile, CrystalDiskMark's interval)
+    #[arg(long, value_name = "TIME", value_parser = units::duration)]
+    pub interval: Option<Duration>,
     /// Test file size, at least 64 MiB (default: 1 GiB with direct I/O,
-    /// within a quarter of the free space); k, m, g are powers of 1024,
-    /// kib, mib, gib powers of 1000, as in fio's job files
+    /// within a quarter of the free space; 1 GiB with a cdm profile); k,
+    /// m, g are powers of 1024, kib, mib, gib powers of 1000, as in fio's
+    /// job files
     #[arg(long, value_name = "SIZE", value_parser = units::size)]
     pub size: Option<u64>,
     /// I/O engine that reads and writes data (default: io_uring, else
@@ -72,7 +88,9 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         Ok(f) => f,
         Err(e) => return bad(format!("--output-format: {e}")),
     };
-    let (time, size) = (args.time, args.size);
+    let (default_time, default_passes, default_interval) = args.profile.defaults();
+    let time = args.time.unwrap_or(default_time);
+    let size = args.size;
     let rule = match args.repeat.rule() {
         Ok(r) => r,
         Err(e) => return bad(e),
@@ -86,7 +104,10 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
     };
     let opts = QuickOpts {
         dir,
+        profile: args.profile,
         time,
+        passes: args.passes.unwrap_or(default_passes),
+        interval: args.interval.unwrap_or(default_interval),
         size,
         engine: args.engine.clone(),
         buffered: args.buffered,
@@ -116,20 +137,25 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         }
     })));
     // One step per test and one for the metadata pass, in every run.
-    let per_run = SUITE.len() as u64 + u64::from(args.meta_files > 0);
+    let tests = setup.profile.tests();
+    let per_run = tests.len() as u64 + u64::from(setup.meta_files > 0);
     let runs = u64::from(rule.max_runs());
     let display = Display::new("quick", per_run * runs);
     let run_index = AtomicU32::new(0);
     let layout = format!("laying out the {} MiB test file", setup.file_bytes >> 20);
-    let suite_time = time.as_secs_f64();
+    // A test's whole time: its passes (and a preparation run), the pause
+    // before it.
+    let runs_per_test = setup.passes + u32::from(setup.profile.is_cdm());
+    let test_s = (setup.test_time * runs_per_test + setup.interval).as_secs_f64();
+    let suite_time = test_s * tests.len() as f64;
+    let meta_files = setup.meta_files;
     let watch = |i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool| {
         if !display.drawn() {
             return;
         }
         let run = u64::from(run_index.load(Ordering::Relaxed));
         let step = run * per_run + i as u64 + 1;
-        let tests = SUITE.len();
-        let test_s = suite_time / tests as f64;
+        let tests = tests.len();
         let label = format!("{} {}", test.name, test.op());
         // Each run lays out a fresh file for its first test.
         let layout = (i == 0).then_some(layout.as_str());
@@ -147,22 +173,12 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         if i + 1 == tests && per_run > tests as u64 && !STOP.load(Ordering::Relaxed) {
             display.step(
                 step + 1,
-                &format!(
-                    "metadata pass: create, stat and unlink {} files",
-                    args.meta_files
-                ),
+                &format!("metadata pass: create, stat and unlink {meta_files} files"),
             );
         }
     };
-    // The private directory's random name is left out, so that two
-    // results of the same suite on the same directory have the same job.
-    let private = setup.work.display().to_string();
-    let job_text = SUITE
-        .iter()
-        .map(|t| quick::job_text(&setup, t))
-        .collect::<Vec<_>>()
-        .join("\n")
-        .replace(&private, &format!("{}/.iolab-quick", setup.dir.display()));
+    // A job file that replays the suite (`iolab rerun ID`).
+    let job_text = quick::replay_job_file(&setup);
     let mut first = Some(setup);
     let mut dir_tested = PathBuf::new();
     let once = |i: u32| {
@@ -235,6 +251,10 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         return Ok(Status::Failed);
     }
     Ok(kept.status())
+}
+
+fn parse_profile(s: &str) -> Result<Profile, String> {
+    s.parse()
 }
 
 /// Every test's IOPS in each run so far: what `--repeat auto` judges.
