@@ -10,6 +10,7 @@ mod history;
 mod import;
 mod interrupt;
 mod keep;
+mod manual;
 mod meta;
 mod output;
 mod progress;
@@ -25,7 +26,7 @@ mod units;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Storage and filesystem benchmark for Linux that speaks fio's job language.
 ///
@@ -85,6 +86,20 @@ enum Command {
     /// A stored run or quick result's job file run again, as `iolab run`
     /// runs it: `iolab rerun ID [RUN FLAGS...]`.
     Rerun(rerun::RerunArgs),
+    /// The shell completion script for bash, zsh or fish, on stdout:
+    /// `iolab completions bash > /etc/bash_completion.d/iolab`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// The man page iolab(1) on stdout, or with --dir every page
+    /// (iolab.1, iolab-run.1, ...) written into DIR.
+    Man {
+        /// Write iolab.1 and one iolab-SUB.1 per subcommand here
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
     /// Stores a result a command could not store (the
     /// `*.unstored-*.json` file it wrote beside the database).
     Import(import::ImportArgs),
@@ -133,6 +148,8 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Rerun(args) => rerun::run(&args),
+        Command::Completions { shell } => manual::completions(Cli::command(), shell),
+        Command::Man { dir } => manual::man(Cli::command(), dir.as_deref()),
     };
     finish(outcome)
 }

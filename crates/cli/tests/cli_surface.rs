@@ -360,3 +360,87 @@ fn compares_old_suite_name_quick_runs_basic_and_says_so() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--suite quick is now --suite basic"), "{err}");
 }
+
+/// What bash completes for the words of `line` (the last one being
+/// completed) with iolab's completion script loaded.
+fn bash_completes(script: &Path, line: &[&str]) -> Vec<String> {
+    let words = line
+        .iter()
+        .map(|w| format!("'{w}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let program = format!(
+        "source '{}'; COMP_WORDS=({words}); COMP_CWORD={}; COMP_LINE='{}'; \
+         COMP_POINT=${{#COMP_LINE}}; _iolab iolab '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(),
+        line.len() - 1,
+        line.join(" "),
+        line[line.len() - 1],
+        line[line.len() - 2],
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &program])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).lines().map(String::from).collect()
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_help_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let script = stdout_of(&["completions", shell]);
+        for word in ["compare", "quick", "rerun", "--profile", "--bs"] {
+            assert!(script.contains(word), "{shell}: {word}");
+        }
+    }
+    let bash = dir.path().join("iolab.bash");
+    std::fs::write(&bash, stdout_of(&["completions", "bash"])).unwrap();
+    let subs = bash_completes(&bash, &["iolab", "re"]);
+    assert!(subs.contains(&"rerun".to_string()), "{subs:?}");
+    // run completes fio's options from the option table.
+    let opts = bash_completes(&bash, &["iolab", "run", "--iodep"]);
+    assert!(opts.iter().any(|o| o.starts_with("--iodepth")), "{opts:?}");
+    let opts = bash_completes(&bash, &["iolab", "quick", "--pro"]);
+    assert_eq!(opts, ["--profile"]);
+
+    // iolab(1) on stdout; every page with --dir, run's listing fio's options.
+    let page = stdout_of(&["man"]);
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH iolab 1"),
+        "{page}"
+    );
+    assert!(page.contains("rerun"), "{page}");
+    let pages = dir.path().join("man1");
+    std::fs::create_dir(&pages).unwrap();
+    stdout_of(&["man", "--dir", &pages.display().to_string()]);
+    let mut want: Vec<String> = SUBCOMMANDS
+        .iter()
+        .chain(&["completions", "man", "rerun"])
+        .map(|s| format!("iolab-{s}.1"))
+        .collect();
+    want.push("iolab.1".to_string());
+    want.sort();
+    assert_eq!(common::entries(&pages), want);
+    let run = std::fs::read_to_string(pages.join("iolab-run.1")).unwrap();
+    for option in ["iodepth", "ioengine", "rwmixread"] {
+        assert!(run.contains(&format!("\\-\\-{option}")), "{option}");
+    }
+    assert!(
+        run.contains("Block size of each I/O"),
+        "the table's description"
+    );
+    // Pages are new files: existing ones are not written over.
+    let out = common::iolab()
+        .args(["man", "--dir"])
+        .arg(&pages)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cannot create"),
+        "{}",
+        text(&out.stderr)
+    );
+}
