@@ -1,9 +1,12 @@
-//! The command-line surface, asserted in one place: a bare `iolab` prints
-//! help and measures nothing; every subcommand answers `-h`, `--help` and
-//! `iolab help SUB` with its own help; every duration flag takes units and
-//! a bare number as seconds; every size flag has fio's meaning; every
-//! storing command says on stderr which result it stored, in every format;
-//! an empty command line says what to give.
+//! The command-line surface, asserted in one place. `SURFACE` lists every
+//! subcommand: each answers `-h`, `--help` and `iolab help SUB` with its
+//! own help; each measuring one runs with `--repeat` and a duration with
+//! units, says on stderr which result it stored, and stores every run.
+//! Beside it: a bare `iolab` prints help and measures nothing; every
+//! duration flag refuses a bad unit the same way (`DURATION_FLAGS`);
+//! every size flag has fio's meaning; every storing command says where its
+//! result went in every output format; an empty command line says what to
+//! give; completions and man pages come from the same definitions.
 
 mod common;
 
@@ -142,9 +145,114 @@ fn sizes_have_fios_meaning_on_every_flag() {
     assert!(common::entries(dir.path()).is_empty());
 }
 
-/// Every subcommand.
-const SUBCOMMANDS: &[&str] = &[
-    "run", "compare", "quick", "meta", "sweep", "history", "show", "export", "diff", "import",
+/// The surface, one row per subcommand: a measuring command's cheapest
+/// line with `--repeat` and a duration with units (`DIR` is a fresh
+/// directory holding `tiny.fio`), and the runs it makes; None for the
+/// commands that do not measure.
+struct Surface {
+    sub: &'static str,
+    repeated: Option<&'static [&'static str]>,
+    runs: u32,
+}
+
+const fn row(sub: &'static str) -> Surface {
+    Surface {
+        sub,
+        repeated: None,
+        runs: 0,
+    }
+}
+
+const SURFACE: &[Surface] = &[
+    Surface {
+        sub: "run",
+        repeated: Some(&[
+            "run",
+            "--name=j",
+            "--rw=write",
+            "--bs=4k",
+            "--size=64k",
+            "--directory=DIR",
+            "--repeat=auto",
+            "--repeat-max=3",
+            "--repeat-time=1m",
+        ]),
+        runs: 3,
+    },
+    Surface {
+        sub: "quick",
+        repeated: Some(&[
+            "quick",
+            "DIR",
+            "--time",
+            "1s",
+            "--size",
+            "64m",
+            "--meta-files",
+            "10",
+            "--repeat",
+            "2",
+        ]),
+        runs: 2,
+    },
+    Surface {
+        sub: "compare",
+        repeated: Some(&[
+            "compare",
+            "--target",
+            "a=DIR",
+            "--job",
+            "DIR/tiny.fio",
+            "--runtime",
+            "1s",
+            "--repeat",
+            "2",
+        ]),
+        runs: 2,
+    },
+    Surface {
+        sub: "sweep",
+        repeated: Some(&[
+            "sweep",
+            "--name=j",
+            "--rw=write",
+            "--size=64k",
+            "--directory=DIR",
+            "--bs",
+            "4k,8k",
+            "--repeat",
+            "auto",
+            "--repeat-max",
+            "3",
+            "--repeat-time",
+            "2m",
+        ]),
+        runs: 3,
+    },
+    Surface {
+        sub: "meta",
+        repeated: Some(&[
+            "meta",
+            "DIR",
+            "--files",
+            "20",
+            "--repeat",
+            "auto",
+            "--repeat-max",
+            "3",
+            "--repeat-time",
+            "90s",
+        ]),
+        runs: 3,
+    },
+    row("history"),
+    row("show"),
+    row("export"),
+    row("diff"),
+    row("import"),
+    row("rerun"),
+    row("completions"),
+    row("man"),
 ];
 
 fn stdout_of(args: &[&str]) -> String {
@@ -161,7 +269,7 @@ fn stdout_of(args: &[&str]) -> String {
 
 #[test]
 fn every_subcommand_answers_h_help_and_help_sub_with_its_own_help() {
-    for sub in SUBCOMMANDS {
+    for Surface { sub, .. } in SURFACE {
         let short = stdout_of(&[sub, "-h"]);
         let long = stdout_of(&[sub, "--help"]);
         let via_help = stdout_of(&["help", sub]);
@@ -415,10 +523,9 @@ fn completions_and_man_pages_come_from_the_help_definitions() {
     let pages = dir.path().join("man1");
     std::fs::create_dir(&pages).unwrap();
     stdout_of(&["man", "--dir", &pages.display().to_string()]);
-    let mut want: Vec<String> = SUBCOMMANDS
+    let mut want: Vec<String> = SURFACE
         .iter()
-        .chain(&["completions", "man", "rerun"])
-        .map(|s| format!("iolab-{s}.1"))
+        .map(|s| format!("iolab-{}.1", s.sub))
         .collect();
     want.push("iolab.1".to_string());
     want.sort();
@@ -443,4 +550,58 @@ fn completions_and_man_pages_come_from_the_help_definitions() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// Every measuring command with `--repeat` and a duration with units: it
+/// runs as often as asked, says on stderr which result it stored, and the
+/// stored result has every run. Every other command is on the table too,
+/// and the help test above covers it.
+#[test]
+fn every_measuring_command_repeats_takes_units_and_says_where_its_result_went() {
+    let keep = tempfile::tempdir().unwrap();
+    let db = keep.path().join("results.db");
+    let mut next = 1;
+    for Surface {
+        sub,
+        repeated,
+        runs,
+    } in SURFACE
+    {
+        let Some(line) = repeated else { continue };
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display().to_string();
+        std::fs::write(
+            dir.path().join("tiny.fio"),
+            "[tiny]\nrw=write\nbs=4k\nsize=64k\n",
+        )
+        .unwrap();
+        let args: Vec<String> = line.iter().map(|a| a.replace("DIR", &d)).collect();
+        let out = common::iolab()
+            .env("IOLAB_DB", &db)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{sub}: {err}");
+        let said = format!("iolab: stored as result {next} (iolab show {next})\n");
+        assert!(err.ends_with(&said), "{sub}: {err}");
+        let record = iolab_store::Store::open(&db)
+            .unwrap()
+            .get(next)
+            .unwrap()
+            .unwrap()
+            .record;
+        assert_eq!(record.kind.to_string(), *sub);
+        let made = match record.repeat {
+            Some(r) => r.runs,
+            // compare repeats each cell: its runs are in the comparison.
+            None => {
+                let c: iolab_stats::Comparison = serde_json::from_str(&record.result_json).unwrap();
+                let cell = &c.targets[0].values[0].1;
+                cell.runs.len() as u32
+            }
+        };
+        assert_eq!(made, *runs, "{sub}: {err}");
+        next += 1;
+    }
 }
