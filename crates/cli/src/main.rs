@@ -57,7 +57,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// The quick suite on the filesystem of DIR (default: the current
     /// directory): sequential and random reads and writes, 4k write+fsync;
-    /// a table of MB/s, IOPS and latency, kept in the results database.
+    /// a table of MB/s, IOPS and latency, kept in the results database;
+    /// `--profile cdm` or `cdm-nvme` runs CrystalDiskMark 8's tests.
     Quick(quick::QuickArgs),
     /// Metadata benchmark in DIR: create, open, utime, stat, readdir,
     /// rename and unlink --files N files (one directory or a tree); a
