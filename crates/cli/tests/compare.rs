@@ -549,12 +549,13 @@ fn list_suites_shows_the_jobs() {
     let out = iolab().args(["compare", "--list-suites"]).output().unwrap();
     assert!(out.status.success());
     let s = text(&out.stdout);
-    // The studies come first, as the default; the quick suite stays.
+    // The studies come first, as the default; the basic suite (once
+    // called quick) stays.
     assert!(
         s.starts_with("studies: the default: the published comparisons"),
         "{s}"
     );
-    assert!(s.contains("\nquick: "), "{s}");
+    assert!(s.contains("\nbasic: "), "{s}");
     // The stonewalled item runs the jobs in job text (a)'s order.
     let order: Vec<usize> = [
         "[Read-Seq]",
