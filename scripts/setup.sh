@@ -7,6 +7,21 @@
 # they are missing and we are root. Safe to run again.
 set -euo pipefail
 
+# The toolchain rust-toolchain.toml pins: when rustup does not know it by
+# that name but the installed stable is that release, the stable toolchain
+# is given the name too (a link), so that nothing is downloaded.
+pin=$(sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml 2>/dev/null || true)
+if [ -n "$pin" ] && command -v rustup >/dev/null 2>&1; then
+  home=${RUSTUP_HOME:-$HOME/.rustup}
+  host=$(rustc +stable -vV 2>/dev/null | sed -n 's/^host: //p' || true)
+  if [ -n "$host" ] && [ ! -e "$home/toolchains/$pin-$host" ] &&
+     rustc +stable --version 2>/dev/null | grep -q "^rustc $pin " &&
+     [ -d "$home/toolchains/stable-$host" ]; then
+    echo "setup: the installed stable is $pin; naming it so for rust-toolchain.toml"
+    ln -s "stable-$host" "$home/toolchains/$pin-$host"
+  fi
+fi
+
 need=()
 command -v fio >/dev/null 2>&1 || need+=(fio)
 command -v mkfs.xfs >/dev/null 2>&1 || need+=(xfsprogs)

@@ -5,10 +5,9 @@
 //! table. `--cleanup` removes what killed runs left; `--list-suites`
 //! shows the built-in workloads.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
@@ -18,13 +17,15 @@ use iolab_lab::support::{self, Support};
 use iolab_lab::target::{
     assign_labels, parse_dir_target, parse_fs_list, stack_bcache, TargetKind, TargetSpec,
 };
-use iolab_lab::{cleanup, suite, LabError};
+use iolab_lab::{cleanup, fit, suite, LabError};
 use iolab_stats::RepeatRule;
 use iolab_store::{Kind, Metric};
 
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
 use crate::output::{self, Out};
+use crate::progress::{self, Display};
+use crate::units;
 use iolab_report::compare::{render_comparison, render_runs, CompareFormat};
 
 use crate::exit::Status;
@@ -70,16 +71,19 @@ pub struct CompareArgs {
     /// detached): a cache device in front of the backing one.
     #[arg(long, value_name = "MODES")]
     bcache: Option<String>,
-    /// Size of each bcache target's cache image [default: a quarter of --size].
-    #[arg(long, value_name = "SIZE")]
-    cache_size: Option<String>,
+    /// Size of each bcache target's cache image [default: a quarter of
+    /// --size]; sizes as --size.
+    #[arg(long, value_name = "SIZE", value_parser = units::size)]
+    cache_size: Option<u64>,
     /// A block device to use as the bcache cache instead of an image
     /// (destroys its data; needs --destroy-data).
     #[arg(long, value_name = "DEV")]
     cache_device: Option<PathBuf>,
-    /// Size of each loop image (and bound of the workload files).
-    #[arg(long, default_value = "4G", value_name = "SIZE")]
-    size: String,
+    /// Size of each loop image (and bound of the workload files); k, m, g
+    /// are powers of 1024, kib, mib, gib powers of 1000, as in fio's job
+    /// files.
+    #[arg(long, default_value = "4G", value_name = "SIZE", value_parser = units::size)]
+    size: u64,
     /// Directory for images, mount points and the state file
     /// (default: a fresh iolab-lab-* directory in the temp dir).
     #[arg(long, value_name = "DIR")]
@@ -101,9 +105,10 @@ pub struct CompareArgs {
     /// this much time (30s, 5m; seconds without a unit)
     #[arg(long, value_name = "TIME")]
     repeat_time: Option<String>,
-    /// Seconds per workload run.
-    #[arg(long, default_value_t = 5, value_name = "SECS")]
-    runtime: u64,
+    /// Time of each workload run, in whole seconds (5s, 1m; a bare
+    /// number is seconds).
+    #[arg(long, default_value = "5s", value_name = "TIME", value_parser = units::duration)]
+    runtime: Duration,
     /// Built-in workload suite (see --list-suites); default `studies`
     /// unless --job is given.
     #[arg(long, value_name = "NAME")]
@@ -153,22 +158,20 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
         return Ok(bad(msg));
     }
-    let Some(size) = parse_size(&args.size) else {
+    let size = args.size;
+    if size == 0 {
+        return Ok(bad("--size 0: the loop images need a size".into()));
+    }
+    let runtime = args.runtime;
+    if runtime.subsec_nanos() != 0 || runtime.is_zero() {
         return Ok(bad(format!(
-            "--size `{}`: expected a size such as 4G, 512M or 300MiB",
-            args.size
+            "--runtime {runtime:?}: each workload runs whole seconds, 1s or more"
         )));
-    };
-    let cache_size = match &args.cache_size {
+    }
+    let cache_size = match args.cache_size {
         None => (size / 4).max(1 << 20),
-        Some(text) => match parse_size(text) {
-            Some(s) => s,
-            None => {
-                return Ok(bad(format!(
-                    "--cache-size `{text}`: expected a size such as 1G or 256M"
-                )))
-            }
-        },
+        Some(0) => return Ok(bad("--cache-size 0: the cache image needs a size".into())),
+        Some(s) => s,
     };
     if args.bcache.is_none() && (args.cache_size.is_some() || args.cache_device.is_some()) {
         return Ok(bad(
@@ -207,23 +210,27 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         size,
         repeat,
         auto,
-        runtime_s: args.runtime.max(1),
+        runtime_s: runtime.as_secs(),
         suite,
         device: args.device.clone(),
         cache_device: args.cache_device.clone(),
         cache_size,
         destroy_data: args.destroy_data,
         baseline: args.baseline.clone(),
-        host: iolab_spec::Host {
-            page_size: iolab_engine::host::page_size(),
-            mb_memory: iolab_engine::host::physical_memory() >> 20,
-            ncpus: iolab_engine::host::online_cpus(),
-        },
+        host: host(),
     };
     // Refusals come before anything is created (and before the output
     // file is opened).
     if let Err(e) = campaign::preflight(&targets, &opts) {
         return Ok(bad(e.to_string()));
+    }
+    // The loop images must hold the suite's largest workload and be
+    // large enough for each mkfs.
+    let images: Vec<&str> = targets.iter().filter_map(TargetSpec::fs).collect();
+    if opts.device.is_none() && !images.is_empty() {
+        if let Err(e) = fit::check(&opts.suite, opts.size, &images, opts.host) {
+            return Ok(bad(e));
+        }
     }
     if let Some(msg) = all_skipped(&targets) {
         return Ok(bad(msg));
@@ -233,9 +240,10 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         Err(e) => return Ok(bad(format!("{e:#}"))),
     };
     watch_interrupts();
-    let started = Instant::now();
-    let tty = std::io::stderr().is_terminal();
-    let mut show = |p: Progress| show_progress(&p, started, tty);
+    let display = Display::new("compare", 0);
+    let mut steps = Steps::new(&targets, &opts);
+    display.set_steps(steps.total);
+    let mut show = |p: Progress| steps.show(&p, &display);
     let outcome = match campaign::run(&targets, &opts, &interrupt::STOP, &mut show) {
         Ok(o) => o,
         Err(
@@ -247,6 +255,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         ) => return Ok(bad(e.to_string())),
         Err(e) => return Err(e.into()),
     };
+    display.clear();
     for p in &outcome.cleanup.problems {
         eprintln!("iolab: cleanup: {p}");
     }
@@ -277,11 +286,6 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     record.metrics = compare_metrics(c);
     record.warnings = iolab_store::comparison_flags(c);
     let kept = keep::insert(store, &record);
-    if let Some(id) = kept.id() {
-        if tty {
-            eprintln!("iolab: stored as result {id} (iolab show {id})");
-        }
-    }
     if c.targets.iter().any(|t| t.failed.is_some()) || !outcome.cleanup.problems.is_empty() {
         return Ok(Status::Failed);
     }
@@ -360,10 +364,21 @@ fn choose_suite(name: Option<&str>, jobs: &[PathBuf]) -> Result<suite::Suite, St
         None if jobs.is_empty() => Some(suite::DEFAULT),
         None => None,
     };
+    // The old name of `basic`, kept working with a word of warning.
+    let name = match name {
+        Some(suite::OLD_BASIC) => {
+            eprintln!(
+                "iolab: --suite quick is now --suite basic (`iolab quick` is the quick suite \
+                 of one directory); running basic"
+            );
+            Some("basic")
+        }
+        other => other,
+    };
     let mut chosen = match name {
         Some(n) => suite::builtin(n).ok_or_else(|| {
             format!(
-                "--suite `{n}`: no such suite (built-in: {})",
+                "--suite `{n}`: no such suite (the suites: {})",
                 suite::NAMES.join(", ")
             )
         })?,
@@ -504,70 +519,101 @@ fn targets(args: &CompareArgs) -> Result<Vec<TargetSpec>, LabError> {
     Ok(v)
 }
 
-/// `4G`, `512M`, `300MiB`, `1t`, `65536`: binary multiples.
-fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let n: u64 = s[..digits].parse().ok()?;
-    let unit = s[digits..].to_ascii_lowercase();
-    let shift = match unit.trim_end_matches("ib").trim_end_matches('b') {
-        "" => 0,
-        "k" => 10,
-        "m" => 20,
-        "g" => 30,
-        "t" => 40,
-        _ => return None,
-    };
-    n.checked_mul(1u64 << shift).filter(|&b| b > 0)
+/// The steps of a campaign on the display: per target, its preparation
+/// (mkfs and first mount, cold mounts, read speed) for a filesystem the
+/// lab formats, then every run of every workload (with `--repeat auto`,
+/// its most runs; a workload that stops earlier skips ahead).
+struct Steps {
+    total: u64,
+    done: u64,
+    /// The steps of a formatted target (a skipped one takes them away).
+    format_steps: u64,
+    /// The target under way and its place among them.
+    target: String,
 }
 
-fn show_progress(p: &Progress, started: Instant, tty: bool) {
-    if let Progress::Workdir(dir) = p {
-        let _ = WORKDIR.set(dir.to_path_buf());
-    }
-    if let Progress::Stale {
-        removed,
-        left_alone,
-    } = p
-    {
-        for r in removed.iter() {
-            eprintln!("iolab: a killed run's leftovers: {r}");
-        }
-        for l in left_alone.iter() {
-            eprintln!("iolab: {l}");
-        }
-        return;
-    }
-    let line = match p {
-        Progress::Skipped { label, reason } => format!("{label}: skipped: {reason}"),
-        Progress::Failed { label, error } => format!("{label}: failed: {error}"),
-        _ if !tty => return,
-        Progress::Workdir(dir) => format!("workdir {}", dir.display()),
-        Progress::Stale { .. } => return,
-        Progress::Target {
-            label,
-            index,
+/// What a formatted target does before its workloads.
+const PREP_STEPS: u64 = 3;
+
+impl Steps {
+    fn new(targets: &[TargetSpec], opts: &Options) -> Steps {
+        let runs = u64::from(opts.auto.map_or(opts.repeat, |r| r.max_runs()));
+        let workload_steps = opts.suite.workloads.len() as u64 * runs;
+        let format_steps = PREP_STEPS + workload_steps;
+        let total = targets
+            .iter()
+            .map(|t| match t.kind {
+                TargetKind::Format { .. } => format_steps,
+                TargetKind::Dir { .. } => workload_steps,
+            })
+            .sum();
+        Steps {
             total,
-        } => format!("[{index}/{total}] {label}"),
-        Progress::Step { label, what } => format!("{label}: {what}"),
-        Progress::Workload {
-            label,
-            workload,
-            run,
-            repeat,
-            remaining,
-        } => format!(
-            "{label}: {workload} run {run}/{repeat}, elapsed {}, about {} of workloads left",
-            hms(started.elapsed()),
-            hms(*remaining)
-        ),
-    };
-    eprintln!("iolab: {line}");
-}
+            done: 0,
+            format_steps,
+            target: String::new(),
+        }
+    }
 
-fn hms(d: Duration) -> String {
-    let s = d.as_secs();
-    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    fn show(&mut self, p: &Progress, display: &Display) {
+        match p {
+            Progress::Workdir(dir) => {
+                let _ = WORKDIR.set(dir.to_path_buf());
+            }
+            Progress::Stale {
+                removed,
+                left_alone,
+            } => {
+                for r in removed.iter() {
+                    display.println(&format!("iolab: a killed run's leftovers: {r}"));
+                }
+                for l in left_alone.iter() {
+                    display.println(&format!("iolab: {l}"));
+                }
+            }
+            Progress::Skipped { label, reason } => {
+                display.println(&format!("iolab: {label}: skipped: {reason}"));
+                // Its steps will not come.
+                self.total = self.total.saturating_sub(self.format_steps);
+                display.set_steps(self.total);
+            }
+            Progress::Failed { label, error } => {
+                display.println(&format!("iolab: {label}: failed: {error}"));
+            }
+            Progress::Target {
+                label,
+                index,
+                total,
+            } => {
+                self.target = if *total > 1 {
+                    format!("{label} ({index}/{total})")
+                } else {
+                    label.to_string()
+                };
+            }
+            Progress::Step { what, .. } => {
+                self.done += 1;
+                display.step(self.done, &format!("{}: {what}", self.target));
+            }
+            Progress::Workload {
+                workload,
+                run,
+                repeat,
+                remaining,
+                ..
+            } => {
+                self.done += 1;
+                display.step(
+                    self.done,
+                    &format!(
+                        "{} left: {}: {workload} run {run}/{repeat}",
+                        progress::clock(*remaining),
+                        self.target
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// Ctrl-C: the first stops the campaign at its next step (which cleans
@@ -637,13 +683,25 @@ fn clean(workdir: Option<&Path>) -> Result<Status> {
     })
 }
 
+/// This machine, for planning the workloads.
+fn host() -> iolab_spec::Host {
+    iolab_spec::Host {
+        page_size: iolab_engine::host::page_size(),
+        mb_memory: iolab_engine::host::physical_memory() >> 20,
+        ncpus: iolab_engine::host::online_cpus(),
+    }
+}
+
 fn list_suites() -> String {
     let mut s = String::new();
     for name in suite::NAMES {
         let Some(su) = suite::builtin(name) else {
             continue;
         };
-        s.push_str(&format!("{}: {}\n", su.name, su.about));
+        let least = fit::minimum(&su, host())
+            .map(|m| format!(" (images of at least {} MiB)", m >> 20))
+            .unwrap_or_default();
+        s.push_str(&format!("{}: {}{least}\n", su.name, su.about));
         for w in &su.workloads {
             s.push_str(&format!("\n  {}: {}\n", w.name, w.about));
             for line in w.job.lines() {
@@ -664,10 +722,12 @@ mod tests {
         let s = choose_suite(None, &[]).unwrap();
         assert_eq!(s.name, "studies");
         assert!(s.workloads.iter().any(|w| w.name == "stonewall-4"));
-        assert_eq!(choose_suite(Some("quick"), &[]).unwrap().name, "quick");
+        assert_eq!(choose_suite(Some("basic"), &[]).unwrap().name, "basic");
+        // The old name still works.
+        assert_eq!(choose_suite(Some("quick"), &[]).unwrap().name, "basic");
         let e = choose_suite(Some("nope"), &[]).unwrap_err();
         assert!(
-            e.contains("built-in: studies, quick, meta, bs-sweep"),
+            e.contains("the suites: studies, basic, meta, bs-sweep"),
             "{e}"
         );
         // Job files alone: only them, under names of their own.
@@ -684,17 +744,5 @@ mod tests {
             s.workloads[1].source.as_deref(),
             Some(b.join("x.fio").as_path())
         );
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4G"), Some(4 << 30));
-        assert_eq!(parse_size("300MiB"), Some(300 << 20));
-        assert_eq!(parse_size("512m"), Some(512 << 20));
-        assert_eq!(parse_size("65536"), Some(65536));
-        assert_eq!(parse_size("1KB"), Some(1024));
-        assert_eq!(parse_size("4X"), None);
-        assert_eq!(parse_size("G"), None);
-        assert_eq!(parse_size("0"), None);
     }
 }

@@ -7,6 +7,7 @@
 //! database or one of its `-wal`/`-shm` files.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -168,14 +169,6 @@ pub enum Kept {
 }
 
 impl Kept {
-    /// The id it was stored under.
-    pub fn id(&self) -> Option<i64> {
-        match self {
-            Kept::Stored(id) => Some(*id),
-            _ => None,
-        }
-    }
-
     /// The exit status of a command that measured successfully: 1 when
     /// the result could not be stored.
     pub fn status(&self) -> Status {
@@ -186,16 +179,33 @@ impl Kept {
     }
 }
 
-/// Inserts `record`. When the database does not take it (a lock held
-/// past the busy timeout, a full disk), the record is written to a new
-/// file beside the database (else in the current or temporary directory)
-/// and the message says where and how to import it.
+/// Set when the program runs as `fio`: then, as fio, it says nothing on
+/// stderr about where a result went (tools that drive fio may take any
+/// stderr for a failure).
+static SILENT: AtomicBool = AtomicBool::new(false);
+
+/// Keeps the "stored as result" line off stderr (the program runs as fio).
+pub fn silence() {
+    SILENT.store(true, Ordering::Relaxed);
+}
+
+/// Inserts `record` and says on stderr which result it became, whatever
+/// the output format, so that a script can find it (`iolab show N`).
+/// When the database does not take it (a lock held past the busy
+/// timeout, a full disk), the record is written to a new file beside the
+/// database (else in the current or temporary directory) and the message
+/// says where and how to import it.
 pub fn insert(store: Option<Store>, record: &Record) -> Kept {
     let Some(mut store) = store else {
         return Kept::NotAsked;
     };
     let err = match store.insert(record) {
-        Ok(id) => return Kept::Stored(id),
+        Ok(id) => {
+            if !SILENT.load(Ordering::Relaxed) {
+                eprintln!("iolab: stored as result {id} (iolab show {id})");
+            }
+            return Kept::Stored(id);
+        }
         Err(e) => e,
     };
     let db = store.path().to_path_buf();

@@ -10,26 +10,34 @@ mod history;
 mod import;
 mod interrupt;
 mod keep;
+mod manual;
 mod meta;
 mod output;
+mod progress;
 mod quick;
 mod readback;
 mod repeat;
+mod rerun;
 mod run;
 mod show;
 mod status;
 mod sweep;
+mod units;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Storage and filesystem benchmark for Linux that speaks fio's job language.
+///
+/// A bare `iolab` prints this help and exits with status 2 (a command
+/// line without a command); it never starts a measurement. `iolab quick`
+/// runs the quick suite on the current directory.
 #[derive(Parser, Debug)]
-#[command(name = "iolab", version, about, long_about = None)]
+#[command(name = "iolab", version, about, arg_required_else_help = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Command,
 }
 
 #[derive(Subcommand, Debug)]
@@ -37,7 +45,7 @@ enum Command {
     /// Run fio job files and fio command-line jobs:
     /// `iolab run [JOBFILE...] [--option=value...]`.
     /// `--parse-only` prints the resolved jobs; `--cmdhelp[=OPTION]` lists options.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, override_help = run::USAGE)]
     Run {
         /// Job files, fio job options (`--bs=4k`, `-rw=randread`, `--name=job`)
         /// and run flags (`--output-format`, `--output`, `--parse-only`, `--cmdhelp`).
@@ -49,8 +57,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// The quick suite on the filesystem of DIR (default: the current
     /// directory): sequential and random reads and writes, 4k write+fsync;
-    /// a table of MB/s, IOPS and latency, kept in the results database.
-    /// Bare `iolab` runs it on the current directory.
+    /// a table of MB/s, IOPS and latency, kept in the results database;
+    /// `--profile cdm` or `cdm-nvme` runs CrystalDiskMark 8's tests.
     Quick(quick::QuickArgs),
     /// Metadata benchmark in DIR: create, open, utime, stat, readdir,
     /// rename and unlink --files N files (one directory or a tree); a
@@ -59,7 +67,7 @@ enum Command {
     /// A base job run over a grid of option values:
     /// `iolab sweep [JOBFILE...] [--option=value...] --bs 4k..1m --rw read,write`.
     /// `iolab sweep --help` lists the grid flags.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, override_help = sweep::USAGE)]
     Sweep {
         /// Job files, fio job options and grid flags.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
@@ -76,6 +84,23 @@ enum Command {
     /// Two stored results side by side: values, ratio, and whether each
     /// difference is significant or within noise.
     Diff(diff::DiffArgs),
+    /// A stored run or quick result's job file run again, as `iolab run`
+    /// runs it: `iolab rerun ID [RUN FLAGS...]`.
+    Rerun(rerun::RerunArgs),
+    /// The shell completion script for bash, zsh or fish, on stdout:
+    /// `iolab completions bash > /etc/bash_completion.d/iolab`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// The man page iolab(1) on stdout, or with --dir every page
+    /// (iolab.1, iolab-run.1, ...) written into DIR.
+    Man {
+        /// Write iolab.1 and one iolab-SUB.1 per subcommand here
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
     /// Stores a result a command could not store (the
     /// `*.unstored-*.json` file it wrote beside the database).
     Import(import::ImportArgs),
@@ -94,6 +119,7 @@ fn started_as_fio() -> bool {
 
 fn main() -> ExitCode {
     if started_as_fio() {
+        keep::silence();
         let args: Result<Vec<String>, _> = std::env::args_os()
             .skip(1)
             .map(|a| a.into_string())
@@ -112,17 +138,19 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Some(Command::Run { args }) => run::run(&args),
-        Some(Command::Compare(args)) => compare::run(&args),
-        Some(Command::Quick(args)) => quick::run(&args),
-        Some(Command::Meta(args)) => meta::run(&args),
-        Some(Command::Sweep { args }) => sweep::run(&args),
-        Some(Command::History(args)) => history::run(&args),
-        Some(Command::Show(args)) => show::run(&args),
-        Some(Command::Export(args)) => export::run(&args),
-        Some(Command::Diff(args)) => diff::run(&args),
-        Some(Command::Import(args)) => import::run(&args),
-        None => quick::run(&quick::QuickArgs::default_for_bare()),
+        Command::Run { args } => run::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::Quick(args) => quick::run(&args),
+        Command::Meta(args) => meta::run(&args),
+        Command::Sweep { args } => sweep::run(&args),
+        Command::History(args) => history::run(&args),
+        Command::Show(args) => show::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Diff(args) => diff::run(&args),
+        Command::Import(args) => import::run(&args),
+        Command::Rerun(args) => rerun::run(&args),
+        Command::Completions { shell } => manual::completions(Cli::command(), shell),
+        Command::Man { dir } => manual::man(Cli::command(), dir.as_deref()),
     };
     finish(outcome)
 }

@@ -7,21 +7,22 @@
 //! metrics carry the runs as samples, for `diff`'s verdicts.
 
 use std::path::PathBuf;
+use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use iolab_core::meta::{run_meta_partial, MetaOptions};
+use iolab_core::meta::{run_meta_observed, MetaOptions};
 use iolab_report::compare::CompareFormat;
 use iolab_report::meta::render_meta;
-use iolab_spec::value::size::parse_size;
-use iolab_spec::value::KbBase;
 use iolab_stats::meta::{MetaPhaseKind, MetaResult};
 
 use crate::exit::Status;
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
 use crate::output;
+use crate::progress::{self, Display};
 use crate::repeat::{self, RepeatArgs, Step};
+use crate::units;
 use iolab_stats::StopReason;
 use iolab_store::{Kind, Metric};
 
@@ -46,9 +47,10 @@ pub struct MetaArgs {
     /// Levels of the tree (with --dirs; 0 counts as 1).
     #[arg(long, default_value_t = 0, value_name = "N")]
     depth: u32,
-    /// Bytes written to each file at create (4k, 1MiB, ...).
-    #[arg(long, default_value = "0", value_name = "SIZE")]
-    file_size: String,
+    /// Bytes written to each file at create (4k, 1m; k, m, g are powers
+    /// of 1024, kib, mib, gib powers of 1000, as in fio's job files).
+    #[arg(long, default_value = "0", value_name = "SIZE", value_parser = units::size)]
+    file_size: u64,
     /// Threads sharing each phase.
     #[arg(long, default_value_t = 1, value_name = "N")]
     threads: u32,
@@ -83,10 +85,7 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
         Ok(f) => f,
         Err(e) => return Ok(bad(format!("--output-format: {e}"))),
     };
-    let file_size = match parse_size(&args.file_size, KbBase::K1024) {
-        Ok(s) => s,
-        Err(e) => return Ok(bad(format!("--file-size `{}`: {e}", args.file_size))),
-    };
+    let file_size = args.file_size;
     let mut phases = Vec::new();
     if let Some(list) = &args.phases {
         for name in list.split(',').map(str::trim) {
@@ -122,10 +121,13 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
         Err(e) => return Ok(bad(format!("{e:#}"))),
     };
     interrupt::watch(None);
+    let display = Display::new("meta", 0);
     if rule.repeats() {
-        return run_repeated(args, &opts, &rule, format, store);
+        return run_repeated(args, &opts, &rule, format, store, &display);
     }
-    match run_meta_partial(&opts, &interrupt::STOP) {
+    let outcome = observed(&opts, &display, 0, 1);
+    display.clear();
+    match outcome {
         Ok(result) => {
             output::emit(args.output.as_deref(), &render_meta(&result, format))?;
             let mut record = keep::record(Kind::Meta, &args.dir, &args.store);
@@ -168,9 +170,11 @@ fn run_repeated(
     rule: &iolab_stats::RepeatRule,
     format: CompareFormat,
     store: Option<iolab_store::Store>,
+    display: &Display,
 ) -> Result<Status> {
     let mut failure = None;
-    let once = |_: u32| match run_meta_partial(opts, &interrupt::STOP) {
+    let runs = rule.max_runs();
+    let once = |i: u32| match observed(opts, display, i, runs) {
         Ok(r) => Step::Done(r),
         Err(f) => {
             let why = if interrupt::STOP.load(std::sync::atomic::Ordering::Relaxed) {
@@ -200,6 +204,7 @@ fn run_repeated(
             .collect()
     };
     let (runs, outcome) = repeat::repeat(rule, &interrupt::STOP, once, figures);
+    display.clear();
     if let Some(f) = failure {
         if f.error.is_invalid() {
             return Ok(bad(f.error.to_string()));
@@ -233,6 +238,36 @@ fn run_repeated(
     record.metrics = metrics(&result);
     record.repeat = result.repeat.clone();
     Ok(keep::insert(store, &record).status())
+}
+
+/// Run `run` (0-based) of `runs`, each phase a step on the display.
+fn observed(
+    opts: &MetaOptions,
+    display: &Display,
+    run: u32,
+    runs: u32,
+) -> Result<MetaResult, iolab_core::meta::MetaFailure> {
+    let started = Instant::now();
+    let mut on_phase = |i: usize, n: usize, kind: MetaPhaseKind| {
+        let (i, n, run, runs) = (i as u64, n as u64, u64::from(run), u64::from(runs));
+        let total = n * runs;
+        let done = run * n + i - 1;
+        display.set_steps(total);
+        let left = progress::pace_left(started.elapsed(), i - 1, n)
+            .map(|d| d + started.elapsed().mul_f64((runs - run - 1) as f64))
+            .map(|d| format!("{} left: ", progress::clock(d)))
+            .unwrap_or_default();
+        let of_run = if runs > 1 {
+            format!(" (run {} of {runs})", run + 1)
+        } else {
+            String::new()
+        };
+        display.step(
+            done + 1,
+            &format!("{left}{kind} phase, {} files{of_run}", opts.files),
+        );
+    };
+    run_meta_observed(opts, &interrupt::STOP, &mut on_phase)
 }
 
 /// Each phase's operations per second and 99th percentile latency; a

@@ -5,20 +5,17 @@
 //! directory each time; the result keeps every run, and its metrics carry
 //! the runs as samples, so that `diff` can reach a verdict.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use clap::Args;
 use iolab_core::progress::Progress;
-use iolab_core::quick::{self, QuickOpts, SuiteTest, SUITE};
+use iolab_core::quick::{self, Profile, QuickOpts, SuiteTest};
 use iolab_report::compare::CompareFormat;
 use iolab_report::quick::render_quick;
-use iolab_spec::value::time::{parse_time, TimeUnit};
-use iolab_spec::value::KbBase;
 use iolab_stats::quick::QuickResult;
 use iolab_stats::StopReason;
 use iolab_store::{Kind, Metric};
@@ -27,19 +24,39 @@ use crate::exit::Status;
 use crate::interrupt::{self, STOP};
 use crate::keep::{self, StoreArgs};
 use crate::output;
+use crate::progress::{self, Display};
 use crate::repeat::{self, RepeatArgs, Step};
+use crate::units;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct QuickArgs {
     /// Directory whose filesystem is tested (default: the current directory)
     pub dir: Option<PathBuf>,
-    /// I/O time of the whole suite, shared among its nine tests
-    #[arg(long, default_value = "60s", value_name = "TIME")]
-    pub time: String,
+    /// The tests and how they run: iolab (its own nine tests and a
+    /// metadata pass), cdm (CrystalDiskMark 8's default profile) or
+    /// cdm-nvme (its NVMe SSD profile)
+    #[arg(long, default_value = "iolab", value_name = "NAME", value_parser = parse_profile)]
+    pub profile: Profile,
+    /// With --profile iolab: the I/O time of the whole suite, shared among
+    /// its nine tests (default 60s). With a cdm profile: each pass's time
+    /// (default 5s, CrystalDiskMark's measure time). 30s, 5m, 500ms; a
+    /// bare number is seconds
+    #[arg(long, value_name = "TIME", value_parser = units::duration)]
+    pub time: Option<Duration>,
+    /// Measured passes of each test, the best reported (default: 1; 5
+    /// with a cdm profile)
+    #[arg(long, value_name = "N")]
+    pub passes: Option<u32>,
+    /// Pause before each test but the first (default: none; 5s with a
+    /// cdm profile, CrystalDiskMark's interval)
+    #[arg(long, value_name = "TIME", value_parser = units::duration)]
+    pub interval: Option<Duration>,
     /// Test file size, at least 64 MiB (default: 1 GiB with direct I/O,
-    /// within a quarter of the free space)
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    /// within a quarter of the free space; 1 GiB with a cdm profile); k,
+    /// m, g are powers of 1024, kib, mib, gib powers of 1000, as in fio's
+    /// job files
+    #[arg(long, value_name = "SIZE", value_parser = units::size)]
+    pub size: Option<u64>,
     /// I/O engine that reads and writes data (default: io_uring, else
     /// libaio, else psync)
     #[arg(long, value_name = "NAME")]
@@ -71,17 +88,9 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         Ok(f) => f,
         Err(e) => return bad(format!("--output-format: {e}")),
     };
-    let time = match parse_time(&args.time, TimeUnit::Sec) {
-        Ok(us) => Duration::from_micros(us),
-        Err(e) => return bad(format!("--time={}: {e}", args.time)),
-    };
-    let size = match &args.size {
-        None => None,
-        Some(s) => match iolab_spec::value::size::parse_size(s, KbBase::K1024) {
-            Ok(n) => Some(n),
-            Err(e) => return bad(format!("--size={s}: {e}")),
-        },
-    };
+    let (default_time, default_passes, default_interval) = args.profile.defaults();
+    let time = args.time.unwrap_or(default_time);
+    let size = args.size;
     let rule = match args.repeat.rule() {
         Ok(r) => r,
         Err(e) => return bad(e),
@@ -95,7 +104,10 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
     };
     let opts = QuickOpts {
         dir,
+        profile: args.profile,
         time,
+        passes: args.passes.unwrap_or(default_passes),
+        interval: args.interval.unwrap_or(default_interval),
         size,
         engine: args.engine.clone(),
         buffered: args.buffered,
@@ -124,21 +136,49 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
             let _ = iolab_core::quickdir::remove(&w);
         }
     })));
-    let draw = std::io::stderr().is_terminal();
+    // One step per test and one for the metadata pass, in every run.
+    let tests = setup.profile.tests();
+    let per_run = tests.len() as u64 + u64::from(setup.meta_files > 0);
+    let runs = u64::from(rule.max_runs());
+    let display = Display::new("quick", per_run * runs);
+    let run_index = AtomicU32::new(0);
+    let layout = format!("laying out the {} MiB test file", setup.file_bytes >> 20);
+    // A test's whole time: its passes (and a preparation run), the pause
+    // before it.
+    let runs_per_test = setup.passes + u32::from(setup.profile.is_cdm());
+    let test_s = (setup.test_time * runs_per_test + setup.interval).as_secs_f64();
+    let suite_time = test_s * tests.len() as f64;
+    let meta_files = setup.meta_files;
     let watch = |i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool| {
-        if draw {
-            status(i, test, p, done);
+        if !display.drawn() {
+            return;
+        }
+        let run = u64::from(run_index.load(Ordering::Relaxed));
+        let step = run * per_run + i as u64 + 1;
+        let tests = tests.len();
+        let label = format!("{} {}", test.name, test.op());
+        // Each run lays out a fresh file for its first test.
+        let layout = (i == 0).then_some(layout.as_str());
+        match layout {
+            Some(phase) => display.step(step, &format!("{label}: {phase}")),
+            None => display.step(step, &label),
+        }
+        show_test(&display, &label, p, done, layout, |in_test: f64| {
+            // This test's rest, the tests after it, the runs after this one.
+            let rest = (test_s - in_test).max(0.0)
+                + (tests - i - 1) as f64 * test_s
+                + (runs - run - 1) as f64 * suite_time;
+            Duration::from_secs_f64(rest)
+        });
+        if i + 1 == tests && per_run > tests as u64 && !STOP.load(Ordering::Relaxed) {
+            display.step(
+                step + 1,
+                &format!("metadata pass: create, stat and unlink {meta_files} files"),
+            );
         }
     };
-    // The private directory's random name is left out, so that two
-    // results of the same suite on the same directory have the same job.
-    let private = setup.work.display().to_string();
-    let job_text = SUITE
-        .iter()
-        .map(|t| quick::job_text(&setup, t))
-        .collect::<Vec<_>>()
-        .join("\n")
-        .replace(&private, &format!("{}/.iolab-quick", setup.dir.display()));
+    // A job file that replays the suite (`iolab rerun ID`).
+    let job_text = quick::replay_job_file(&setup);
     let mut first = Some(setup);
     let mut dir_tested = PathBuf::new();
     let once = |i: u32| {
@@ -156,9 +196,7 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         if let Ok(mut w) = work.lock() {
             w.clone_from(&setup.work);
         }
-        if rule.repeats() && draw {
-            eprintln!("iolab quick: run {}", i + 1);
-        }
+        run_index.store(i, Ordering::Relaxed);
         dir_tested.clone_from(&setup.dir);
         match quick::run(&setup, &STOP, &watch) {
             Ok(mut r) => {
@@ -178,6 +216,7 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         }
     };
     let (runs, outcome) = repeat::repeat(&rule, &STOP, once, figures);
+    display.clear();
     let result = if rule.repeats() && !runs.is_empty() {
         iolab_stats::quick::combine(runs, outcome)
     } else if let Some(r) = runs.into_iter().next() {
@@ -186,6 +225,8 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         return Ok(Status::Failed);
     };
 
+    let text = render_quick(&result, format);
+    output::emit(args.output.as_deref(), &text)?;
     // Only a whole suite that measured something is kept.
     let kept = if result.interrupted || result.nothing_measured() {
         keep::Kept::NotAsked
@@ -198,14 +239,6 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         record.repeat = result.repeat.clone();
         keep::insert(store, &record)
     };
-
-    let mut text = render_quick(&result, format);
-    if format == CompareFormat::Table {
-        if let Some(id) = kept.id() {
-            text.push_str(&format!("\nstored as result {id} (iolab show {id})\n"));
-        }
-    }
-    output::emit(args.output.as_deref(), &text)?;
     if result.interrupted {
         eprintln!("iolab quick: interrupted; the results above are partial and were not stored");
         return Ok(Status::Failed);
@@ -218,6 +251,10 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         return Ok(Status::Failed);
     }
     Ok(kept.status())
+}
+
+fn parse_profile(s: &str) -> Result<Profile, String> {
+    s.parse()
 }
 
 /// Every test's IOPS in each run so far: what `--repeat auto` judges.
@@ -276,48 +313,45 @@ fn metrics(r: &QuickResult) -> Vec<Metric> {
     out
 }
 
-/// One test's status line, redrawn twice a second until it is over.
-fn status(i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool) {
-    let mut err = std::io::stderr();
-    let label = format!("[{}/{}] {} {}", i + 1, SUITE.len(), test.name, test.op());
-    let begin = Instant::now();
+/// One test on the display until it is over: while its file is laid out
+/// (`layout`, until the first byte moves) that phase, then the suite's
+/// time left (`left`, given the seconds the test has measured so far)
+/// and the test's MB/s and IOPS over the last half second.
+fn show_test(
+    display: &Display,
+    label: &str,
+    p: &Progress,
+    done: &AtomicBool,
+    layout: Option<&str>,
+    left: impl Fn(f64) -> Duration,
+) {
     let mut last = p.snapshot();
     let mut last_at = Instant::now();
+    let mut measuring_since: Option<Instant> = None;
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
         if last_at.elapsed() < Duration::from_millis(500) {
             continue;
         }
         let now = p.snapshot();
-        let dt = last_at.elapsed().as_secs_f64();
-        let bytes: u64 = now.bytes.iter().sum::<u64>() - last.bytes.iter().sum::<u64>();
-        let ios: u64 = now.ios.iter().sum::<u64>() - last.ios.iter().sum::<u64>();
-        let _ = write!(
-            err,
-            "\r{label}: {:>5.1}%  {:>8.1} MB/s  {:>9.0} IOPS  {:>4.0}s ",
-            now.percent(),
-            bytes as f64 / dt / 1e6,
-            ios as f64 / dt,
-            begin.elapsed().as_secs_f64()
-        );
-        let _ = err.flush();
-        (last, last_at) = (now, Instant::now());
-    }
-    // Clear the line for the next test or the table.
-    let _ = write!(err, "\r{:width$}\r", "", width = label.len() + 60);
-    let _ = err.flush();
-}
-
-impl QuickArgs {
-    /// The arguments of a bare `iolab`: the suite on the current directory
-    /// with every default.
-    pub fn default_for_bare() -> QuickArgs {
-        QuickArgs {
-            time: "60s".to_string(),
-            output_format: "table".to_string(),
-            meta_files: 10_000,
-            ..QuickArgs::default()
+        let moved: u64 = now.bytes.iter().sum();
+        if moved == 0 {
+            if let Some(phase) = layout {
+                display.say(&format!("{label}: {phase}"));
+            }
+        } else {
+            let since = *measuring_since.get_or_insert_with(Instant::now);
+            let dt = last_at.elapsed().as_secs_f64();
+            let bytes = moved - last.bytes.iter().sum::<u64>();
+            let ios: u64 = now.ios.iter().sum::<u64>() - last.ios.iter().sum::<u64>();
+            display.say(&format!(
+                "suite {} left: {label} {:.1} MB/s {:.0} IOPS",
+                progress::clock(left(since.elapsed().as_secs_f64())),
+                bytes as f64 / dt / 1e6,
+                ios as f64 / dt,
+            ));
         }
+        (last, last_at) = (now, Instant::now());
     }
 }
 

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::Args;
-use iolab_spec::value::time::{parse_time, TimeUnit};
 use iolab_stats::repeat_rule::{self, DEFAULT_MAX_RUNS, DEFAULT_WIDTH};
 use iolab_stats::{RepeatOutcome, RepeatRule, StopReason};
 
@@ -86,8 +85,8 @@ pub fn parse_rule(
     };
     let max_time_s = match time {
         None => None,
-        Some(t) => match parse_time(t, TimeUnit::Sec) {
-            Ok(us) if us > 0 => Some(us as f64 / 1e6),
+        Some(t) => match crate::units::duration(t) {
+            Ok(d) if !d.is_zero() => Some(d.as_secs_f64()),
             Ok(_) => return Err(format!("--repeat-time `{t}`: expected a time above 0")),
             Err(e) => return Err(format!("--repeat-time `{t}`: {e}")),
         },

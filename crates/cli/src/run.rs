@@ -26,7 +26,7 @@ use iolab_store::Kind;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-const USAGE: &str = "\
+pub const USAGE: &str = "\
 usage: iolab run [JOBFILE...] [--option=value...] [--name=JOB --option=value...]
 
 Runs fio job files and fio command-line jobs. Options before the first
@@ -34,6 +34,7 @@ Runs fio job files and fio command-line jobs. Options before the first
 `--option` both work.
 
 Run flags:
+  -h, --help            print this help (as `iolab help run` does)
   --output-format=FMT   normal, json, json+, terse (comma list prints each)
   --output=FILE         write the report to FILE
   --parse-only          print the resolved jobs in job-file syntax and exit
@@ -75,6 +76,11 @@ pub fn run(args: &[String]) -> Result<Status> {
         .any(|a| matches!(a.as_str(), "--version" | "-version" | "-v"))
     {
         write_out(None, &format!("{}\n", version_line()))?;
+        return Ok(Status::Success);
+    }
+    // `-h` is fio's short help flag, as `--help` and `-help` are.
+    if args.iter().any(|a| a == "-h") {
+        write_out(None, USAGE)?;
         return Ok(Status::Success);
     }
     let cmd = match cmdline::parse_args(args) {
@@ -467,14 +473,8 @@ fn plan_target(plan: &plan::Plan) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Says where a result was kept, on a terminal; the exit status (1 when
-/// it could not be stored).
+/// The exit status of a kept result (1 when it could not be stored).
 fn stored(kept: keep::Kept) -> Status {
-    if let Some(id) = kept.id() {
-        if std::io::stderr().is_terminal() {
-            eprintln!("iolab: stored as result {id} (iolab show {id})");
-        }
-    }
     kept.status()
 }
 

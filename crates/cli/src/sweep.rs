@@ -4,8 +4,8 @@
 //! [`run_sweep`] with a Ctrl-C handler, and prints the matrix (after a
 //! failed run, the points that finished and the failing point).
 
-use std::io::IsTerminal;
 use std::path::Path;
+use std::time::Instant;
 
 use anyhow::Result;
 use iolab_core::sweep::{
@@ -20,12 +20,13 @@ use crate::exit::Status;
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
 use crate::output;
+use crate::progress::{self, Display};
 use crate::repeat::parse_rule;
 use iolab_stats::sweep::{PointMetric, SweepResult};
 use iolab_stats::RepeatRule;
 use iolab_store::{Kind, Metric};
 
-const USAGE: &str = "\
+pub const USAGE: &str = "\
 usage: iolab sweep [JOBFILE...] [--fio-option=value...] GRID... [flags]
 
 Runs a base job (job files and fio options, as `iolab run` takes them) at
@@ -40,7 +41,9 @@ same bytes (like dd bs=X count=N/X); as in fio, size is per job, so
 Every value, every point and every place a file will be made are checked
 before anything runs. A run that fails ends the sweep: the points before it
 are reported, the failing point is named with its error, the files the
-sweep created are removed, and the exit status is 1.
+sweep created are removed, and the exit status is 1. After a sweep that
+succeeds, the data files it created are removed too (files that existed
+before are left as they are); --keep-files keeps them.
 
 Grid:
   --bs LO..HI | LIST         block sizes: LO, 2*LO, 4*LO, ... up to HI (1k..1g)
@@ -56,6 +59,7 @@ When rw, sync or direct vary, each of their combinations is a group of
 columns (MB/s, IOPS, p99 latency) and the other axes are the rows.
 
 Flags:
+  -h, --help                 print this help (as `iolab help sweep` does)
   --repeat N|auto            runs per point (interleaved); cells show the
                              median and the spread ±(max-min)/median. auto:
                              rounds of every point until each point's MB/s
@@ -66,6 +70,7 @@ Flags:
   --repeat-time TIME         auto starts no round that would end after TIME
   --output-format FMT        table, markdown, csv or json
   --output FILE              write the report to FILE
+  --keep-files               keep the data files the sweep created
   --db PATH, --no-store, --tag TEXT
                              where the result is kept (as every command)
 
@@ -83,6 +88,7 @@ struct SweepArgs {
     output: Option<String>,
     rest: Vec<String>,
     help: bool,
+    keep_files: bool,
     store: StoreArgs,
 }
 
@@ -109,6 +115,7 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
     let mut rest = Vec::new();
     let mut help = false;
     let mut no_store = false;
+    let mut keep_files = false;
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
@@ -119,6 +126,10 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
         }
         if arg == "--no-store" {
             no_store = true;
+            continue;
+        }
+        if arg == "--keep-files" {
+            keep_files = true;
             continue;
         }
         let body = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'));
@@ -154,6 +165,7 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
         output: None,
         rest,
         help,
+        keep_files,
         store: StoreArgs {
             no_store,
             ..StoreArgs::default()
@@ -231,6 +243,13 @@ pub fn run(args: &[String]) -> Result<Status> {
     if let Some(f) = cmd.flags.first() {
         return Ok(bad(format!("`--{}` is not a flag of iolab sweep", f.name)));
     }
+    if cmd.job_files.is_empty() && cmd.jobs.is_empty() && cmd.global.is_empty() {
+        return Ok(bad(
+            "no base job to sweep: give a job file (`iolab sweep job.fio --bs 4k..1m`) or the \
+             job's fio options (`iolab sweep --filename=/mnt/x/f --size=256m --bs 4k..1m`); \
+             `iolab sweep --help` says more",
+        ));
+    }
     let mut files = Vec::new();
     for path in &cmd.job_files {
         match jobfile::read_job_file(path) {
@@ -265,11 +284,26 @@ pub fn run(args: &[String]) -> Result<Status> {
         Err(e) => return Ok(bad(format!("{e:#}"))),
     };
     interrupt::watch(None);
-    let tty = std::io::stderr().is_terminal();
+    // One step per run of a point; with --repeat auto, the most rounds.
+    let rounds = u64::from(sweep.repeat.max_runs());
+    let steps = prepared.points.len() as u64 * rounds;
+    let display = Display::new("sweep", steps);
+    let started = Instant::now();
+    let mut step = 0u64;
     let mut on_run = |point: &str, rep: u32| {
-        if tty {
-            eprint!("\x1b[2K\riolab sweep: run {} of {point}", rep + 1);
-        }
+        step += 1;
+        let left = progress::pace_left(started.elapsed(), step - 1, steps)
+            .map(|d| format!("{} left: ", progress::clock(d)))
+            .unwrap_or_default();
+        let point = if point.is_empty() {
+            "the base job"
+        } else {
+            point
+        };
+        display.step(
+            step,
+            &format!("{left}{point}, round {} of {rounds}", rep + 1),
+        );
     };
     let outcome = run_sweep_until(
         &base,
@@ -279,13 +313,18 @@ pub fn run(args: &[String]) -> Result<Status> {
         &interrupt::STOP,
         &mut on_run,
     );
-    if tty {
-        eprint!("\x1b[2K\r");
-    }
+    display.clear();
     let result = match outcome {
         Ok(r) => r,
         Err(e) => return Ok(bad(e)),
     };
+    // A sweep that did not finish removed what it made; one that did
+    // removes it now, unless asked to keep it.
+    if result.complete() && !sweep.keep_files {
+        for f in &prepared.new_files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
     output::emit(
         sweep.output.as_deref().map(Path::new),
         &render_sweep(&result, sweep.format),

@@ -62,7 +62,7 @@ fn three_filesystems_side_by_side_with_skipped_targets() {
             "--size",
             "1G",
             "--suite",
-            "quick",
+            "basic",
         ])
         .args([
             "--repeat",
@@ -278,7 +278,7 @@ fn kill_9_mid_workload_then_cleanup_leaves_nothing() {
             "--size",
             "320M",
             "--suite",
-            "quick",
+            "basic",
             "--repeat",
             "1",
             "--runtime",
@@ -410,7 +410,7 @@ fn directory_targets_without_root() {
         "--size",
         "64M",
         "--suite",
-        "quick",
+        "basic",
         "--repeat",
         "1",
         "--runtime",
@@ -507,7 +507,13 @@ fn bad_input_exits_2() {
             "{args:?}: {}",
             text(&out.stderr)
         );
-        assert!(text(&out.stderr).starts_with("iolab: "), "{args:?}");
+        // A value the flag's parser refuses is clap's error, naming the flag.
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with("iolab: ")
+                || err.starts_with("error: invalid value 'huge' for '--size"),
+            "{args:?}: {err}"
+        );
         if args.contains(&"--output") {
             assert!(
                 text(&out.stderr).contains("--output `/nonexistent-iolab-dir/cmp.txt`"),
@@ -543,7 +549,7 @@ fn bcache_input_is_checked_before_anything_runs() {
                 "--cache-size",
                 "lots",
             ],
-            "--cache-size `lots`: expected a size",
+            "invalid value 'lots' for '--cache-size <SIZE>': `lots` is not a size",
         ),
     ] {
         let out = iolab().args(&args).output().unwrap();
@@ -639,12 +645,13 @@ fn list_suites_shows_the_jobs() {
     let out = iolab().args(["compare", "--list-suites"]).output().unwrap();
     assert!(out.status.success());
     let s = text(&out.stdout);
-    // The studies come first, as the default; the quick suite stays.
+    // The studies come first, as the default; the basic suite (once
+    // called quick) stays.
     assert!(
         s.starts_with("studies: the default: the published comparisons"),
         "{s}"
     );
-    assert!(s.contains("\nquick: "), "{s}");
+    assert!(s.contains("\nbasic: "), "{s}");
     // The stonewalled item runs the jobs in job text (a)'s order.
     let order: Vec<usize> = [
         "[Read-Seq]",
@@ -678,7 +685,7 @@ fn ctrl_c_mid_workload_cleans_up() {
             "--size",
             "320M",
             "--suite",
-            "quick",
+            "basic",
             "--repeat",
             "1",
             "--runtime",
@@ -734,7 +741,7 @@ fn a_named_device_is_formatted_for_each_filesystem_and_left_attached() {
             "ext4,xfs",
             "--destroy-data",
             "--suite",
-            "quick",
+            "basic",
             "--repeat",
             "1",
             "--runtime",
@@ -919,7 +926,7 @@ fn second_ctrl_c_removes_everything_and_exits() {
     let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
         .env("IOLAB_DB", common::test_db())
         .args(["compare", "--fs", "ext4", "--size", "320M", "--repeat", "1"])
-        .args(["--suite", "quick"])
+        .args(["--suite", "basic"])
         .args(["--runtime", "30", "--workdir"])
         .arg(&work)
         .stdout(Stdio::null())
@@ -975,7 +982,7 @@ fn the_next_compare_cleans_what_a_killed_run_left() {
     let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
         .env("IOLAB_DB", common::test_db())
         .args(["compare", "--fs", "ext4", "--size", "320M", "--repeat", "1"])
-        .args(["--suite", "quick"])
+        .args(["--suite", "basic"])
         .args(["--runtime", "30"])
         .env("TMPDIR", tmp.path())
         .stdout(Stdio::null())
@@ -1078,7 +1085,7 @@ fn what_iolab_did_not_create_is_never_removed() {
     let run = |work: &Path| {
         iolab()
             .args(["compare", "--fs", "ext4", "--size", "256M", "--repeat", "1"])
-            .args(["--suite", "quick", "--runtime", "1", "--workdir"])
+            .args(["--suite", "basic", "--runtime", "1", "--workdir"])
             .arg(work)
             .timeout(Duration::from_secs(60))
             .output()
@@ -1387,7 +1394,7 @@ fn a_failed_mkfs_keeps_its_message_short() {
             "--fs",
             "xfs:-bogus",
             "--suite",
-            "quick",
+            "basic",
             "--repeat",
             "1",
         ])
@@ -1413,4 +1420,43 @@ fn a_failed_mkfs_keeps_its_message_short() {
         "{stdout}"
     );
     assert!(!loops_mention(dir.path()) && !mounts_mention(dir.path()));
+}
+
+/// An image the suite does not fit in is refused before anything is
+/// made, with the suite's minimum; so is one a mkfs would refuse.
+#[test]
+fn a_suite_that_does_not_fit_the_image_is_refused_at_once() {
+    if !need_root(&["ext4"]) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--size", "64m"], "workload `stonewall-4` needs 64 MiB"),
+        (&["--size", "10m"], "give --size 72m or more"),
+        (
+            &["--size", "20m", "--suite", "meta"],
+            "give --size 48m or more",
+        ),
+        (
+            &["--fs", "xfs", "--size", "256m"],
+            "mkfs.xfs makes no filesystem",
+        ),
+    ];
+    for (extra, says) in cases {
+        let out = iolab()
+            .args(["compare", "--fs", "ext4", "--no-store", "--workdir"])
+            .arg(work.path())
+            .args(*extra)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert!(common::entries(work.path()).is_empty(), "{extra:?}");
+    }
+    // --list-suites names each suite's smallest image.
+    let out = iolab().args(["compare", "--list-suites"]).output().unwrap();
+    let list = text(&out.stdout);
+    assert!(list.contains("(images of at least 72 MiB)"), "{list}");
 }

@@ -155,7 +155,7 @@ fn bad_input_exits_2_and_creates_nothing() {
         dir,
         "--dirs 100 --depth 5",
     );
-    refused(&["--file-size", "4q"], dir, "--file-size `4q`");
+    refused(&["--file-size", "4q"], dir, "'4q' for '--file-size <SIZE>'");
     refused(&["--phases", "stat,chmod"], dir, "chmod");
     refused(&["--output-format", "xml"], dir, "xml");
     refused(&["--files", "many"], dir, "many");

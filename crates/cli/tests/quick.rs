@@ -95,7 +95,13 @@ fn the_suite_prints_every_test_stores_the_result_and_cleans_up() {
         "{text}"
     );
     assert!(!text.contains("failed"), "{text}");
-    assert!(text.contains("stored as result 1 (iolab show 1)"), "{text}");
+    // Where the result went is said on stderr, not in the table.
+    assert!(!text.contains("stored as result"), "{text}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("iolab: stored as result 1 (iolab show 1)"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The stored row: what, where and how it was measured.
     let absolute = dir.path().canonicalize().unwrap().display().to_string();
     let rec = Store::open(&db).unwrap().get(1).unwrap().unwrap().record;
@@ -116,7 +122,11 @@ fn the_suite_prints_every_test_stores_the_result_and_cleans_up() {
         assert!(!value.is_empty(), "provenance {field} is empty: {p:?}");
     }
     assert!(p.cpu_count > 0 && p.memory_bytes > 0, "{p:?}");
-    assert!(rec.job_text.contains("[SEQ1M-Q8T1]"), "{}", rec.job_text);
+    assert!(
+        rec.job_text.contains("[SEQ1M-Q8T1-read]\nrw=read\n"),
+        "{}",
+        rec.job_text
+    );
     assert!(
         rec.command_line.contains("--tag first"),
         "{}",
@@ -151,7 +161,7 @@ fn the_suite_prints_every_test_stores_the_result_and_cleans_up() {
     }
     assert_eq!(v["file_bytes"], 64 << 20);
     let out = quick(dir.path(), &db, &[]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("stored as result 3"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stored as result 3"));
 }
 
 #[test]
@@ -187,7 +197,7 @@ fn bad_input_is_refused_before_anything_runs() {
     let keep = tempfile::tempdir().unwrap();
     let db = keep.path().join("results.db");
     let cases: &[(&[&str], &str)] = &[
-        (&["--time", "soon"], "--time=soon"),
+        (&["--time", "soon"], "'soon' for '--time <TIME>'"),
         (&["--time", "500ms"], "per test"),
         (&["--engine", "nosuch"], "nosuch"),
         (&["--output-format", "xml"], "xml"),
@@ -355,7 +365,7 @@ fn ctrl_c_in_the_metadata_pass_stores_nothing() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("note: interrupted"), "{text}");
-    assert!(!text.contains("stored as result"), "{text}");
+    assert!(!err.contains("stored as result"), "{err}");
     let kept = Store::open(&db).unwrap().len().unwrap();
     assert_eq!(kept, 0, "an interrupted suite was stored");
     assert!(
@@ -363,4 +373,121 @@ fn ctrl_c_in_the_metadata_pass_stores_nothing() {
         "{:?}",
         common::entries(dir.path())
     );
+}
+
+/// `--profile cdm-nvme` runs CrystalDiskMark's NVMe tests (shortened
+/// here), says so in the table, and its stored job file replays it with
+/// `iolab rerun`: every run stonewalled, the test file removed at the end.
+#[test]
+fn a_cdm_profile_runs_its_tests_and_rerun_replays_the_stored_job_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = tempfile::tempdir().unwrap();
+    let db = keep.path().join("results.db");
+    let short = [
+        "--profile",
+        "cdm-nvme",
+        "--time",
+        "150ms",
+        "--passes",
+        "2",
+        "--interval",
+        "100ms",
+    ];
+    let out = quick_cmd(dir.path(), &db, &short).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("note: profile cdm-nvme: CrystalDiskMark 8's NVMe SSD profile; each test a 150 ms preparation run, then the best of 2 passes of 150 ms, 100 ms between tests"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("SEQ") || l.starts_with("RND") || l.starts_with("META"))
+        .collect();
+    assert_eq!(rows.len(), 8, "no metadata pass in a cdm profile: {text}");
+    assert!(rows[2].starts_with("RND4K Q32T16  read"), "{text}");
+    let rec = Store::open(&db).unwrap().get(1).unwrap().unwrap().record;
+    let stored: iolab_stats::quick::QuickResult = serde_json::from_str(&rec.result_json).unwrap();
+    assert_eq!(stored.profile, "cdm-nvme");
+    assert!(rec.job_text.contains("[global]\n"), "{}", rec.job_text);
+
+    // The replay: 8 tests × (preparation + 2 passes), one group each.
+    let out = common::iolab()
+        .env("IOLAB_DB", &db)
+        .args(["rerun", "1", "--output-format=json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("stored as result 2"), "{err}");
+    let v = common::json_of(&out.stdout);
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 24);
+    let groups: Vec<u64> = jobs
+        .iter()
+        .map(|j| j["groupid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(groups, (0..24).collect::<Vec<u64>>());
+    assert_eq!(jobs[8]["jobname"], "RND4K-Q32T16-read-pass2");
+    assert!(jobs[8]["read"]["io_bytes"].as_u64().unwrap() > 0);
+    assert!(
+        common::entries(dir.path()).is_empty(),
+        "the test file is removed"
+    );
+    let again = Store::open(&db).unwrap().get(2).unwrap().unwrap().record;
+    assert_eq!(again.kind, Kind::Run);
+
+    // An unknown profile, a result that keeps no job file.
+    let out = quick_cmd(dir.path(), &db, &["--profile", "cdm9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("iolab, cdm, cdm-nvme"));
+    let out = common::iolab()
+        .env("IOLAB_DB", &db)
+        .args(["rerun", "7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no result 7"));
+}
+
+/// iolab's own profile replays too: its nine tests one after the other.
+#[test]
+fn the_iolab_profiles_job_file_replays_its_nine_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = tempfile::tempdir().unwrap();
+    let db = keep.path().join("results.db");
+    let out = quick(dir.path(), &db, &["--time", "1s", "--meta-files", "0"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("note: profile iolab: "));
+    let out = common::iolab()
+        .env("IOLAB_DB", &db)
+        .args(["rerun", "1", "--output-format=json", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = common::json_of(&out.stdout);
+    let names: Vec<&str> = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["jobname"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 9);
+    assert_eq!(names[0], "SEQ1M-Q8T1-read");
+    assert_eq!(names[8], "RND4K-Q1T1-write-fsync");
+    assert!(common::entries(dir.path()).is_empty());
 }

@@ -151,6 +151,8 @@ fn a_depth_the_engine_cannot_reach_is_warned_about() {
                 "--output-format=json",
                 // JSON through a pipe keeps warnings off stderr unless asked.
                 "--warnings=stderr",
+                // Not stored: stderr has the warnings alone.
+                "--no-store",
                 "--name=w",
                 "--size=1m",
                 "--filename=f",

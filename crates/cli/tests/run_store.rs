@@ -430,7 +430,10 @@ fn every_kind_of_real_result_round_trips_through_the_store() {
     // A quick suite.
     let setup = iolab_core::quick::prepare(&iolab_core::quick::QuickOpts {
         dir: work("quick"),
+        profile: iolab_core::quick::Profile::Iolab,
         time: Duration::from_millis(900),
+        passes: 1,
+        interval: Duration::ZERO,
         size: Some(64 << 20),
         engine: Some("psync".into()),
         buffered: false,

@@ -19,7 +19,7 @@ fn a_bs_range_moves_the_same_bytes_at_every_point() {
     let out = iolab()
         .args(["sweep", "--rw=write", "--size=2m", "--ioengine=psync"])
         .arg(format!("--filename={}", f.display()))
-        .args(["--bs", "4k..64k", "--output-format", "json"])
+        .args(["--bs", "4k..64k", "--output-format", "json", "--keep-files"])
         .output()
         .unwrap();
     assert!(
@@ -43,6 +43,7 @@ fn a_bs_range_moves_the_same_bytes_at_every_point() {
         let iops = run["iops"].as_f64().unwrap();
         assert!(iops > 0.0, "{p}");
     }
+    // Kept (--keep-files): the file the sweep made has the base job's size.
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 2 << 20);
 }
 
@@ -368,4 +369,39 @@ fn the_end_fsync_is_inside_the_measured_time() {
         synced["write_bw"].as_f64().unwrap() <= 1048576.0,
         "{synced}"
     );
+}
+
+/// A sweep that succeeds removes the data file it created; one that was
+/// there before stays, and --keep-files keeps what the sweep made.
+#[test]
+fn a_successful_sweep_removes_the_files_it_created_unless_asked_to_keep_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let sweep = |extra: &[&str]| {
+        let out = common::iolab()
+            .args([
+                "sweep",
+                "--no-store",
+                "--name=j",
+                "--rw=write",
+                "--size=64k",
+            ])
+            .arg(format!("--directory={d}"))
+            .args(["--bs", "4k,8k"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    sweep(&[]);
+    assert!(common::entries(dir.path()).is_empty());
+    sweep(&["--keep-files"]);
+    assert_eq!(common::entries(dir.path()), ["j.0.0"]);
+    // Now the file was there before the sweep: it is left alone.
+    sweep(&[]);
+    assert_eq!(common::entries(dir.path()), ["j.0.0"]);
 }

@@ -27,8 +27,16 @@ use crate::run::{run_observed, Notice};
 #[derive(Clone, Debug, PartialEq)]
 pub struct QuickOpts {
     pub dir: PathBuf,
-    /// The whole suite's I/O time, shared among its tests.
+    /// Which tests, how many passes of each, how far apart.
+    pub profile: Profile,
+    /// The `iolab` profile: the whole suite's I/O time, shared among its
+    /// tests. A CrystalDiskMark profile: each pass's time (its "measure
+    /// time").
     pub time: Duration,
+    /// Measured passes of each test; the best is reported.
+    pub passes: u32,
+    /// Pause before each test but the first.
+    pub interval: Duration,
     /// Test file size (None: chosen from the free space).
     pub size: Option<u64>,
     /// Engine (None: io_uring, else libaio, else psync).
@@ -61,7 +69,7 @@ pub enum QuickError {
         .size >> 20, .dir.display(), .free >> 20, SPARE >> 20
     )]
     SizeAboveFree { dir: PathBuf, size: u64, free: u64 },
-    #[error("--time {0:?} leaves under 100 ms per test")]
+    #[error("--time {0:?} leaves under 100 ms per test or pass")]
     TooShort(Duration),
     #[error("ioengine {0}: {1}")]
     Engine(String, String),
@@ -90,6 +98,8 @@ pub struct SuiteTest {
     pub rw: &'static str,
     pub bs: &'static str,
     pub iodepth: u32,
+    /// Threads issuing I/O (fio's numjobs, reported as one).
+    pub threads: u32,
     /// fsync after every write.
     pub fsync: bool,
 }
@@ -110,8 +120,36 @@ pub const SUITE: &[SuiteTest] = &[
         rw: "randwrite",
         bs: "4k",
         iodepth: 1,
+        threads: 1,
         fsync: true,
     },
+];
+
+/// CrystalDiskMark 8's default profile: its settings dialog's "Default"
+/// (block size, queues, threads): SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1,
+/// RND4K Q1T1, each read and then written, all reads first.
+pub const CDM: &[SuiteTest] = &[
+    t("SEQ1M Q8T1", "read", "1m", 8),
+    t("SEQ1M Q1T1", "read", "1m", 1),
+    t("RND4K Q32T1", "randread", "4k", 32),
+    t("RND4K Q1T1", "randread", "4k", 1),
+    t("SEQ1M Q8T1", "write", "1m", 8),
+    t("SEQ1M Q1T1", "write", "1m", 1),
+    t("RND4K Q32T1", "randwrite", "4k", 32),
+    t("RND4K Q1T1", "randwrite", "4k", 1),
+];
+
+/// CrystalDiskMark 8's "NVMe SSD" profile: the default one with the deep
+/// random test issued by 16 threads (RND4K Q32T16).
+pub const CDM_NVME: &[SuiteTest] = &[
+    t("SEQ1M Q8T1", "read", "1m", 8),
+    t("SEQ1M Q1T1", "read", "1m", 1),
+    threads(t("RND4K Q32T16", "randread", "4k", 32), 16),
+    t("RND4K Q1T1", "randread", "4k", 1),
+    t("SEQ1M Q8T1", "write", "1m", 8),
+    t("SEQ1M Q1T1", "write", "1m", 1),
+    threads(t("RND4K Q32T16", "randwrite", "4k", 32), 16),
+    t("RND4K Q1T1", "randwrite", "4k", 1),
 ];
 
 const fn t(name: &'static str, rw: &'static str, bs: &'static str, iodepth: u32) -> SuiteTest {
@@ -120,7 +158,88 @@ const fn t(name: &'static str, rw: &'static str, bs: &'static str, iodepth: u32)
         rw,
         bs,
         iodepth,
+        threads: 1,
         fsync: false,
+    }
+}
+
+const fn threads(test: SuiteTest, threads: u32) -> SuiteTest {
+    SuiteTest { threads, ..test }
+}
+
+/// Which tests the suite runs and how: iolab's own (the nine tests, one
+/// pass each, the time shared among them, a metadata pass) or
+/// CrystalDiskMark 8's default or NVMe profile as it defines them: a 1 GiB
+/// test file, each test a 5 s unmeasured preparation run and then 5
+/// measured passes of 5 s (the best pass is the result), 5 s between
+/// tests, direct I/O.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Profile {
+    #[default]
+    Iolab,
+    Cdm,
+    CdmNvme,
+}
+
+/// The CrystalDiskMark profiles' test file: its default test size.
+pub const CDM_FILE: u64 = 1 << 30;
+/// Their measured passes ("test count") and the time of each.
+pub const CDM_PASSES: u32 = 5;
+pub const CDM_PASS_TIME: Duration = Duration::from_secs(5);
+/// Their pause between tests ("interval time").
+pub const CDM_INTERVAL: Duration = Duration::from_secs(5);
+
+impl Profile {
+    pub const NAMES: [&'static str; 3] = ["iolab", "cdm", "cdm-nvme"];
+
+    pub fn name(self) -> &'static str {
+        Profile::NAMES[self as usize]
+    }
+
+    pub fn tests(self) -> &'static [SuiteTest] {
+        match self {
+            Profile::Iolab => SUITE,
+            Profile::Cdm => CDM,
+            Profile::CdmNvme => CDM_NVME,
+        }
+    }
+
+    /// Whether it is one of CrystalDiskMark's: an unmeasured preparation
+    /// run before each test, the best of the passes, no metadata pass.
+    pub fn is_cdm(self) -> bool {
+        self != Profile::Iolab
+    }
+
+    /// The time, passes and interval it defines.
+    pub fn defaults(self) -> (Duration, u32, Duration) {
+        match self {
+            Profile::Iolab => (Duration::from_secs(60), 1, Duration::ZERO),
+            _ => (CDM_PASS_TIME, CDM_PASSES, CDM_INTERVAL),
+        }
+    }
+
+    /// What the table's note says about it.
+    pub fn about(self) -> &'static str {
+        match self {
+            Profile::Iolab => "iolab's own: nine tests sharing the time, one pass each",
+            Profile::Cdm => "CrystalDiskMark 8's default profile",
+            Profile::CdmNvme => "CrystalDiskMark 8's NVMe SSD profile",
+        }
+    }
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Profile, String> {
+        match s {
+            "iolab" => Ok(Profile::Iolab),
+            "cdm" => Ok(Profile::Cdm),
+            "cdm-nvme" => Ok(Profile::CdmNvme),
+            _ => Err(format!(
+                "no profile `{s}` (the profiles: {})",
+                Profile::NAMES.join(", ")
+            )),
+        }
     }
 }
 
@@ -148,7 +267,11 @@ pub struct QuickSetup {
     pub engine: String,
     pub direct: bool,
     pub file_bytes: u64,
+    pub profile: Profile,
+    /// Each pass's time.
     pub test_time: Duration,
+    pub passes: u32,
+    pub interval: Duration,
     /// Files of the metadata pass (0: none).
     pub meta_files: u64,
     pub notes: Vec<String>,
@@ -236,6 +359,17 @@ fn prepare_in(
             }
             s
         }
+        // CrystalDiskMark's test file is 1 GiB, whatever the free space.
+        None if opts.profile.is_cdm() => {
+            if CDM_FILE.saturating_add(SPARE) > free {
+                return Err(QuickError::SizeAboveFree {
+                    dir: dir.to_path_buf(),
+                    size: CDM_FILE,
+                    free,
+                });
+            }
+            CDM_FILE
+        }
         None => {
             let s = if direct {
                 DIRECT_FILE.min(free / 4)
@@ -270,9 +404,17 @@ fn prepare_in(
             memory >> 20
         ));
     }
-    let test_time = opts.time / SUITE.len() as u32;
+    let test_time = match opts.profile {
+        Profile::Iolab => opts.time / SUITE.len() as u32,
+        _ => opts.time,
+    };
     if test_time < Duration::from_millis(100) {
         return Err(QuickError::TooShort(opts.time));
+    }
+    if opts.passes == 0 {
+        return Err(QuickError::Plan(
+            "--passes 0: each test needs a pass".into(),
+        ));
     }
     let setup = QuickSetup {
         dir: dir.to_path_buf(),
@@ -282,14 +424,22 @@ fn prepare_in(
         engine,
         direct,
         file_bytes,
+        profile: opts.profile,
         test_time,
-        meta_files: opts.meta_files,
+        passes: opts.passes,
+        interval: opts.interval,
+        // CrystalDiskMark's profiles have no metadata pass.
+        meta_files: if opts.profile.is_cdm() {
+            0
+        } else {
+            opts.meta_files
+        },
         notes,
     };
     // Every test's job is one the plan accepts (mmap refuses direct=1,
     // say) before anything runs.
     let ctx = host_context();
-    for test in SUITE {
+    for test in setup.profile.tests() {
         plan_of(&setup, test, &ctx)?;
     }
     Ok(setup)
@@ -345,10 +495,87 @@ pub fn job_text(setup: &QuickSetup, test: &SuiteTest) -> String {
         depth = test.iodepth,
         ms = setup.test_time.as_millis(),
     );
+    text.push_str(&test_options(test));
+    text
+}
+
+/// What a test adds to its job beyond the file, engine and time: several
+/// threads reported as one, fsync after each write.
+fn test_options(test: &SuiteTest) -> String {
+    let mut text = String::new();
+    if test.threads > 1 {
+        text.push_str(&format!("numjobs={}\ngroup_reporting=1\n", test.threads));
+    }
     if test.fsync {
         // A database's commit: a small write, then fsync, through the page
         // cache.
         text.push_str("fsync=1\n");
+    }
+    text
+}
+
+/// The suite as one fio job file that replays it with `iolab run` (or
+/// `fio`): the shared options in `[global]`, every test its own job after
+/// the one before (`stonewall`), each CrystalDiskMark pass and
+/// preparation run a job of its own (the pause between tests a
+/// `startdelay`), on one test file in `dir`, removed by the last job. The
+/// metadata pass is no fio job; a comment says how to run it.
+pub fn replay_job_file(setup: &QuickSetup) -> String {
+    let file = setup.dir.join("iolab-quick.data");
+    let mut text = format!(
+        "; iolab quick, profile {profile} ({about}), on {dir}:\n\
+         ; the suite as one job file: `iolab run FILE` or `iolab rerun ID`.\n",
+        profile = setup.profile.name(),
+        about = setup.profile.about(),
+        dir = setup.dir.display(),
+    );
+    if setup.meta_files > 0 {
+        text.push_str(&format!(
+            "; its metadata pass is `iolab meta {} --files {} --phases create,stat,unlink`.\n",
+            setup.dir.display(),
+            setup.meta_files
+        ));
+    }
+    text.push_str(&format!(
+        "[global]\nfilename={file}\nsize={size}\nioengine={engine}\ntime_based=1\n\
+         runtime={ms}ms\nstonewall\n",
+        file = file.display(),
+        size = setup.file_bytes,
+        engine = setup.engine,
+        ms = setup.test_time.as_millis(),
+    ));
+    let tests = setup.profile.tests();
+    for (i, test) in tests.iter().enumerate() {
+        let runs: Vec<String> = if setup.profile.is_cdm() {
+            std::iter::once("prepare".to_string())
+                .chain((1..=setup.passes).map(|p| format!("pass{p}")))
+                .collect()
+        } else if setup.passes > 1 {
+            (1..=setup.passes).map(|p| format!("pass{p}")).collect()
+        } else {
+            vec![String::new()]
+        };
+        for (k, run) in runs.iter().enumerate() {
+            let mut name = format!("{}-{}", test.name.replace(' ', "-"), test.op());
+            if !run.is_empty() {
+                name = format!("{name}-{run}");
+            }
+            text.push_str(&format!(
+                "\n[{}]\nrw={}\nbs={}\niodepth={}\ndirect={}\n",
+                name.replace('+', "-"),
+                test.rw,
+                test.bs,
+                test.iodepth,
+                u8::from(setup.direct && !test.fsync),
+            ));
+            text.push_str(&test_options(test));
+            if k == 0 && i > 0 && !setup.interval.is_zero() {
+                text.push_str(&format!("startdelay={}ms\n", setup.interval.as_millis()));
+            }
+            if i + 1 == tests.len() && k + 1 == runs.len() {
+                text.push_str("unlink=1\n");
+            }
+        }
     }
     text
 }
@@ -368,8 +595,27 @@ pub fn run(setup: &QuickSetup, stop: &AtomicBool, watch: Watch) -> Result<QuickR
         file_bytes: setup.file_bytes,
         test_ms: setup.test_time.as_millis() as u64,
         notes: setup.notes.clone(),
+        profile: setup.profile.name().to_string(),
         ..Default::default()
     };
+    let profile_note = if setup.profile.is_cdm() {
+        format!(
+            "profile {}: {}; each test a {} ms preparation run, then the best of {} passes \
+                 of {} ms, {} ms between tests",
+            setup.profile.name(),
+            setup.profile.about(),
+            setup.test_time.as_millis(),
+            setup.passes,
+            setup.test_time.as_millis(),
+            setup.interval.as_millis()
+        )
+    } else {
+        format!(
+            "profile iolab: {} (--profile cdm and cdm-nvme are CrystalDiskMark 8's)",
+            setup.profile.about()
+        )
+    };
+    result.notes.insert(0, profile_note);
     let outcome = run_tests(setup, stop, watch, &mut result);
     discard(setup);
     outcome.map(|()| result)
@@ -384,25 +630,59 @@ fn run_tests(
     let ctx = host_context();
     // Each warning's text (past its job's name) and the tests it fell on.
     let mut memory: Vec<(String, Vec<String>)> = Vec::new();
-    for (i, test) in SUITE.iter().enumerate() {
+    for (i, test) in setup.profile.tests().iter().enumerate() {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             result.interrupted = true;
             break;
         }
+        if i > 0 && !pause(setup.interval, stop) {
+            result.interrupted = true;
+            break;
+        }
         let plan = plan_of(setup, test, &ctx)?;
-        let progress = Progress::new(&plan);
-        let done = AtomicBool::new(false);
-        let outcome = std::thread::scope(|s| {
-            // The watcher only shows progress: without a thread for it
-            // the test runs all the same.
-            let _ = std::thread::Builder::new()
-                .name("quick-watch".into())
-                .spawn_scoped(s, || watch(i, test, &progress, &done));
-            let mut quiet = |_: Notice| {};
-            let r = run_observed(&plan, stop, &mut quiet, &progress);
-            done.store(true, std::sync::atomic::Ordering::Relaxed);
-            r
-        });
+        let once = || {
+            let progress = Progress::new(&plan);
+            let done = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                // The watcher only shows progress: without a thread for it
+                // the test runs all the same.
+                let _ = std::thread::Builder::new()
+                    .name("quick-watch".into())
+                    .spawn_scoped(s, || watch(i, test, &progress, &done));
+                let mut quiet = |_: Notice| {};
+                let r = run_observed(&plan, stop, &mut quiet, &progress);
+                done.store(true, std::sync::atomic::Ordering::Relaxed);
+                r
+            })
+        };
+        // CrystalDiskMark's preparation run is not measured.
+        if setup.profile.is_cdm() {
+            if let Err(e) = once() {
+                result.tests.push(QuickTest {
+                    name: test.name.to_string(),
+                    op: test.op().to_string(),
+                    error: Some(e.to_string()),
+                    ..Default::default()
+                });
+                continue;
+            }
+        }
+        // The best of the passes, by bandwidth, as CrystalDiskMark scores.
+        let mut outcome = once();
+        for _ in 1..setup.passes {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            let next = once();
+            let better = match (&outcome, &next) {
+                (Ok(a), Ok(b)) => b.failure.is_none() && bw_of(test, b) > bw_of(test, a),
+                (Err(_), Ok(_)) => true,
+                _ => false,
+            };
+            if better {
+                outcome = next;
+            }
+        }
         let row = match outcome {
             Ok(o) => {
                 memory_notes(test, &o.result, &mut memory);
@@ -434,6 +714,24 @@ fn run_tests(
         result.interrupted = true;
     }
     Ok(())
+}
+
+/// A pass's bandwidth in the test's direction.
+fn bw_of(test: &SuiteTest, o: &crate::run::RunOutcome) -> f64 {
+    row_of(test, &o.result).bw_bytes
+}
+
+/// Waits `d` (the pause between tests), in steps that notice Ctrl-C;
+/// false when stopped.
+fn pause(d: Duration, stop: &AtomicBool) -> bool {
+    let until = std::time::Instant::now() + d;
+    while std::time::Instant::now() < until {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50).min(d));
+    }
+    !stop.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Warnings that a test measured memory (or compression) rather than the
@@ -572,7 +870,10 @@ mod tests {
     fn opts(dir: &Path) -> QuickOpts {
         QuickOpts {
             dir: dir.to_path_buf(),
+            profile: Profile::Iolab,
             time: Duration::from_secs(9),
+            passes: 1,
+            interval: Duration::ZERO,
             size: Some(64 << 20),
             engine: Some("psync".to_string()),
             buffered: false,
@@ -633,6 +934,80 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn the_crystaldiskmark_profiles_are_as_it_defines_them() {
+        // (name, rw, bs, iodepth, threads) of each test, in order.
+        let shape = |p: Profile| -> Vec<(&str, &str, &str, u32, u32)> {
+            p.tests()
+                .iter()
+                .map(|t| (t.name, t.rw, t.bs, t.iodepth, t.threads))
+                .collect()
+        };
+        let reads = [
+            ("SEQ1M Q8T1", "read", "1m", 8, 1),
+            ("SEQ1M Q1T1", "read", "1m", 1, 1),
+            ("RND4K Q32T1", "randread", "4k", 32, 1),
+            ("RND4K Q1T1", "randread", "4k", 1, 1),
+        ];
+        let writes = [
+            ("SEQ1M Q8T1", "write", "1m", 8, 1),
+            ("SEQ1M Q1T1", "write", "1m", 1, 1),
+            ("RND4K Q32T1", "randwrite", "4k", 32, 1),
+            ("RND4K Q1T1", "randwrite", "4k", 1, 1),
+        ];
+        assert_eq!(shape(Profile::Cdm), [reads, writes].concat());
+        let nvme = shape(Profile::CdmNvme);
+        assert_eq!(nvme[2], ("RND4K Q32T16", "randread", "4k", 32, 16));
+        assert_eq!(nvme[6], ("RND4K Q32T16", "randwrite", "4k", 32, 16));
+        for i in [0, 1, 3, 4, 5, 7] {
+            assert_eq!(nvme[i], shape(Profile::Cdm)[i]);
+        }
+        // 5 passes of 5 s, 5 s apart, a 1 GiB file, no fsync test.
+        for p in [Profile::Cdm, Profile::CdmNvme] {
+            assert_eq!(
+                p.defaults(),
+                (Duration::from_secs(5), 5, Duration::from_secs(5))
+            );
+            assert!(p.tests().iter().all(|t| !t.fsync));
+        }
+        assert_eq!(CDM_FILE, 1 << 30);
+        assert_eq!(Profile::Iolab.defaults().1, 1);
+        assert_eq!("cdm-nvme".parse::<Profile>(), Ok(Profile::CdmNvme));
+        assert!("cdm8"
+            .parse::<Profile>()
+            .unwrap_err()
+            .contains("iolab, cdm, cdm-nvme"));
+    }
+
+    #[test]
+    fn the_replay_job_file_stonewalls_every_run_and_removes_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let setup = prepare(&QuickOpts {
+            profile: Profile::CdmNvme,
+            time: Duration::from_millis(200),
+            passes: 2,
+            interval: Duration::from_millis(300),
+            ..opts(d.path())
+        })
+        .unwrap();
+        let text = replay_job_file(&setup);
+        discard(&setup);
+        let jobs = iolab_spec::parse_text("replay", &text, &host_context()).unwrap();
+        // Eight tests, each a preparation run and two passes.
+        assert_eq!(jobs.jobs.len(), 8 * 3);
+        let groups = jobs.groups();
+        assert_eq!(groups, (0..24).collect::<Vec<_>>());
+        assert!(text.contains("[global]\n"), "{text}");
+        assert!(text.contains("\n[RND4K-Q32T16-read-pass2]\n"), "{text}");
+        assert!(text.contains("numjobs=16\ngroup_reporting=1\n"), "{text}");
+        // The pause before each test but the first, the file removed last.
+        assert_eq!(text.matches("startdelay=300ms").count(), 7, "{text}");
+        assert_eq!(text.matches("unlink=1").count(), 1);
+        assert!(text.trim_end().ends_with("unlink=1"), "{text}");
+        // Nothing of the private directory: the same suite, the same text.
+        assert!(!text.contains(".iolab-quick"), "{text}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod cleanup;
 pub mod device;
 pub mod error;
 pub mod exec;
+pub mod fit;
 pub mod image;
 pub mod loopdev;
 pub mod metrics;

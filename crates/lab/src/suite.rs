@@ -122,7 +122,7 @@ unlink=1
 /// (name, about, job options after [global], bandwidth unit).
 type Item = (&'static str, &'static str, &'static str, BwUnit);
 
-const QUICK: &[Item] = &[
+const BASIC: &[Item] = &[
     (
         "seqwrite-1m",
         "buffered sequential write, 1 MiB blocks, fsync at the end",
@@ -228,7 +228,11 @@ fn build(name: &str, about: &str, items: &[Item]) -> Suite {
 }
 
 /// Names of the built-in suites, the default first.
-pub const NAMES: [&str; 4] = [DEFAULT, "quick", "meta", "bs-sweep"];
+pub const NAMES: [&str; 4] = [DEFAULT, "basic", "meta", "bs-sweep"];
+
+/// The name `basic` had before; `iolab quick` is another thing, so the
+/// old name is only an alias that says so.
+pub const OLD_BASIC: &str = "quick";
 
 /// The suite `iolab compare` runs when given neither `--suite` nor `--job`.
 pub const DEFAULT: &str = "studies";
@@ -278,10 +282,10 @@ fn bs_sweep() -> Suite {
 /// A built-in suite by name.
 pub fn builtin(name: &str) -> Option<Suite> {
     match name {
-        "quick" => Some(build(
-            "quick",
+        "basic" => Some(build(
+            "basic",
             "a short look: sequential write and read with 1 MiB blocks, random 4k read and write",
-            QUICK,
+            BASIC,
         )),
         "studies" => Some(build(
             "studies",
@@ -375,7 +379,7 @@ mod tests {
             assert_eq!(w.bw == BwUnit::KBs, kb, "{}", w.name);
         }
         // The short suite stays selectable.
-        assert_eq!(builtin("quick").unwrap().workloads.len(), 4);
+        assert_eq!(builtin("basic").unwrap().workloads.len(), 4);
     }
 
     #[test]
@@ -409,7 +413,7 @@ mod tests {
 
     #[test]
     fn added_workloads_get_unique_names() {
-        let mut s = builtin("quick").unwrap();
+        let mut s = builtin("basic").unwrap();
         let w = |name: &str, about: &str| Workload {
             name: name.into(),
             about: about.into(),

@@ -46,15 +46,25 @@ impl ValueError {
     }
 }
 
-/// An error in job text, with its location.
+/// An error in job text, with its location: `FILE:LINE: message`, or the
+/// command-line argument; a problem that comes from no place the user
+/// wrote (no job at all, a `--section` that names none) is its message
+/// alone.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{location}: {message}")]
+#[error("{}", self.shown())]
 pub struct SpecError {
     pub location: Location,
     pub message: String,
 }
 
 impl SpecError {
+    fn shown(&self) -> String {
+        match self.location {
+            Location::Builtin => self.message.clone(),
+            _ => format!("{}: {}", self.location, self.message),
+        }
+    }
+
     pub fn new(location: Location, message: impl Into<String>) -> Self {
         SpecError {
             location,

@@ -122,7 +122,9 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
     if jobs.is_empty() {
         return Err(SpecError::new(
             Location::Builtin,
-            "no jobs defined: give a job file or --name=JOB with options",
+            "no jobs defined: give a job file (`iolab run job.fio`) or a job's options \
+             (`iolab run --name=JOB --filename=PATH --rw=read --size=1g`); `iolab run --help` \
+             says more",
         ));
     }
     Ok(JobSet { jobs, global_echo })

@@ -72,6 +72,10 @@ pub struct QuickResult {
     pub test_ms: u64,
     /// Things the reader must know to read the table right.
     pub notes: Vec<String>,
+    /// The profile that ran: `iolab`, `cdm` or `cdm-nvme` (empty in
+    /// results stored before profiles existed: iolab's).
+    #[serde(default)]
+    pub profile: String,
     pub tests: Vec<QuickTest>,
     /// Cut short by Ctrl-C.
     pub interrupted: bool,

@@ -245,6 +245,17 @@ pub fn run_meta(opts: &MetaOptions, stop: &AtomicBool) -> Result<MetaResult, Met
 /// [`run_meta`], keeping what a run that fails or is stopped measured
 /// before: the phases that finished.
 pub fn run_meta_partial(opts: &MetaOptions, stop: &AtomicBool) -> Result<MetaResult, MetaFailure> {
+    run_meta_observed(opts, stop, &mut |_, _, _| {})
+}
+
+/// [`run_meta_partial`], telling `on_phase` as each phase begins: its
+/// 1-based number, the number of phases, and the phase (for a progress
+/// display).
+pub fn run_meta_observed(
+    opts: &MetaOptions,
+    stop: &AtomicBool,
+    on_phase: &mut dyn FnMut(usize, usize, MetaPhaseKind),
+) -> Result<MetaResult, MetaFailure> {
     let mut result = MetaResult {
         setup: setup_of(opts),
         ..MetaResult::default()
@@ -266,7 +277,7 @@ pub fn run_meta_partial(opts: &MetaOptions, stop: &AtomicBool) -> Result<MetaRes
         Ok(p) => p,
         Err(e) => return Err(fail(e, result)),
     };
-    let outcome = run_in(opts, &tree, &work_path, stop, &mut result.phases);
+    let outcome = run_in(opts, &tree, &work_path, stop, on_phase, &mut result.phases);
     // Every file and directory is gone after a run that finished; an
     // error removing the (empty) run directory is a failed run. After a
     // failure, what the run made goes (best effort) and the error stays
@@ -293,6 +304,7 @@ fn run_in(
     tree: &Tree,
     work_path: &Path,
     stop: &AtomicBool,
+    on_phase: &mut dyn FnMut(usize, usize, MetaPhaseKind),
     phases: &mut Vec<MetaPhase>,
 ) -> Result<(), MetaError> {
     let work = fsops::open_dir(&c_path(work_path)?).map_err(|source| MetaError::Setup {
@@ -311,7 +323,9 @@ fn run_in(
         stop,
     };
     let mut prefix = b'f';
-    for kind in phase_order(opts, tree) {
+    let order = phase_order(opts, tree);
+    for (i, kind) in order.iter().copied().enumerate() {
+        on_phase(i + 1, order.len(), kind);
         if opts.cold {
             drop_caches().map_err(|source| MetaError::DropCaches {
                 phase: kind,

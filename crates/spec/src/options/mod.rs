@@ -346,7 +346,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         let d = o.def();
         for cand in std::iter::once(&d.name).chain(d.aliases.iter()) {
             if let Some(dist) = edit_distance_within(&lower, cand, limit) {
-                if best.map_or(true, |(b, _)| dist < b) {
+                if best.is_none_or(|(b, _)| dist < b) {
                     best = Some((dist, cand));
                 }
             }
