@@ -32,7 +32,7 @@ iolab compare --fs ext4,f2fs,nilfs2,jfs,reiserfs,xfs --size 320m --repeat 1 \
 echo $? >/out/meta.status
 iolab compare --fs ext4 --bcache writethrough,writeback,off --device /dev/vdc \
   --cache-device /dev/vdb --destroy-data --size 256m --runtime 1 --repeat 1 \
-  --suite quick --output-format json --output /out/bcache.json
+  --suite basic --output-format json --output /out/bcache.json
 echo $? >/out/bcache.status
 # Interrupted while the stack is mounted: Ctrl-C (SIGINT), then a kill -9
 # and the next compare's --cleanup.
@@ -41,11 +41,11 @@ wait_mounted() {
   while [ $i -lt 3000 ] && ! grep -q '^/dev/bcache' /proc/mounts; do sleep 0.1; i=$((i+1)); done
 }
 iolab compare --fs ext4 --bcache writeback --size 256m --runtime 30 --repeat 1 \
-  --suite quick --no-store >/out/int.log 2>&1 &
+  --suite basic --no-store >/out/int.log 2>&1 &
 pid=$!
 wait_mounted; kill -INT $pid; wait $pid; echo $? >/out/int.status
 iolab compare --fs ext4 --bcache writeback --size 256m --runtime 30 --repeat 1 \
-  --suite quick --no-store >/out/kill.log 2>&1 &
+  --suite basic --no-store >/out/kill.log 2>&1 &
 pid=$!
 wait_mounted; kill -9 $pid; wait $pid
 ls /sys/block | grep -e '^bcache' >/out/killed.left
