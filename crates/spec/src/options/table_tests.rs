@@ -455,8 +455,5 @@ fn fio_defaults_and_units() {
         .filter(|d| matches!(d.support, Support::Ignored(_)))
         .map(|d| d.name)
         .collect();
-    assert_eq!(
-        ignored,
-        ["thread", "threads", "random_generator", "clocksource"]
-    );
+    assert_eq!(ignored, ["thread", "threads", "clocksource"]);
 }
