@@ -1353,7 +1353,7 @@ fn comparisons_are_found_by_their_targets() {
     let job = d.path().join("tiny.fio");
     std::fs::write(&job, "[t]\nrw=write\nbs=64k\nsize=256k\n").unwrap();
     compare_jobs(&db, "table", &[&job], &[("A", &a), ("B", &b)]);
-    let fs = iolab_core::probe::Environment::probe(&a).fs_type;
+    let fs = iolab_core::probe::probe(&a).fs_type;
     assert!(!fs.is_empty());
     let history = |args: &[&str]| {
         let out = iolab()

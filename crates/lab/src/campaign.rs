@@ -239,11 +239,8 @@ pub fn run(
         repeat: opts.repeat.max(1),
         ..Default::default()
     };
-    if let Some(v) = iolab_core::virt::detect().filter(|v| v.emulated) {
-        cmp.note(&format!(
-            "measured inside an emulated machine ({}): every time and speed here is the emulator's, not a device's; these figures show that the comparison runs, not how the filesystems perform",
-            v.hypervisor
-        ));
+    if let Some(note) = iolab_core::virt::detect().and_then(|v| v.note()) {
+        cmp.note(&note);
     }
     for w in &opts.suite.workloads {
         let Some(path) = &w.source else { continue };
