@@ -34,7 +34,8 @@ fn done(report: &Value, dir: &Path) -> Done {
         .expect("a jobs array")
         .iter()
         .map(|j| {
-            let per = |key: &str| ["read", "write", "trim"].map(|d| j[d][key].as_u64().unwrap_or(0));
+            let per =
+                |key: &str| ["read", "write", "trim"].map(|d| j[d][key].as_u64().unwrap_or(0));
             Job {
                 name: j["jobname"].as_str().unwrap_or_default().to_string(),
                 error: j["error"].as_i64().unwrap_or(0),
@@ -165,7 +166,8 @@ fn ftruncate_sets_the_size_at_each_write_and_refuses_reads_as_fio() {
     if !fio_available() {
         return;
     }
-    let (_, i) = same_as_fio("[t]\nioengine=ftruncate\nrw=write\nsize=1m\nbs=64k\nfilename=DIR/f\n");
+    let (_, i) =
+        same_as_fio("[t]\nioengine=ftruncate\nrw=write\nsize=1m\nbs=64k\nfilename=DIR/f\n");
     // The last write truncated the file at its offset.
     assert_eq!(i.done().files, [("f".to_string(), (1 << 20) - (64 << 10))]);
     assert_eq!(i.done().jobs[0].ios, [0, 16, 0]);
