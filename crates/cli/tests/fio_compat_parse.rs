@@ -3,7 +3,6 @@
 //! fio accepts, and sizes are the number of bytes fio makes of them.
 
 mod common;
-use common::*;
 use iolab_testkit::require;
 
 use std::fs;
