@@ -244,7 +244,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     let mut steps = Steps::new(&targets, &opts);
     display.set_steps(steps.total);
     let mut show = |p: Progress| steps.show(&p, &display);
-    let outcome = match campaign::run(&targets, &opts, &interrupt::STOP, &mut show) {
+    let mut outcome = match campaign::run(&targets, &opts, &interrupt::STOP, &mut show) {
         Ok(o) => o,
         Err(
             e @ (LabError::Refused { .. }
@@ -256,6 +256,9 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         Err(e) => return Err(e.into()),
     };
     display.clear();
+    if let Some(host) = outcome.comparison.host.as_mut() {
+        host.time = iolab_store::time::now_rfc3339();
+    }
     for p in &outcome.cleanup.problems {
         eprintln!("iolab: cleanup: {p}");
     }

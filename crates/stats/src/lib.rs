@@ -25,7 +25,8 @@ mod result;
 mod setup;
 
 pub use comparison::{
-    Better, Cell, Comparison, Metric, RunWarning, TargetColumn, WorkloadRun, NOISY_SPREAD,
+    Better, Cell, Comparison, Metric, RunWarning, TargetColumn, TargetSetup, WorkloadRun,
+    NOISY_SPREAD,
 };
 pub use comparison_verdicts::{family, ComparisonVerdicts, PairVerdict, DEFAULT_METHOD};
 pub use env::{Environment, Virt};
