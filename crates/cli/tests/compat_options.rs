@@ -6,6 +6,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::require;
 
 use std::path::Path;
 use std::process::Command as Proc;
@@ -138,9 +139,7 @@ fn allocated(path: &Path) -> u64 {
 
 #[test]
 fn falloc_allocates_punches_and_moves_no_data_as_fio() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     // A write job allocates its file; a read job reads a laid-out file by
     // allocating (keeping its size); a trim job punches holes in a regular
     // file.
@@ -163,9 +162,7 @@ fn falloc_allocates_punches_and_moves_no_data_as_fio() {
 
 #[test]
 fn ftruncate_sets_the_size_at_each_write_and_refuses_reads_as_fio() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let (_, i) =
         same_as_fio("[t]\nioengine=ftruncate\nrw=write\nsize=1m\nbs=64k\nfilename=DIR/f\n");
     // The last write truncated the file at its offset.
