@@ -6,6 +6,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::require;
 
 use std::path::Path;
 use std::process::Command as Proc;
@@ -74,10 +75,7 @@ fn scratch() -> tempfile::TempDir {
 
 /// The I/O calls of fio and of iolab for the same job options (given as
 /// `--name=value` flags after the file and engine), in that order.
-fn both(opts: &[&str]) -> Option<(Vec<Call>, Vec<Call>)> {
-    if !fio_available() || !strace_available() {
-        return None;
-    }
+fn both(opts: &[&str]) -> (Vec<Call>, Vec<Call>) {
     let dir = scratch();
     let file = dir.path().join("data");
     let mut args = vec![
@@ -92,7 +90,7 @@ fn both(opts: &[&str]) -> Option<(Vec<Call>, Vec<Call>)> {
     iolab_args.extend(args);
     let iolab = assert_cmd::cargo::cargo_bin("iolab");
     let from_iolab = traced(dir.path(), &file, &iolab, &iolab_args);
-    Some((from_fio, from_iolab))
+    (from_fio, from_iolab)
 }
 
 fn which(prog: &str) -> std::path::PathBuf {
@@ -122,13 +120,13 @@ fn assert_same(what: &str, fio: &[Call], iolab: &[Call]) {
 }
 
 fn check(what: &str, opts: &[&str]) {
-    if let Some((f, i)) = both(opts) {
-        assert_same(what, &f, &i);
-    }
+    let (f, i) = both(opts);
+    assert_same(what, &f, &i);
 }
 
 #[test]
 fn randrw_bssplit_offsets_sizes_and_directions_are_fios() {
+    require!(fio, strace);
     let job = ["--rw=randrw", "--size=8m", "--bssplit=4k/50:64k/30:16k/20"];
     // randrepeat=1, the default seeds.
     check("randrw bssplit, default seeds", &job);
@@ -147,6 +145,7 @@ fn randrw_bssplit_offsets_sizes_and_directions_are_fios() {
 
 #[test]
 fn random_writes_with_a_split_cover_the_file_as_fio_does() {
+    require!(fio, strace);
     // fio's random map cuts I/Os to the free blocks they start: 797 I/Os
     // of 16 MiB in both tools, in the same order.
     check(
@@ -165,6 +164,7 @@ fn random_writes_with_a_split_cover_the_file_as_fio_does() {
 
 #[test]
 fn rwmixread_directions_are_fios() {
+    require!(fio, strace);
     check(
         "randrw rwmixread=70",
         &["--rw=randrw", "--rwmixread=70", "--size=8m", "--bs=4k"],
@@ -177,6 +177,7 @@ fn rwmixread_directions_are_fios() {
 
 #[test]
 fn uniform_offsets_without_the_map_and_with_other_generators_are_fios() {
+    require!(fio, strace);
     check(
         "randread norandommap",
         &["--rw=randread", "--size=8m", "--bs=4k", "--norandommap"],
@@ -198,6 +199,7 @@ fn uniform_offsets_without_the_map_and_with_other_generators_are_fios() {
 
 #[test]
 fn zoned_offsets_are_fios() {
+    require!(fio, strace);
     check(
         "randread zoned",
         &[
