@@ -16,6 +16,7 @@ mod jsonw;
 pub mod meta;
 mod normal;
 pub mod quick;
+mod ranks;
 pub mod repeats;
 pub mod sweep;
 mod terse;
