@@ -12,6 +12,8 @@ mod interrupt;
 mod keep;
 mod manual;
 mod meta;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod output;
 mod progress;
 mod quick;
