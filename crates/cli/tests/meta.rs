@@ -6,6 +6,7 @@
 mod common;
 
 use common::{entries, iolab, json_of, Tmpfs};
+use iolab_testkit::have;
 use serde_json::Value;
 
 fn phases(v: &Value) -> Vec<(String, u64)> {
@@ -423,7 +424,7 @@ fn fio_file_engines_do_one_operation_per_file() {
     // filedelete removed every file and dirdelete every directory.
     assert!(entries(&work).is_empty(), "{:?}", entries(&work));
 
-    if common::fio_available() {
+    if have!(fio) {
         std::fs::write(&job, file_engine_jobs(&work, false)).unwrap();
         assert_eq!(run_jobs("fio", &job), ours[..3]);
         assert!(entries(&work).is_empty());

@@ -4,11 +4,13 @@
 //! the start skew after the barrier, a shared file in rank segments,
 //! stonewalling across ranks, and a rank that fails. These need iolab
 //! built with `--features mpi` (scripts/test.sh runs them so) and mpirun
-//! (OpenMPI, which scripts/setup.sh installs); without mpirun each says
-//! why it skips. The default build's own test is last.
+//! (OpenMPI, which scripts/setup.sh installs; without it each records its
+//! skip through the test harness). The default build's own test is last.
 
 mod common;
 use common::*;
+#[cfg(feature = "mpi")]
+use iolab_testkit::require;
 
 #[cfg(feature = "mpi")]
 use std::path::Path;
@@ -22,22 +24,6 @@ use serde_json::Value;
 /// Ranks of every test.
 #[cfg(feature = "mpi")]
 const RANKS: usize = 4;
-
-/// Whether mpirun is there; says why a test skips when it is not.
-#[cfg(feature = "mpi")]
-fn mpirun_available() -> bool {
-    let ok = Proc::new("mpirun")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!(
-            "skipped: mpirun is not installed (scripts/setup.sh installs openmpi-bin as root)"
-        );
-    }
-    ok
-}
 
 /// `mpirun -np 4 iolab ARGS` in `dir`.
 #[cfg(feature = "mpi")]
@@ -98,9 +84,7 @@ fn u(v: &Value) -> u64 {
 #[cfg(feature = "mpi")]
 #[test]
 fn merged_figures_are_the_ranks_summed_and_percentiles_those_of_every_io() {
-    if !mpirun_available() {
-        return;
-    }
+    require!(mpirun);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let job = "[w]\ndirectory=DIR\nfilename=data.$rank\nrw=randwrite\nbs=4k\nsize=512k\n\
@@ -187,9 +171,7 @@ fn merged_figures_are_the_ranks_summed_and_percentiles_those_of_every_io() {
 #[cfg(feature = "mpi")]
 #[test]
 fn each_phase_starts_after_a_barrier_and_the_start_skew_is_reported() {
-    if !mpirun_available() {
-        return;
-    }
+    require!(mpirun);
     let dir = tempfile::tempdir().unwrap();
     let job = "[global]\ndirectory=DIR\nfilename=data.$rank\nbs=4k\nsize=256k\n\
                [w]\nrw=write\n[r]\nstonewall\nrw=read\n";
@@ -229,9 +211,7 @@ fn each_phase_starts_after_a_barrier_and_the_start_skew_is_reported() {
 #[cfg(feature = "mpi")]
 #[test]
 fn ranks_share_one_file_in_segments() {
-    if !mpirun_available() {
-        return;
-    }
+    require!(mpirun);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // IOR's segmented layout: rank r writes bytes [r MiB, r+1 MiB).
@@ -251,9 +231,7 @@ fn ranks_share_one_file_in_segments() {
 #[cfg(feature = "mpi")]
 #[test]
 fn stonewalling_across_ranks_ends_the_phase_when_the_first_rank_finishes() {
-    if !mpirun_available() {
-        return;
-    }
+    require!(mpirun);
     let dir = tempfile::tempdir().unwrap();
     // Rank 0 has 64 KiB to write at 1 MiB/s, rank 3 has 3 MiB.
     let job = "[w]\ndirectory=DIR\nfilename=data.$rank\nrw=write\nbs=4k\n\
@@ -270,9 +248,7 @@ fn stonewalling_across_ranks_ends_the_phase_when_the_first_rank_finishes() {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_rank_that_cannot_start_stops_every_rank_and_is_named() {
-    if !mpirun_available() {
-        return;
-    }
+    require!(mpirun);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // Every rank's directory but rank 2's.

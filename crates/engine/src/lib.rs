@@ -18,8 +18,10 @@ pub mod host;
 pub mod residency;
 
 mod error;
+mod falloc;
 mod fdtable;
 mod fileops;
+mod ftruncate;
 mod libaio;
 mod mmap;
 mod null;
@@ -56,15 +58,26 @@ pub const ENGINE_NAMES: &[&str] = &[
     "dircreate",
     "dirstat",
     "dirdelete",
+    "falloc",
+    "ftruncate",
 ];
 
 /// Whether the engine `name` moves the job's bytes to and from its files
 /// (so the devices under them see that I/O): not `null`, which moves
-/// nothing, nor the file-operation engines, which create, stat and delete.
+/// nothing, nor the file-operation engines, which create, stat and delete,
+/// nor `falloc` and `ftruncate`, which allocate, punch and truncate.
 pub fn moves_file_data(name: &str) -> bool {
     !matches!(
         name,
-        "null" | "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete"
+        "null"
+            | "filecreate"
+            | "filestat"
+            | "filedelete"
+            | "dircreate"
+            | "dirstat"
+            | "dirdelete"
+            | "falloc"
+            | "ftruncate"
     )
 }
 
@@ -268,6 +281,8 @@ pub fn create(name: &str, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineEr
         "libaio" => Box::new(libaio::LibaioEngine::new(opts)?),
         "mmap" => Box::new(mmap::MmapEngine::new(opts)?),
         "null" => Box::new(null::NullEngine::new(opts)?),
+        "falloc" => Box::new(falloc::FallocEngine::new(opts)?),
+        "ftruncate" => Box::new(ftruncate::FtruncateEngine::new(opts)?),
         "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete" => {
             Box::new(fileops::FileOpEngine::new(name, opts)?)
         }
@@ -328,9 +343,11 @@ mod tests {
             assert_eq!(e.name(), *name);
             assert_eq!(e.buf(3).len(), 8192);
             assert_eq!(e.caps().sync, !matches!(*name, "io_uring" | "libaio"));
-            let moves_data =
-                *name != "null" && !name.starts_with("file") && !name.starts_with("dir");
-            assert_eq!(e.caps().needs_buffers, moves_data);
+            let moves_data = *name != "null"
+                && !name.starts_with("file")
+                && !name.starts_with("dir")
+                && !matches!(*name, "falloc" | "ftruncate");
+            assert_eq!(e.caps().needs_buffers, moves_data, "{name}");
             assert_eq!(moves_file_data(name), moves_data, "{name}");
         }
     }

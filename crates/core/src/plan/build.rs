@@ -580,7 +580,8 @@ fn place_files(
 
     for (file_index, path) in paths.into_iter().enumerate() {
         let disk: OnDisk = on_disk(&path);
-        if pj.rw.mode.trims() && !diskless && !disk.block_device {
+        // The falloc engine trims a regular file by punching holes in it.
+        if pj.rw.mode.trims() && !diskless && !disk.block_device && pj.engine != "falloc" {
             return Err(cx.err(
                 Some(Opt::Rw),
                 format!(

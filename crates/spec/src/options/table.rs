@@ -132,6 +132,16 @@ const ENGINES: &[Choice] = &[
     choice("dircreate", &[], "mkdir(2) each directory and time it"),
     choice("dirstat", &[], "stat(2) each directory and time it"),
     choice("dirdelete", &[], "rmdir(2) each directory and time it"),
+    choice(
+        "falloc",
+        &[],
+        "fallocate(2) per I/O: writes allocate, reads keep the size, trims punch holes",
+    ),
+    choice(
+        "ftruncate",
+        &[],
+        "ftruncate(2) the file to each write's offset (reads fail with EINVAL)",
+    ),
 ];
 
 /// fio's other engines: accepted by fio, named as such in iolab's error.
@@ -143,8 +153,6 @@ const FIO_ONLY_ENGINES: &[&str] = &[
     "e4defrag",
     "exec",
     "external",
-    "falloc",
-    "ftruncate",
     "gfapi",
     "gfapi_async",
     "guasi",
