@@ -112,7 +112,7 @@ fn prepare(args: &[String], world: &World) -> Result<Prepared, (Status, String)>
     let db_files = keep::db_files(cmd.flag("db").flatten().map(Path::new));
     output::check_opt(output.as_deref().map(Path::new), &db_files)
         .map_err(|m| bad(m.to_string()))?;
-    let mut ctx = Context::from_env(crate::run::host());
+    let mut ctx = Context::from_env(iolab_core::probe::keyword_host());
     ctx.rank = world.rank;
     ctx.nranks = world.size;
     let jobs = resolve::load(&cmd, &ctx).map_err(|e| bad(e.to_string()))?;
