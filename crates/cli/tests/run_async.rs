@@ -4,7 +4,7 @@
 
 mod common;
 
-use iolab_testkit::{have, require};
+use iolab_testkit::{have, need, require};
 
 #[test]
 fn queued_engines_count_exactly_and_fill_the_queue() {
@@ -243,9 +243,7 @@ fn trim_modes_discard_a_block_device_and_count_as_fio_counts() {
         .unwrap()
         .set_len(32 << 20)
         .unwrap();
-    let Some(lo) = common::LoopDev::attach(&img) else {
-        return;
-    };
+    let lo = need!(common::LoopDev::attach(&img));
     let fill = || {
         common::run_json(
             dir.path(),

@@ -9,6 +9,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::{skip, skip_case};
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -403,7 +404,7 @@ fn pre_read_puts_the_region_in_the_page_cache_unmeasured() {
         "the pre-read is not counted"
     );
     let Some(res) = resident(&f) else {
-        eprintln!("skipped the page cache check: fincore is not available");
+        skip_case!("the page cache check: fincore is not available");
         return;
     };
     assert!(res >= 4 << 20, "{res} bytes resident after pre_read");
@@ -603,8 +604,7 @@ fn continue_on_error_counts_errors_and_a_fatal_one_still_stops() {
         .map(|s| s.success())
         .unwrap_or(false);
     if !mounted {
-        eprintln!("skipped: cannot mount a 1 MiB tmpfs to fill (needs root)");
-        return;
+        skip!("cannot mount a 1 MiB tmpfs to fill (needs root)");
     }
     let small = common::Mounted(mnt.clone());
     let (out, _) = run_text(&format!(

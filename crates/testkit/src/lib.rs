@@ -49,6 +49,22 @@ macro_rules! skip {
     }};
 }
 
+/// The value of a `Result<T, Missing>` (what a helper that prepares the
+/// machine returns: a mounted filesystem, a loop device), or a return from
+/// the test with the skip recorded: `let fs = need!(LoopFs::new(..));`.
+#[macro_export]
+macro_rules! need {
+    ($made:expr) => {
+        match $made {
+            Ok(made) => made,
+            Err(missing) => {
+                $crate::skipped(missing);
+                return;
+            }
+        }
+    };
+}
+
 /// Records that the test leaves out one of its cases, with the reason
 /// `format!` makes of the arguments; the test goes on.
 #[macro_export]
