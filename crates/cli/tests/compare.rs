@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Stdio};
 use std::time::{Duration, Instant};
 
-use common::iolab;
+use common::{basic_compare, basic_compare_proc, iolab, BASIC_COMPARE};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -34,26 +34,9 @@ fn three_filesystems_side_by_side_with_skipped_targets() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     let db = dir.path().join("results.db");
-    let out = iolab()
+    let out = basic_compare(&["--fs", "ext4,xfs,btrfs,nosuchfs,f2fs", "--size", "1G"])
         .env("IOLAB_DB", &db)
-        .args([
-            "compare",
-            "--fs",
-            "ext4,xfs,btrfs,nosuchfs,f2fs",
-            "--size",
-            "1G",
-            "--suite",
-            "basic",
-        ])
-        .args([
-            "--repeat",
-            "1",
-            "--runtime",
-            "1",
-            "--baseline",
-            "ext4",
-            "--workdir",
-        ])
+        .args(["--runtime", "1", "--baseline", "ext4", "--workdir"])
         .arg(&work)
         .timeout(Duration::from_secs(150))
         .output()
@@ -246,21 +229,7 @@ fn kill_9_mid_workload_then_cleanup_leaves_nothing() {
     require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("killed");
-    let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
-        .env("IOLAB_DB", common::test_db())
-        .args([
-            "compare",
-            "--fs",
-            "ext4",
-            "--size",
-            "320M",
-            "--suite",
-            "basic",
-            "--repeat",
-            "1",
-            "--runtime",
-            "30",
-        ])
+    let mut child = basic_compare_proc(&["--fs", "ext4", "--size", "320M", "--runtime", "30"])
         .arg("--workdir")
         .arg(&work)
         .stdout(Stdio::null())
@@ -379,17 +348,14 @@ fn directory_targets_without_root() {
     let tb = format!("B={}", b.path().display());
     let work = w.path().join("work");
     let args = [
-        "compare",
+        &BASIC_COMPARE[..],
+        &[
         "--target",
         &ta,
         "--target",
         &tb,
         "--size",
         "64M",
-        "--suite",
-        "basic",
-        "--repeat",
-        "1",
         "--runtime",
         "1",
         "--baseline",
@@ -400,7 +366,9 @@ fn directory_targets_without_root() {
         out_file.to_str().unwrap(),
         "--workdir",
         work.to_str().unwrap(),
-    ];
+        ],
+    ]
+    .concat();
     let out = as_unprivileged(&args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value =
@@ -647,21 +615,7 @@ fn ctrl_c_mid_workload_cleans_up() {
     require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("interrupted");
-    let child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
-        .env("IOLAB_DB", common::test_db())
-        .args([
-            "compare",
-            "--fs",
-            "ext4",
-            "--size",
-            "320M",
-            "--suite",
-            "basic",
-            "--repeat",
-            "1",
-            "--runtime",
-            "30",
-        ])
+    let child = basic_compare_proc(&["--fs", "ext4", "--size", "320M", "--runtime", "30"])
         .arg("--workdir")
         .arg(&work)
         .stdout(Stdio::piped())
@@ -703,19 +657,7 @@ fn a_named_device_is_formatted_for_each_filesystem_and_left_attached() {
     let img = dir.path().join("disk.img");
     iolab_lab::image::create_sparse(&img, 320 << 20).unwrap();
     let dev = iolab_lab::loopdev::attach(&img).unwrap();
-    let out = iolab()
-        .args([
-            "compare",
-            "--fs",
-            "ext4,xfs",
-            "--destroy-data",
-            "--suite",
-            "basic",
-            "--repeat",
-            "1",
-            "--runtime",
-            "1",
-        ])
+    let out = basic_compare(&["--fs", "ext4,xfs", "--destroy-data", "--runtime", "1"])
         .args(["--output-format", "csv", "--device"])
         .arg(&dev)
         .timeout(Duration::from_secs(60))
@@ -890,11 +832,8 @@ fn second_ctrl_c_removes_everything_and_exits() {
     require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("twice");
-    let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
-        .env("IOLAB_DB", common::test_db())
-        .args(["compare", "--fs", "ext4", "--size", "320M", "--repeat", "1"])
-        .args(["--suite", "basic"])
-        .args(["--runtime", "30", "--workdir"])
+    let mut child = basic_compare_proc(&["--fs", "ext4", "--size", "320M", "--runtime", "30"])
+        .arg("--workdir")
         .arg(&work)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -944,11 +883,7 @@ fn the_next_compare_cleans_what_a_killed_run_left() {
     // A private temp dir: the default workdirs go there, and only there
     // does the next run look for leftovers.
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
-        .env("IOLAB_DB", common::test_db())
-        .args(["compare", "--fs", "ext4", "--size", "320M", "--repeat", "1"])
-        .args(["--suite", "basic"])
-        .args(["--runtime", "30"])
+    let mut child = basic_compare_proc(&["--fs", "ext4", "--size", "320M", "--runtime", "30"])
         .env("TMPDIR", tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -1046,9 +981,7 @@ fn what_iolab_did_not_create_is_never_removed() {
     iolab_lab::image::create_sparse(&img, 64 << 20).unwrap();
     let user = UserLoop(iolab_lab::loopdev::attach(&img).unwrap());
     let run = |work: &Path| {
-        iolab()
-            .args(["compare", "--fs", "ext4", "--size", "256M", "--repeat", "1"])
-            .args(["--suite", "basic", "--runtime", "1", "--workdir"])
+        basic_compare(&["--fs", "ext4", "--size", "256M", "--runtime", "1", "--workdir"])
             .arg(work)
             .timeout(Duration::from_secs(60))
             .output()
@@ -1347,17 +1280,7 @@ fn comparisons_are_found_by_their_targets() {
 fn a_failed_mkfs_keeps_its_message_short() {
     require!(root, filesystems = &["xfs"]);
     let dir = tempfile::tempdir().unwrap();
-    let out = iolab()
-        .args([
-            "compare",
-            "--fs",
-            "xfs:-bogus",
-            "--suite",
-            "basic",
-            "--repeat",
-            "1",
-        ])
-        .args(["--size", "320M", "--workdir"])
+    let out = basic_compare(&["--fs", "xfs:-bogus", "--size", "320M", "--workdir"])
         .arg(dir.path().join("w"))
         .timeout(Duration::from_secs(60))
         .output()

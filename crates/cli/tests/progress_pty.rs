@@ -127,7 +127,7 @@ fn compare_counts_its_steps_names_its_phases_and_clears_the_line() {
             iolab_lab::support::check("ext4"),
             iolab_lab::support::Support::Ready { .. }
         );
-    let mut args: Vec<String> = ["compare", "--suite", "basic", "--repeat", "1"]
+    let mut args: Vec<String> = common::BASIC_COMPARE
         .iter()
         .chain(&["--runtime", "1s", "--size", "64m", "--workdir"])
         .map(|s| s.to_string())

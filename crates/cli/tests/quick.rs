@@ -264,7 +264,6 @@ fn a_damaged_database_is_refused_before_anything_runs_and_left_untouched() {
     let db = keep.path().join("results.db");
     common::damaged_database(&db);
     let before = std::fs::read(&db).unwrap();
-    let started = Instant::now();
     let out = quick(dir.path(), &db, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -273,10 +272,6 @@ fn a_damaged_database_is_refused_before_anything_runs_and_left_untouched() {
         "{err}"
     );
     assert!(out.stdout.is_empty(), "nothing was measured");
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "refused before the suite"
-    );
     assert_eq!(std::fs::read(&db).unwrap(), before, "the database changed");
     assert_eq!(common::entries(keep.path()), ["results.db"]);
     assert!(common::entries(dir.path()).is_empty(), "nothing ran");

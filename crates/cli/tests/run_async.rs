@@ -112,21 +112,11 @@ fn data_written_through_queued_engines_reads_back_through_psync() {
             ],
         );
         // Every block carries its own offset and a distinct write number.
-        let data = std::fs::read(dir.path().join(&file)).unwrap();
-        let mut seqs: Vec<u64> = data
-            .chunks(4096)
-            .enumerate()
-            .map(|(i, b)| {
-                assert_eq!(
-                    u64::from_le_bytes(b[..8].try_into().unwrap()),
-                    i as u64 * 4096,
-                    "{engine}"
-                );
-                u64::from_le_bytes(b[8..16].try_into().unwrap())
-            })
-            .collect();
-        seqs.sort();
-        assert_eq!(seqs, (1..=256).collect::<Vec<u64>>(), "{engine}");
+        iolab_testkit::stamps::assert_each_block_written_once(
+            &dir.path().join(&file),
+            4096,
+            256,
+        );
         // And psync reads it all back.
         let v = common::run_json(
             dir.path(),

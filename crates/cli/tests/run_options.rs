@@ -480,19 +480,10 @@ fn fadvise_hint_chooses_the_advice_given_at_open() {
     assert_eq!(advice("read", Some("random")), ["POSIX_FADV_RANDOM"]);
 }
 
-/// The write order of a file written with the default (scrambled) data:
-/// each 4 KiB block starts with its offset and the sequence number of the
-/// write that put it there.
+/// The write order of a file written with the default (scrambled) data,
+/// in 4 KiB blocks.
 fn write_order(path: &Path) -> Vec<u64> {
-    let data = fs::read(path).unwrap();
-    data.chunks(4096)
-        .enumerate()
-        .map(|(i, b)| {
-            let offset = u64::from_le_bytes(b[..8].try_into().unwrap());
-            assert_eq!(offset, i as u64 * 4096, "the stamp of block {i}");
-            u64::from_le_bytes(b[8..16].try_into().unwrap())
-        })
-        .collect()
+    iolab_testkit::stamps::write_order(path, 4096)
 }
 
 /// Two random-write runs with `opts`, to files `a` and `b`; their bytes.

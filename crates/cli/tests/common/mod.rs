@@ -20,6 +20,24 @@ pub fn iolab() -> Command {
     c
 }
 
+/// The lab's shortest comparison, to which a test adds its targets and
+/// options: one run of each workload of the basic suite.
+pub const BASIC_COMPARE: [&str; 5] = ["compare", "--suite", "basic", "--repeat", "1"];
+
+/// `iolab compare --suite basic --repeat 1 ARGS`, with the test's database.
+pub fn basic_compare(args: &[&str]) -> Command {
+    let mut c = iolab();
+    c.args(BASIC_COMPARE).args(args);
+    c
+}
+
+/// The same comparison as a process to start in the background.
+pub fn basic_compare_proc(args: &[&str]) -> Proc {
+    let mut c = Proc::new(assert_cmd::cargo::cargo_bin("iolab"));
+    c.env("IOLAB_DB", test_db()).args(BASIC_COMPARE).args(args);
+    c
+}
+
 /// `iolab run --output-format=json ARGS` in `dir`, started in the
 /// background with its output piped, for a test to act while it runs.
 pub fn spawn_run_json(dir: &Path, args: &[&str]) -> std::process::Child {
