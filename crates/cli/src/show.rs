@@ -174,6 +174,9 @@ fn header(s: &Stored) -> String {
         gib,
         dash(&p.iolab_version)
     ));
+    if let Some(vm) = &p.hypervisor {
+        out.push_str(&format!("  virtual machine {}\n", vm.describe()));
+    }
     let mut dev = dash(&p.block_device).to_string();
     if !p.device_model.is_empty() {
         dev.push_str(&format!(" ({})", p.device_model));

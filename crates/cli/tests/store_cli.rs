@@ -70,6 +70,7 @@ fn provenance(fs: &str, target: &str) -> Provenance {
         rotational: Some(false),
         scheduler: "none".into(),
         device_size_bytes: Some(500_000_000_000),
+        ..Provenance::default()
     }
 }
 
@@ -399,6 +400,37 @@ fn show_rerenders_a_run_in_fio_formats() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("no result 999"));
+}
+
+#[test]
+fn show_names_the_virtual_machine_a_result_was_measured_in() {
+    let db = Db::new();
+    let mut rec = record(Kind::Run, 0, "ext4", "/mnt/ssd/a", &[]);
+    rec.result_json = serde_json::to_string(&run_result("seqwrite", 300, 7)).unwrap();
+    rec.provenance.hypervisor = Some(iolab_stats::Virt {
+        name: "QEMU".into(),
+        emulated: true,
+    });
+    let vm = db.insert(&rec);
+    rec.provenance.hypervisor = None;
+    let bare = db.insert(&rec);
+    let normal = stdout(iolab().args(["show", &vm.to_string(), &db.arg()]));
+    assert!(
+        normal.contains("\n  virtual machine QEMU, emulated\n"),
+        "{normal}"
+    );
+    let record: Value = serde_json::from_str(&stdout(iolab().args([
+        "show",
+        &vm.to_string(),
+        &db.arg(),
+        "--output-format",
+        "record",
+    ])))
+    .unwrap();
+    assert_eq!(record["provenance"]["hypervisor"]["name"], "QEMU");
+    assert_eq!(record["provenance"]["hypervisor"]["emulated"], true);
+    let normal = stdout(iolab().args(["show", &bare.to_string(), &db.arg()]));
+    assert!(!normal.contains("virtual machine"), "{normal}");
 }
 
 #[test]

@@ -528,6 +528,7 @@ fn json(c: &Comparison) -> String {
                 "status": status(t),
                 "skipped": t.skipped,
                 "failed": t.failed,
+                "setup": t.setup,
             })
         })
         .collect();
@@ -555,6 +556,7 @@ fn json(c: &Comparison) -> String {
             "alpha": v.alpha,
             "baseline": c.baseline,
             "interrupted": c.interrupted,
+            "host": c.host,
             "notes": c.notes,
             "targets": targets,
             "metrics": metrics,
@@ -683,6 +685,36 @@ mod tests {
             "{t}"
         );
         assert_eq!(lines.len(), 1 + 1 + 4);
+    }
+
+    #[test]
+    fn json_carries_the_host_and_how_each_target_was_made() {
+        let mut c = sample();
+        c.host = Some(iolab_stats::Environment {
+            host: "bench1".into(),
+            hypervisor: Some(iolab_stats::Virt {
+                name: "QEMU".into(),
+                emulated: true,
+            }),
+            ..Default::default()
+        });
+        c.targets[0].setup = Some(iolab_stats::TargetSetup {
+            fs_type: "ext4".into(),
+            mkfs_version: "mke2fs 1.47.0 (5-Feb-2023)".into(),
+            mkfs_options: vec!["-F".into(), "-q".into()],
+            mount_options: "rw,relatime".into(),
+            ..Default::default()
+        });
+        let v: serde_json::Value =
+            serde_json::from_str(&render_comparison(&c, CompareFormat::Json)).unwrap();
+        let c = &v["iolab compare"];
+        assert_eq!(c["host"]["host"], "bench1");
+        assert_eq!(c["host"]["hypervisor"]["name"], "QEMU");
+        let t = &c["targets"][0]["setup"];
+        assert_eq!(t["mkfs_version"], "mke2fs 1.47.0 (5-Feb-2023)");
+        assert_eq!(t["mkfs_options"], serde_json::json!(["-F", "-q"]));
+        assert_eq!(t["mount_options"], "rw,relatime");
+        assert!(c["targets"][1]["setup"].is_null());
     }
 
     #[test]
