@@ -126,9 +126,7 @@ fn three_filesystems_side_by_side_with_skipped_targets() {
 /// stored result alike.
 #[test]
 fn a_formatted_target_records_its_mkfs_and_mount() {
-    if !need_root(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     let db = dir.path().join("results.db");
@@ -432,22 +430,22 @@ fn directory_targets_without_root() {
     let args = [
         &BASIC_COMPARE[..],
         &[
-        "--target",
-        &ta,
-        "--target",
-        &tb,
-        "--size",
-        "64M",
-        "--runtime",
-        "1",
-        "--baseline",
-        "A",
-        "--output-format",
-        "json",
-        "--output",
-        out_file.to_str().unwrap(),
-        "--workdir",
-        work.to_str().unwrap(),
+            "--target",
+            &ta,
+            "--target",
+            &tb,
+            "--size",
+            "64M",
+            "--runtime",
+            "1",
+            "--baseline",
+            "A",
+            "--output-format",
+            "json",
+            "--output",
+            out_file.to_str().unwrap(),
+            "--workdir",
+            work.to_str().unwrap(),
         ],
     ]
     .concat();
@@ -1074,11 +1072,19 @@ fn what_iolab_did_not_create_is_never_removed() {
     iolab_lab::image::create_sparse(&img, 64 << 20).unwrap();
     let user = UserLoop(iolab_lab::loopdev::attach(&img).unwrap());
     let run = |work: &Path| {
-        basic_compare(&["--fs", "ext4", "--size", "256M", "--runtime", "1", "--workdir"])
-            .arg(work)
-            .timeout(Duration::from_secs(60))
-            .output()
-            .unwrap()
+        basic_compare(&[
+            "--fs",
+            "ext4",
+            "--size",
+            "256M",
+            "--runtime",
+            "1",
+            "--workdir",
+        ])
+        .arg(work)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap()
     };
     let out = run(&work);
     let stdout = text(&out.stdout);

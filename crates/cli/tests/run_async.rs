@@ -112,11 +112,7 @@ fn data_written_through_queued_engines_reads_back_through_psync() {
             ],
         );
         // Every block carries its own offset and a distinct write number.
-        iolab_testkit::stamps::assert_each_block_written_once(
-            &dir.path().join(&file),
-            4096,
-            256,
-        );
+        iolab_testkit::stamps::assert_each_block_written_once(&dir.path().join(&file), 4096, 256);
         // And psync reads it all back.
         let v = common::run_json(
             dir.path(),

@@ -330,10 +330,7 @@ mod tests {
         let mut t = Think::new(&s).unwrap();
         assert_eq!(t.pause(0, None), Some((50_000_000, 100_000_000)));
         // The deadline cuts the spin too.
-        assert_eq!(
-            t.pause(0, Some(30_000_000)),
-            Some((30_000_000, 30_000_000))
-        );
+        assert_eq!(t.pause(0, Some(30_000_000)), Some((30_000_000, 30_000_000)));
     }
 
     #[test]
