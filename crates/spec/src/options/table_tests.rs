@@ -455,5 +455,8 @@ fn fio_defaults_and_units() {
         .filter(|d| matches!(d.support, Support::Ignored(_)))
         .map(|d| d.name)
         .collect();
-    assert_eq!(ignored, ["create_serialize", "thread", "threads", "clocksource"]);
+    assert_eq!(
+        ignored,
+        ["create_serialize", "thread", "threads", "clocksource"]
+    );
 }
