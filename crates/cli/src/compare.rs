@@ -217,7 +217,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         cache_size,
         destroy_data: args.destroy_data,
         baseline: args.baseline.clone(),
-        host: host(),
+        host: iolab_core::probe::keyword_host(),
     };
     // Refusals come before anything is created (and before the output
     // file is opened).
@@ -244,7 +244,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     let mut steps = Steps::new(&targets, &opts);
     display.set_steps(steps.total);
     let mut show = |p: Progress| steps.show(&p, &display);
-    let outcome = match campaign::run(&targets, &opts, &interrupt::STOP, &mut show) {
+    let mut outcome = match campaign::run(&targets, &opts, &interrupt::STOP, &mut show) {
         Ok(o) => o,
         Err(
             e @ (LabError::Refused { .. }
@@ -256,6 +256,9 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         Err(e) => return Err(e.into()),
     };
     display.clear();
+    if let Some(host) = outcome.comparison.host.as_mut() {
+        host.time = iolab_store::time::now_rfc3339();
+    }
     for p in &outcome.cleanup.problems {
         eprintln!("iolab: cleanup: {p}");
     }
@@ -441,23 +444,13 @@ fn compare_record(
     }
     let mut prov = match (dirs.len(), compared.len()) {
         (1, 1) => dirs.remove(0),
-        _ => {
-            let host = keep::provenance(&std::env::temp_dir());
-            iolab_store::Provenance {
-                time: host.time,
-                host: host.host,
-                kernel: host.kernel,
-                cpu_model: host.cpu_model,
-                cpu_count: host.cpu_count,
-                memory_bytes: host.memory_bytes,
-                iolab_version: host.iolab_version,
-                block_device: device
-                    .and_then(|d| d.file_name())
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                ..Default::default()
-            }
-        }
+        _ => iolab_store::Provenance {
+            block_device: device
+                .and_then(|d| d.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            ..keep::host_provenance()
+        },
     };
     prov.target = places.join(", ");
     prov.fs_type = fs_types.join(",");
@@ -683,22 +676,13 @@ fn clean(workdir: Option<&Path>) -> Result<Status> {
     })
 }
 
-/// This machine, for planning the workloads.
-fn host() -> iolab_spec::Host {
-    iolab_spec::Host {
-        page_size: iolab_engine::host::page_size(),
-        mb_memory: iolab_engine::host::physical_memory() >> 20,
-        ncpus: iolab_engine::host::online_cpus(),
-    }
-}
-
 fn list_suites() -> String {
     let mut s = String::new();
     for name in suite::NAMES {
         let Some(su) = suite::builtin(name) else {
             continue;
         };
-        let least = fit::minimum(&su, host())
+        let least = fit::minimum(&su, iolab_core::probe::keyword_host())
             .map(|m| format!(" (images of at least {} MiB)", m >> 20))
             .unwrap_or_default();
         s.push_str(&format!("{}: {}{least}\n", su.name, su.about));

@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context as _, Result};
 use clap::Args;
-use iolab_core::probe::Environment;
 use iolab_store::{DbFiles, Kind, Provenance, Record, Store};
 
 use crate::exit::Status;
@@ -61,26 +60,21 @@ impl StoreArgs {
     }
 }
 
-/// The provenance of a result measured on `target`.
+/// The provenance of a result measured on `target`: the environment
+/// probe's facts, stamped with the time.
 pub fn provenance(target: &Path) -> Provenance {
-    let env = Environment::probe(target);
     Provenance {
         time: iolab_store::time::now_rfc3339(),
-        host: env.host,
-        kernel: env.kernel,
-        cpu_model: env.cpu_model,
-        cpu_count: env.cpu_count,
-        memory_bytes: env.memory_bytes,
-        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
-        target: env.target,
-        fs_type: env.fs_type,
-        mount_options: env.mount_options,
-        mount_source: env.mount_source,
-        block_device: env.block_device,
-        device_model: env.device_model,
-        rotational: env.rotational,
-        scheduler: env.scheduler,
-        device_size_bytes: env.device_size_bytes,
+        ..iolab_core::probe::probe(target)
+    }
+}
+
+/// The host's facts alone (no target, mount or device), stamped with the
+/// time.
+pub fn host_provenance() -> Provenance {
+    Provenance {
+        time: iolab_store::time::now_rfc3339(),
+        ..iolab_core::probe::host()
     }
 }
 

@@ -207,6 +207,11 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         match quick::run(&setup, &STOP, &watch) {
             Ok(mut r) => {
                 (r.fs_type, r.device) = quick::describe(&setup.dir);
+                let prov = keep::provenance(&setup.dir);
+                if let Some(note) = prov.emulation_note() {
+                    r.notes.push(note);
+                }
+                r.provenance = Some(prov);
                 if r.interrupted {
                     Step::Last(r, StopReason::Interrupted)
                 } else if r.nothing_measured() || r.tests.iter().any(|t| t.error.is_some()) {
@@ -238,6 +243,9 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         keep::Kept::NotAsked
     } else {
         let mut record = keep::record(Kind::Quick, &dir_tested, &args.store);
+        if let Some(p) = &result.provenance {
+            record.provenance.clone_from(p);
+        }
         record.result_json = serde_json::to_string(&result)?;
         record.job_text = job_text;
         record.metrics = metrics(&result);
@@ -283,8 +291,9 @@ fn figures(runs: &[QuickResult]) -> Vec<(String, Vec<f64>)> {
         .collect()
 }
 
-/// The headline metrics of each test that produced figures, for history
-/// and diff; a repeated suite's carry every run's value as samples.
+/// The headline metrics of each test that produced figures (MB/s, IOPS,
+/// p50 and p99 completion latency), for history, export and diff; a
+/// repeated suite's carry every run's value as samples.
 fn metrics(r: &QuickResult) -> Vec<Metric> {
     let mut out = Vec::new();
     let repeated = !r.runs.is_empty();
@@ -310,6 +319,10 @@ fn metrics(r: &QuickResult) -> Vec<Metric> {
                 t.sample_stdev,
             ),
             |u| u.iops,
+        ));
+        out.push(with_runs(
+            Metric::new(format!("{name} p50"), t.p50_ns as f64 / 1e3, "us"),
+            |u| u.p50_ns as f64 / 1e3,
         ));
         out.push(with_runs(
             Metric::new(format!("{name} p99"), t.p99_ns as f64 / 1e3, "us"),
@@ -375,6 +388,7 @@ mod tests {
                     op: "read".into(),
                     bw_bytes: 5e8,
                     iops: 476.8,
+                    p50_ns: 21_000,
                     p99_ns: 30_000,
                     ..QuickTest::default()
                 },
@@ -393,8 +407,11 @@ mod tests {
             [
                 "SEQ1M Q8T1 read MB/s",
                 "SEQ1M Q8T1 read IOPS",
+                "SEQ1M Q8T1 read p50",
                 "SEQ1M Q8T1 read p99"
             ]
         );
+        let p50 = metrics(&r).into_iter().find(|m| m.name.ends_with("p50"));
+        assert_eq!(p50.map(|m| (m.value, m.unit)), Some((21.0, "us".into())));
     }
 }

@@ -10,7 +10,7 @@ use iolab_core::run::{run_observed, Notice, RunOutcome};
 use iolab_report::repeats::{repeats_json, repeats_text};
 use iolab_report::{laying_out, render, render_preamble, Format, RenderOpts, UnitBase};
 use iolab_spec::error::{bound_message, clip};
-use iolab_spec::{cmdline, help, resolve, Context, Host, JobSet, Opt, SpecError};
+use iolab_spec::{cmdline, help, resolve, Context, JobSet, Opt, SpecError};
 use iolab_stats::repeated::repeat_figures;
 use iolab_stats::JobResult;
 use iolab_stats::RunResult;
@@ -171,7 +171,7 @@ pub fn run(args: &[String]) -> Result<Status> {
         eprintln!("iolab: {}", bound_message(&msg.to_string()));
         return Ok(Status::BadInput);
     }
-    let ctx = Context::from_env(host());
+    let ctx = Context::from_env(iolab_core::probe::keyword_host());
     let jobs = match resolve::load(&cmd, &ctx) {
         Ok(j) => j,
         Err(e) => return Ok(bad_input(&e)),
@@ -543,14 +543,6 @@ fn render_opts(jobs: &JobSet) -> RenderOpts {
 fn bad_input(e: &SpecError) -> Status {
     eprintln!("iolab: {e}");
     Status::BadInput
-}
-
-fn host() -> Host {
-    Host {
-        page_size: iolab_engine::host::page_size(),
-        mb_memory: iolab_engine::host::physical_memory() >> 20,
-        ncpus: iolab_engine::host::online_cpus(),
-    }
 }
 
 #[cfg(test)]

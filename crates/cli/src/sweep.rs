@@ -14,7 +14,7 @@ use iolab_core::sweep::{
 use iolab_report::compare::CompareFormat;
 use iolab_report::sweep::render_sweep;
 use iolab_spec::resolve::Sources;
-use iolab_spec::{cmdline, jobfile, Context, Host};
+use iolab_spec::{cmdline, jobfile, Context};
 
 use crate::exit::Status;
 use crate::interrupt;
@@ -263,11 +263,7 @@ pub fn run(args: &[String]) -> Result<Status> {
         files,
         only_sections: Vec::new(),
     };
-    let ctx = Context::from_env(Host {
-        page_size: iolab_engine::host::page_size(),
-        mb_memory: iolab_engine::host::physical_memory() >> 20,
-        ncpus: iolab_engine::host::online_cpus(),
-    });
+    let ctx = Context::from_env(iolab_core::probe::keyword_host());
     // Every point, and every place a file will be made, is checked before
     // the results database, the output file or any job file is touched.
     let prepared = match iolab_core::sweep::prepare(&base, &sweep.axes, &ctx) {

@@ -155,6 +155,88 @@ fn three_filesystems_side_by_side_with_skipped_targets() {
     }
 }
 
+/// A formatted target records which mkfs made it (its path, version and
+/// options), which mount program and kernel mounted it, the options asked
+/// for and those in effect as /proc/self/mountinfo lists them; the host
+/// section names the virtual machine, if any. In the JSON and in the
+/// stored result alike.
+#[test]
+fn a_formatted_target_records_its_mkfs_and_mount() {
+    if !need_root(&["ext4"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    let db = dir.path().join("results.db");
+    let json = dir.path().join("cmp.json");
+    let out = iolab()
+        .env("IOLAB_DB", &db)
+        .args(["compare", "--fs", "ext4:-b 4096@noatime", "--size", "64M"])
+        .args(["--suite", "basic", "--repeat", "1", "--runtime", "1"])
+        .args(["--output-format", "json", "--output"])
+        .arg(&json)
+        .arg("--workdir")
+        .arg(&work)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let c = &v["iolab compare"];
+    let s = &c["targets"][0]["setup"];
+    assert_eq!(s["fs_type"], "ext4", "{s}");
+    assert!(
+        s["mkfs_tool"].as_str().unwrap().ends_with("/mkfs.ext4"),
+        "{s}"
+    );
+    let mke2fs = Proc::new(s["mkfs_tool"].as_str().unwrap())
+        .arg("-V")
+        .output()
+        .unwrap();
+    let said = format!("{}{}", text(&mke2fs.stdout), text(&mke2fs.stderr));
+    assert_eq!(
+        s["mkfs_version"],
+        said.lines().next().unwrap().trim(),
+        "{s}"
+    );
+    assert_eq!(
+        s["mkfs_options"],
+        serde_json::json!(["-F", "-q", "-b", "4096"]),
+        "{s}"
+    );
+    assert!(s["mount_version"].as_str().unwrap().contains('.'), "{s}");
+    let uname = Proc::new("uname").arg("-r").output().unwrap();
+    assert_eq!(s["kernel"], text(&uname.stdout).trim(), "{s}");
+    assert_eq!(s["mount_options_asked"], "noatime", "{s}");
+    // In effect: what was asked and what the kernel added (rw at least).
+    let effective: Vec<&str> = s["mount_options"].as_str().unwrap().split(',').collect();
+    assert!(
+        effective.contains(&"noatime") && effective.contains(&"rw"),
+        "{s}"
+    );
+    assert!(
+        s["mount_source"].as_str().unwrap().starts_with("/dev/loop"),
+        "{s}"
+    );
+    match iolab_core::virt::detect() {
+        Some(vm) => assert_eq!(c["host"]["hypervisor"]["name"], vm.name.as_str()),
+        None => assert!(c["host"]["hypervisor"].is_null(), "{}", c["host"]),
+    }
+    // The stored comparison keeps the same facts.
+    let rec = iolab_store::Store::open(&db)
+        .unwrap()
+        .get(1)
+        .unwrap()
+        .unwrap()
+        .record;
+    let stored: iolab_stats::Comparison = serde_json::from_str(&rec.result_json).unwrap();
+    let setup = stored.targets[0].setup.as_ref().unwrap();
+    assert_eq!(serde_json::to_value(setup).unwrap(), *s);
+    assert_eq!(stored.host.as_ref().unwrap().kernel, setup.kernel);
+    assert!(!work.exists());
+}
+
 /// Why f2fs is skipped on this host, as the lab words it: the kernel
 /// lacks it, and mkfs.f2fs may be missing as well.
 fn f2fs_reason() -> String {
@@ -436,6 +518,17 @@ fn directory_targets_without_root() {
         .map(|t| t["label"].as_str().unwrap())
         .collect();
     assert_eq!(labels, ["A", "B"]);
+    // A directory target says what holds it; the lab made nothing there.
+    let setup = &c["targets"][0]["setup"];
+    let held = iolab_core::probe::probe(a.path());
+    assert_eq!(setup["fs_type"], held.fs_type.as_str(), "{setup}");
+    assert_eq!(
+        setup["mount_options"],
+        held.mount_options.as_str(),
+        "{setup}"
+    );
+    assert_eq!(setup["mkfs_tool"], "", "{setup}");
+    assert!(c["host"]["kernel"].as_str().is_some_and(|k| !k.is_empty()));
     let mbs = c["metrics"]
         .as_array()
         .unwrap()
@@ -1353,7 +1446,7 @@ fn comparisons_are_found_by_their_targets() {
     let job = d.path().join("tiny.fio");
     std::fs::write(&job, "[t]\nrw=write\nbs=64k\nsize=256k\n").unwrap();
     compare_jobs(&db, "table", &[&job], &[("A", &a), ("B", &b)]);
-    let fs = iolab_core::probe::Environment::probe(&a).fs_type;
+    let fs = iolab_core::probe::probe(&a).fs_type;
     assert!(!fs.is_empty());
     let history = |args: &[&str]| {
         let out = iolab()

@@ -4,6 +4,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::require;
 
 use std::path::Path;
 use std::process::Command as Proc;
@@ -81,9 +82,7 @@ fn same_as_fio(text: &str) -> Done {
 
 #[test]
 fn filesize_larger_than_size_does_size_bytes_in_a_file_of_filesize() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let d = same_as_fio("[t]\ndirectory=DIR\nrw=write\nfilesize=8m\nsize=4m\n");
     assert_eq!(d.jobs[0].1, 4 << 20);
     assert_eq!(d.files, [("t.0.0".to_string(), 8 << 20)]);
@@ -115,9 +114,7 @@ fn filesize_larger_than_size_does_size_bytes_in_a_file_of_filesize() {
 
 #[test]
 fn a_global_name_keeps_each_section_name_for_the_job_and_its_files() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let d = same_as_fio(
         "[global]\nname=gname\ndirectory=DIR\nsize=256k\nrw=write\n[job1]\n[job2]\nname=explicit\n",
     );
@@ -129,9 +126,7 @@ fn a_global_name_keeps_each_section_name_for_the_job_and_its_files() {
 
 #[test]
 fn random_sizes_with_the_random_map_cover_each_byte_once_and_stop_at_size() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     for text in [
         "[t]\ndirectory=DIR\nrw=randwrite\nbssplit=4k/50:64k/50\nsize=16m\n",
         "[t]\ndirectory=DIR\nrw=randread\nbsrange=4k-64k\nsize=8m\n",
@@ -158,9 +153,7 @@ fn random_sizes_with_the_random_map_cover_each_byte_once_and_stop_at_size() {
 
 #[test]
 fn syntax_fio_accepts_runs_the_same_io() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     for text in [
         // A negative gap reads backwards.
         "[t]\ndirectory=DIR\nrw=read:-8k\nbs=4k\nsize=1m\n",
@@ -189,9 +182,7 @@ fn pread_offsets(trace: &str) -> Vec<u64> {
 
 #[test]
 fn a_negative_gap_reads_the_same_offsets_as_fio() {
-    if !fio_available() || !strace_available() {
-        return;
-    }
+    require!(fio, strace);
     let job = ["--name=t", "--rw=read:-8k", "--bs=4k", "--size=64k"];
     let fio_dir = tempfile::tempdir().unwrap();
     let trace = fio_dir.path().join("fio.trace");
@@ -233,9 +224,7 @@ fn a_negative_gap_reads_the_same_offsets_as_fio() {
 
 #[test]
 fn a_filesize_range_gives_each_file_a_size_in_it() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     for (text, bs) in [
         (
             "[t]\ndirectory=DIR\nrw=write\nnrfiles=4\nfilesize=1m-4m\n",

@@ -7,6 +7,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::{have, require};
 
 use std::path::Path;
 use std::process::{Command as Proc, Output};
@@ -75,9 +76,7 @@ const LAYOUT_JOB: &str = "[global]\ndirectory=DIR\nbs=64k\n\
 
 #[test]
 fn layout_lines_are_fios_in_normal_output_only() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let root = tempfile::tempdir().unwrap();
     // One of w2's files already has its size: neither tool counts it.
     let (fd, id) = twin_dirs(root.path(), LAYOUT_JOB, &[("w2.0.1", 512 << 10)]);
@@ -115,9 +114,7 @@ fn layout_lines_are_fios_in_normal_output_only() {
 
 #[test]
 fn layout_lines_follow_the_normal_format_wherever_it_goes() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let job = "[w]\ndirectory=DIR\nrw=read\nsize=2m\nbs=64k\nnrfiles=2\n";
     for (args, in_file) in [
         (&["--output-format=json"][..], false),
@@ -164,9 +161,7 @@ fn disk_names(report: &serde_json::Value) -> Option<Vec<String>> {
 
 #[test]
 fn jobs_that_touch_no_device_list_no_disk() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let root = tempfile::tempdir().unwrap();
     for (what, job, none) in [
         (
@@ -235,9 +230,7 @@ fn echoed(text: &str) -> Vec<(String, Vec<(String, String)>)> {
 
 #[test]
 fn json_echoes_the_options_as_fio_does() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     // Values as written (8MB, 64K, 8388608, 2s), an alias under the
     // option's name (timeout is runtime), a value given twice, flags
     // without a value (no entry), `name` among the job's options, two
@@ -331,9 +324,7 @@ fn json_echoes_the_options_as_fio_does() {
 
 #[test]
 fn command_line_jobs_echo_their_options_in_the_order_given() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let dir = tempfile::tempdir().unwrap();
     let args = [
         "--output-format=json",
@@ -457,7 +448,7 @@ fn plan_warnings_go_in_the_report_not_on_a_programs_stderr() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--warnings=loud"));
 
     // fio prints nothing on stderr for the same job either.
-    if fio_available() {
+    if have!(fio) {
         let a = args(&["--output-format=json"]);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         let f = fio(d, &a);
@@ -479,7 +470,7 @@ fn started_as_fio_it_is_iolab_run() {
         line,
         format!("fio-3.33 (iolab {})\n", env!("CARGO_PKG_VERSION"))
     );
-    if fio_available() {
+    if have!(fio) {
         let f = fio(d, &["--version"]);
         let theirs = String::from_utf8(f.stdout).unwrap();
         assert!(theirs.starts_with("fio-3"), "{theirs}");

@@ -6,6 +6,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::require;
 
 use std::path::Path;
 use std::process::Command as Proc;
@@ -86,9 +87,7 @@ fn time_based_reads(rw: &str, extra: &str) -> [(u64, u64); 2] {
 
 #[test]
 fn time_based_buffered_reads_drop_the_cache_at_each_pass_as_fio_does() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     for rw in ["randread", "read"] {
         let [(fio_io, fio_read), (io, read)] = time_based_reads(rw, "");
         eprintln!("{rw}: fio {fio_io} bytes, {fio_read} from storage; iolab {io}, {read}");
@@ -111,9 +110,7 @@ fn time_based_buffered_reads_drop_the_cache_at_each_pass_as_fio_does() {
 
 #[test]
 fn time_based_reads_with_invalidate_off_stay_in_the_cache_in_both() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let [(fio_io, fio_read), (io, read)] = time_based_reads("randread", "invalidate=0\n");
     eprintln!("fio {fio_io} bytes, {fio_read} from storage; iolab {io}, {read}");
     assert!(fio_io >= 4 << 20 && io >= 4 << 20, "too few passes");
@@ -166,9 +163,7 @@ fn issued(text: &str) -> Vec<u64> {
 
 #[test]
 fn verify_reads_are_issued_and_queued_as_fios() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     for engine in ["libaio", "io_uring"] {
         let text = format!(
             "[v]\nfilename=DIR/v\nsize=8m\nbs=4k\nrw=write\nverify=crc32c\n\
@@ -206,9 +201,7 @@ fn verify_reads_are_issued_and_queued_as_fios() {
 
 #[test]
 fn verify_reads_through_a_synchronous_engine_are_issued_and_have_no_slat() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let text = "[v]\nfilename=DIR/v\nsize=2m\nbs=4k\nrw=randwrite\nverify=md5\n";
     let (_d, fio_text) = run_tool("fio", text, "normal");
     let (_d, ours_text) = run_tool("iolab", text, "normal");
@@ -235,9 +228,7 @@ fn log_lines(dir: &Path) -> std::collections::BTreeMap<String, usize> {
 
 #[test]
 fn averaged_and_slat_logs_have_fios_line_counts() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let logs = "write_bw_log=a\nwrite_iops_log=a\nwrite_lat_log=a\nlog_avg_msec=100\n";
     for (what, job, want) in [
         // 1 s in windows of 100 ms: nine bandwidth and IOPS samples (the

@@ -7,6 +7,7 @@
 
 mod common;
 
+use iolab_testkit::require;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Output};
@@ -94,9 +95,7 @@ fn numjobs_past_fios_limit_is_refused_before_anything_is_made() {
 
 #[test]
 fn fio_refuses_the_same_numjobs() {
-    if !common::fio_available() {
-        return;
-    }
+    require!(fio);
     let o = std::process::Command::new("fio")
         .args([
             "--name=x",

@@ -6,6 +6,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::require;
 
 use std::path::Path;
 use std::process::Command as Proc;
@@ -51,9 +52,7 @@ fn small_tmpfs(dir: &Path) -> Option<Tmpfs> {
 
 #[test]
 fn fill_device_fills_the_filesystem_as_fio_does() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let tmp = tempfile::tempdir().unwrap();
     let mnt = tmp.path().join("fs");
     std::fs::create_dir(&mnt).unwrap();

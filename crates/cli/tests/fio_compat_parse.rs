@@ -3,7 +3,7 @@
 //! fio accepts, and sizes are the number of bytes fio makes of them.
 
 mod common;
-use common::*;
+use iolab_testkit::require;
 
 use std::fs;
 use std::process::Command as Proc;
@@ -24,9 +24,7 @@ fn fio_parse_only(path: &std::path::Path) -> (bool, String) {
 
 #[test]
 fn fio_accepts_what_parse_only_prints_for_every_option() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let dir = tempfile::tempdir().unwrap();
     // One job per option, set to the table's example value.
     let mut text = String::new();
@@ -39,6 +37,8 @@ fn fio_accepts_what_parse_only_prints_for_every_option() {
         match d.category {
             Category::IoUring => text.push_str("ioengine=io_uring\n"),
             Category::Libaio => text.push_str("ioengine=libaio\n"),
+            Category::Cpuio => text.push_str("ioengine=cpuio\n"),
+            Category::Exec => text.push_str("ioengine=exec\n"),
             _ => {}
         }
     }
@@ -116,9 +116,7 @@ fn iolab_bytes(size: &str, kb_base: &str) -> u64 {
 
 #[test]
 fn sizes_are_the_bytes_fio_makes_of_them() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     for kb in ["1024", "1000"] {
         for size in [
             "4096", "4k", "4K", "4kB", "4KiB", "64m", "100MB", "100MiB", "1M", "3mib", "0x2000",

@@ -5,6 +5,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::require;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -165,9 +166,7 @@ fn paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
 
 #[test]
 fn json_matches_fio_key_for_key_and_counts_exactly() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     for case in CASES {
         let (fio, ours) = run_both(case.text, "json");
         let (fio, ours) = (json_of(&fio), json_of(&ours));
@@ -278,9 +277,7 @@ fn structural(text: &str) -> Vec<String> {
 
 #[test]
 fn normal_output_has_fios_lines_in_fios_order() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     for case in CASES {
         let (fio, ours) = run_both(case.text, "normal");
         let (fio, ours) = (
@@ -306,9 +303,7 @@ fn normal_output_has_fios_lines_in_fios_order() {
 
 #[test]
 fn terse_has_fios_fields_with_unified_reporting() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     for mode in ["mixed", "both"] {
         let text = format!("[t]\ndirectory=DIR\nrw=randrw\nsize=1m\nunified_rw_reporting={mode}\n");
         let (fio, ours) = run_both(&text, "terse");

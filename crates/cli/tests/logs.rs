@@ -5,6 +5,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::require;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -62,9 +63,7 @@ fn run_both(text: &str) -> ((tempfile::TempDir, Value), (tempfile::TempDir, Valu
 
 #[test]
 fn log_files_are_named_as_fios() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     // Per-clone files numbered by thread across jobs, a bare option naming
     // the files after the job, shared files without per_job_logs, the
     // three latency logs, an empty histogram log without log_hist_msec.
@@ -97,9 +96,7 @@ fn log_files_are_named_as_fios() {
 
 #[test]
 fn every_io_is_a_line_of_the_latency_logs_within_the_reported_range() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let text = "[l]\ndirectory=DIR\nsize=256k\nrw=randrw\nbs=4k\n\
                 write_lat_log=l\nwrite_bw_log=l\nwrite_iops_log=l\nlog_offset=1\n";
     let ((fdir, fio), (odir, ours)) = run_both(text);
@@ -153,9 +150,7 @@ fn every_io_is_a_line_of_the_latency_logs_within_the_reported_range() {
 
 #[test]
 fn averaged_logs_have_a_line_per_window() {
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     // 2 s at a steady rate: three 500 ms bandwidth and IOPS windows per
     // direction, and four latency windows (the last written at the end);
     // histogram entries every 500 ms from the first I/O after 0 ms.

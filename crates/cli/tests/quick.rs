@@ -160,6 +160,68 @@ fn the_suite_prints_every_test_stores_the_result_and_cleans_up() {
         );
     }
     assert_eq!(v["file_bytes"], 64 << 20);
+    // quick's own JSON says where and on what it ran, as the store keeps it.
+    let prov = &v["provenance"];
+    for field in [
+        "host",
+        "kernel",
+        "cpu_model",
+        "fs_type",
+        "mount_options",
+        "iolab_version",
+        "time",
+    ] {
+        assert!(
+            prov[field].as_str().is_some_and(|s| !s.is_empty()),
+            "provenance {field}: {prov}"
+        );
+    }
+    assert!(prov["cpu_count"].as_u64().unwrap() > 0, "{prov}");
+    assert!(prov["memory_bytes"].as_u64().unwrap() > 0, "{prov}");
+    assert_eq!(prov["target"], absolute.as_str());
+    for field in ["block_device", "device_model", "mount_source", "hypervisor"] {
+        assert!(prov.get(field).is_some(), "no {field} in {prov}");
+    }
+    match iolab_core::virt::detect() {
+        Some(vm) => assert_eq!(prov["hypervisor"]["name"], vm.name.as_str(), "{prov}"),
+        None => assert!(prov["hypervisor"].is_null(), "{prov}"),
+    }
+    let rec2 = Store::open(&db).unwrap().get(2).unwrap().unwrap().record;
+    assert_eq!(
+        serde_json::to_value(&rec2.provenance).unwrap(),
+        *prov,
+        "the stored provenance is the JSON's"
+    );
+    // p50 is kept beside p99, and show, export and diff read it.
+    let stored2: iolab_stats::quick::QuickResult = serde_json::from_str(&rec2.result_json).unwrap();
+    let p50 = rec2
+        .metrics
+        .iter()
+        .find(|m| m.name == "SEQ1M Q8T1 read p50")
+        .unwrap_or_else(|| panic!("no p50 metric: {:?}", rec2.metrics));
+    assert_eq!(p50.unit, "us");
+    assert_eq!(p50.value, stored2.tests[0].p50_ns as f64 / 1e3);
+    let show = common::iolab()
+        .args(["show", "2", "--output-format", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let shown: Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(shown["provenance"], *prov);
+    let export = common::iolab()
+        .args(["export", "--format", "csv", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let export = String::from_utf8_lossy(&export.stdout);
+    assert!(export.contains("SEQ1M Q8T1 read p50"), "{export}");
+    let diff = common::iolab()
+        .args(["diff", "1", "2", "--output-format", "csv", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let diff = String::from_utf8_lossy(&diff.stdout);
+    assert!(diff.contains("RND4K Q1T1 write p50"), "{diff}");
     let out = quick(dir.path(), &db, &[]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("stored as result 3"));
 }

@@ -4,6 +4,8 @@
 
 mod common;
 
+use iolab_testkit::{have, require};
+
 #[test]
 fn queued_engines_count_exactly_and_fill_the_queue() {
     let dir = tempfile::tempdir().unwrap();
@@ -280,7 +282,7 @@ fn trim_modes_discard_a_block_device_and_count_as_fio_counts() {
         allocated(&img)
     );
     // trimwrite trims size bytes and writes size bytes; fio's counts.
-    let fio = common::fio_available();
+    let fio = have!(fio);
     for mode in ["trimwrite", "randtrimwrite", "randtrim"] {
         fill();
         let args = [
@@ -318,9 +320,7 @@ fn trim_modes_discard_a_block_device_and_count_as_fio_counts() {
 /// that no page is pinned per I/O. The counts stay exact either way.
 #[test]
 fn io_uring_registers_ring_files_and_direct_buffers_unless_told_not_to() {
-    if !common::strace_available() {
-        return;
-    }
+    require!(strace);
     let dir = tempfile::tempdir().unwrap();
     // (option, files registered, buffers registered): the buffers of a
     // direct job are registered unless it says fixedbufs=0; a buffered
@@ -395,9 +395,7 @@ fn io_uring_registers_ring_files_and_direct_buffers_unless_told_not_to() {
 /// The counts stay exact.
 #[test]
 fn libaio_reads_completions_from_the_ring_without_a_system_call() {
-    if !common::strace_available() {
-        return;
-    }
+    require!(strace);
     let dir = tempfile::tempdir().unwrap();
     for extra in [None, Some("--userspace_reap=1")] {
         let mut args = vec![

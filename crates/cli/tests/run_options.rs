@@ -7,6 +7,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::require;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -371,9 +372,7 @@ fn end_fsync_and_fsync_on_close_are_inside_the_runtime() {
     // fio times a job until its end_fsync (and the fsync of
     // fsync_on_close) returns: a "buffered write with fsync at the end"
     // measures the device, not the page cache.
-    if !strace_available() {
-        return;
-    }
+    require!(strace);
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     for opt in ["--end_fsync=1", "--fsync_on_close=1"] {
         let (out, trace) = common::strace_iolab_run(
@@ -447,9 +446,7 @@ fn a_mounted_block_device_is_not_written_to() {
 
 #[test]
 fn fadvise_hint_chooses_the_advice_given_at_open() {
-    if !strace_available() {
-        return;
-    }
+    require!(strace);
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("f"), vec![7u8; 1 << 20]).unwrap();
     let advice = |rw: &str, hint: Option<&str>| -> Vec<String> {

@@ -70,6 +70,7 @@ fn provenance(fs: &str, target: &str) -> Provenance {
         rotational: Some(false),
         scheduler: "none".into(),
         device_size_bytes: Some(500_000_000_000),
+        ..Provenance::default()
     }
 }
 
@@ -146,7 +147,9 @@ fn history_lists_newest_first_and_filters() {
     let all = stdout(iolab().args(["history", &db.arg()]));
     assert_eq!(ids(&all), [meta, quick, run], "{all}");
     assert!(all.lines().next().unwrap().starts_with("ID"), "{all}");
-    assert!(all.contains("SEQ1M Q8T1 read MB/s 180.5 MB/s"), "{all}");
+    // The quick headline, each figure with its unit once.
+    assert!(all.contains("SEQ1M Q8T1 read 180.5 MB/s"), "{all}");
+    assert!(!all.contains("MB/s 180.5"), "{all}");
     let kind = stdout(iolab().args(["history", &db.arg(), "--kind", "quick"]));
     assert_eq!(ids(&kind), [quick]);
     let fs = stdout(iolab().args(["history", &db.arg(), "--fs", "ext4"]));
@@ -389,16 +392,46 @@ fn show_rerenders_a_run_in_fio_formats() {
     .unwrap();
     assert_eq!(record["provenance"]["block_device"], "sdb");
     assert_eq!(record["result"]["jobs"][0]["name"], "seqwrite");
-    iolab()
-        .args(["show", &id.to_string(), &db.arg(), "--output-format", "csv"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("does not apply to a run result"));
+    // A run's table (one row per job and direction) in CSV.
+    let csv = stdout(iolab().args(["show", &id.to_string(), &db.arg(), "--output-format", "csv"]));
+    assert!(csv.starts_with("job,dir,MB/s,IOPS,"), "{csv}");
+    assert!(csv.contains("\nseqwrite,write,"), "{csv}");
     iolab()
         .args(["show", "999", &db.arg()])
         .assert()
         .code(1)
         .stderr(predicate::str::contains("no result 999"));
+}
+
+#[test]
+fn show_names_the_virtual_machine_a_result_was_measured_in() {
+    let db = Db::new();
+    let mut rec = record(Kind::Run, 0, "ext4", "/mnt/ssd/a", &[]);
+    rec.result_json = serde_json::to_string(&run_result("seqwrite", 300, 7)).unwrap();
+    rec.provenance.hypervisor = Some(iolab_stats::Virt {
+        name: "QEMU".into(),
+        emulated: true,
+    });
+    let vm = db.insert(&rec);
+    rec.provenance.hypervisor = None;
+    let bare = db.insert(&rec);
+    let normal = stdout(iolab().args(["show", &vm.to_string(), &db.arg()]));
+    assert!(
+        normal.contains("\n  virtual machine QEMU, emulated\n"),
+        "{normal}"
+    );
+    let record: Value = serde_json::from_str(&stdout(iolab().args([
+        "show",
+        &vm.to_string(),
+        &db.arg(),
+        "--output-format",
+        "record",
+    ])))
+    .unwrap();
+    assert_eq!(record["provenance"]["hypervisor"]["name"], "QEMU");
+    assert_eq!(record["provenance"]["hypervisor"]["emulated"], true);
+    let normal = stdout(iolab().args(["show", &bare.to_string(), &db.arg()]));
+    assert!(!normal.contains("virtual machine"), "{normal}");
 }
 
 #[test]

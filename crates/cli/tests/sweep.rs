@@ -7,10 +7,11 @@
 
 mod common;
 
+use iolab_testkit::require;
 use std::path::Path;
 use std::process::Command as Proc;
 
-use common::{entries, iolab, json_of, strace_available, Tmpfs};
+use common::{entries, iolab, json_of, Tmpfs};
 
 #[test]
 fn a_bs_range_moves_the_same_bytes_at_every_point() {
@@ -315,9 +316,7 @@ fn the_end_fsync_is_inside_the_measured_time() {
     // strace delays every fsync by a second on its way out: a point with
     // fsync-at-end whose runtime holds its fsync takes at least that long,
     // one without the fsync inside would take as long as its writes.
-    if !strace_available() {
-        return;
-    }
+    require!(strace);
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let trace = dir.path().join("trace");
     let out = Proc::new("strace")

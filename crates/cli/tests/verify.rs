@@ -8,6 +8,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::require;
 
 use std::fs;
 use std::os::unix::fs::FileExt;
@@ -370,9 +371,7 @@ fn the_read_back_is_counted_as_reads_as_fio_counts_it() {
     );
     assert_eq!(backlog.json.unwrap()["jobs"][0]["read"]["total_ios"], 64);
 
-    if !fio_available() {
-        return;
-    }
+    require!(fio);
     let fio = std::process::Command::new("fio")
         .current_dir(dir.path())
         .args([

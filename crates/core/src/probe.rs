@@ -1,5 +1,6 @@
 //! The environment probe: where and on what a result was measured. The
-//! host (name, kernel release, CPU model and count, memory), the mount
+//! host (name, kernel release, CPU model and count, memory, the virtual
+//! machine if any, and the facts job keywords read), the mount
 //! that holds a target path (filesystem type, options, source) and the
 //! whole block device under it (model, rotational flag, scheduler, size),
 //! read from /proc and /sys. Partitions resolve to their disk,
@@ -11,68 +12,59 @@
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-/// The facts about the host and the storage under a target.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Environment {
-    pub host: String,
-    /// The kernel release, as `uname -r` prints it.
-    pub kernel: String,
-    pub cpu_model: String,
-    pub cpu_count: u32,
-    pub memory_bytes: u64,
-    /// The target, absolute and with symbolic links resolved as far as it
-    /// exists.
-    pub target: String,
-    pub fs_type: String,
-    pub mount_point: String,
-    /// The mount's options and the filesystem's own, as `findmnt` lists
-    /// them.
-    pub mount_options: String,
-    /// The mount's source ("/dev/vda1", "/dev/mapper/root", "tmpfs").
-    pub mount_source: String,
-    /// The whole block device under the target ("nvme0n1"), empty when
-    /// there is none.
-    pub block_device: String,
-    pub device_model: String,
-    pub rotational: Option<bool>,
-    /// The active I/O scheduler ("mq-deadline", "none").
-    pub scheduler: String,
-    pub device_size_bytes: Option<u64>,
+pub use iolab_stats::Environment;
+
+/// Probes the host and the storage under `target` (a directory or file;
+/// when it does not exist yet, its nearest existing ancestor). The time
+/// is left for the caller to stamp.
+pub fn probe(target: &Path) -> Environment {
+    let mut env = host();
+    let path = resolve_existing(target);
+    env.target = path.display().to_string();
+    let mounts = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mounts = parse_mountinfo(&mounts);
+    let Some(mount) = mount_of(&mounts, &path) else {
+        return env;
+    };
+    env.fs_type = mount.fs_type.clone();
+    env.mount_point = mount.mount_point.display().to_string();
+    env.mount_options = mount.options();
+    env.mount_source = mount.source.clone();
+    let sys = Sysfs::new("/sys");
+    if let Some(disk) = sys.disk_of_mount(mount, &mounts, 0) {
+        env.block_device = disk.name;
+        env.device_model = disk.model;
+        env.rotational = disk.rotational;
+        env.scheduler = disk.scheduler;
+        env.device_size_bytes = disk.size_bytes;
+    }
+    env
 }
 
-impl Environment {
-    /// Probes the host and the storage under `target` (a directory or
-    /// file; when it does not exist yet, its nearest existing ancestor).
-    pub fn probe(target: &Path) -> Environment {
-        let (cpu_model, cpu_count) = cpu_info();
-        let mut env = Environment {
-            host: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_default(),
-            kernel: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default(),
-            cpu_model,
-            cpu_count,
-            memory_bytes: memory_bytes().unwrap_or(0),
-            ..Environment::default()
-        };
-        let path = resolve_existing(target);
-        env.target = path.display().to_string();
-        let mounts = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-        let mounts = parse_mountinfo(&mounts);
-        let Some(mount) = mount_of(&mounts, &path) else {
-            return env;
-        };
-        env.fs_type = mount.fs_type.clone();
-        env.mount_point = mount.mount_point.display().to_string();
-        env.mount_options = mount.options();
-        env.mount_source = mount.source.clone();
-        let sys = Sysfs::new("/sys");
-        if let Some(disk) = sys.disk_of_mount(mount, &mounts, 0) {
-            env.block_device = disk.name;
-            env.device_model = disk.model;
-            env.rotational = disk.rotational;
-            env.scheduler = disk.scheduler;
-            env.device_size_bytes = disk.size_bytes;
-        }
-        env
+/// The host's facts alone: name, kernel release, CPU, memory, iolab's
+/// version and the virtual machine it runs in, if any.
+pub fn host() -> Environment {
+    let (cpu_model, cpu_count) = cpu_info();
+    Environment {
+        host: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_default(),
+        kernel: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default(),
+        cpu_model,
+        cpu_count,
+        memory_bytes: memory_bytes().unwrap_or(0),
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        hypervisor: crate::virt::detect(),
+        ..Environment::default()
+    }
+}
+
+/// The host facts the job language's keywords read (`$pagesize`,
+/// `$mb_memory`, `$ncpus`): every command that parses job text takes
+/// them from here.
+pub fn keyword_host() -> iolab_spec::Host {
+    iolab_spec::Host {
+        page_size: iolab_engine::host::page_size(),
+        mb_memory: iolab_engine::host::physical_memory() >> 20,
+        ncpus: iolab_engine::host::online_cpus(),
     }
 }
 

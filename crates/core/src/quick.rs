@@ -13,7 +13,7 @@ use std::time::Duration;
 use iolab_engine::file::{available_space, probe_o_direct};
 use iolab_engine::{create, EngineOpts};
 use iolab_spec::raw::{RawSection, UnwritableValue};
-use iolab_spec::{Context, Host};
+use iolab_spec::Context;
 use iolab_stats::meta::MetaPhaseKind;
 use iolab_stats::quick::{QuickResult, QuickTest};
 use iolab_stats::{Dir, RunResult};
@@ -463,11 +463,7 @@ pub fn data_engines() -> Vec<&'static str> {
 }
 
 fn host_context() -> Context {
-    Context::from_env(Host {
-        page_size: iolab_engine::host::page_size(),
-        mb_memory: iolab_engine::host::physical_memory() >> 20,
-        ncpus: iolab_engine::host::online_cpus(),
-    })
+    Context::from_env(crate::probe::keyword_host())
 }
 
 /// The plan of one test.
@@ -879,6 +875,7 @@ pub fn describe(dir: &Path) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_spec::Host;
 
     fn opts(dir: &Path) -> QuickOpts {
         QuickOpts {

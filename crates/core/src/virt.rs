@@ -8,26 +8,7 @@
 
 use std::path::Path;
 
-/// What a virtual machine is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Virt {
-    /// "KVM", "QEMU" (emulated), "VMware", "Hyper-V", "Xen", "VirtualBox"
-    /// or the firmware vendor as it reads.
-    pub hypervisor: String,
-    /// Instructions are emulated in software, not run by the CPU.
-    pub emulated: bool,
-}
-
-impl Virt {
-    /// For provenance: "KVM", "QEMU, emulated".
-    pub fn describe(&self) -> String {
-        if self.emulated {
-            format!("{}, emulated", self.hypervisor)
-        } else {
-            self.hypervisor.clone()
-        }
-    }
-}
+pub use iolab_stats::Virt;
 
 /// This machine's virtualization, if it is a virtual machine.
 pub fn detect() -> Option<Virt> {
@@ -62,9 +43,9 @@ pub fn detect_from(f: &Facts) -> Option<Virt> {
     let vendor = f.sys_vendor.trim();
     let product = f.product.trim();
     let kvm_clock = f.clocksources.split_whitespace().any(|c| c == "kvm-clock");
-    let named = |hypervisor: &str, emulated: bool| {
+    let named = |name: &str, emulated: bool| {
         Some(Virt {
-            hypervisor: hypervisor.into(),
+            name: name.into(),
             emulated,
         })
     };
@@ -123,16 +104,16 @@ mod tests {
         assert_eq!(tcg.describe(), "QEMU, emulated");
         assert!(tcg.emulated);
         let kvm = detect_from(&facts(hv, "QEMU\n", "kvm-clock tsc hpet\n")).unwrap();
-        assert_eq!((kvm.hypervisor.as_str(), kvm.emulated), ("KVM", false));
+        assert_eq!((kvm.name.as_str(), kvm.emulated), ("KVM", false));
         // Firecracker: no firmware tables, KVM's clock.
         let fc = detect_from(&facts(hv, "", "tsc kvm-clock\n")).unwrap();
-        assert_eq!(fc.hypervisor, "KVM");
+        assert_eq!(fc.name, "KVM");
         // Bare metal.
         assert_eq!(
             detect_from(&facts("flags\t: fpu sse2\n", "Dell Inc.\n", "tsc hpet\n")),
             None
         );
         let vmw = detect_from(&facts(hv, "VMware, Inc.\n", "tsc\n")).unwrap();
-        assert_eq!(vmw.hypervisor, "VMware");
+        assert_eq!(vmw.name, "VMware");
     }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use iolab_core::probe::Environment;
+use iolab_core::probe::{self, Environment};
 
 /// `findmnt -n -o COLUMN -T path`, or None when findmnt is missing.
 fn findmnt(column: &str, path: &Path) -> Option<String> {
@@ -19,13 +19,16 @@ fn findmnt(column: &str, path: &Path) -> Option<String> {
 }
 
 fn check(path: &Path) -> Environment {
-    let env = Environment::probe(path);
+    let env = probe::probe(path);
     let uname = Command::new("uname").arg("-r").output().unwrap();
     assert_eq!(env.kernel, String::from_utf8_lossy(&uname.stdout).trim());
     assert!(!env.host.is_empty());
     assert!(env.cpu_count >= 1);
     assert!(env.memory_bytes > 1 << 20);
     assert!(Path::new(&env.target).is_absolute(), "{}", env.target);
+    assert_eq!(env.iolab_version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(env.hypervisor, iolab_core::virt::detect());
+    assert!(env.target.starts_with(&env.mount_point), "{env:?}");
     let Some(fs_type) = findmnt("FSTYPE", path) else {
         eprintln!("skipped comparing with findmnt: findmnt is not installed");
         return env;
@@ -70,7 +73,7 @@ fn probe_of_the_current_directory() {
 #[test]
 fn probe_of_tmp_and_a_path_not_yet_there() {
     let env = check(Path::new("/tmp"));
-    let later = Environment::probe(Path::new("/tmp/iolab-probe-not-created/x"));
+    let later = probe::probe(Path::new("/tmp/iolab-probe-not-created/x"));
     assert_eq!(later.fs_type, env.fs_type);
     assert!(later.target.ends_with("/iolab-probe-not-created/x"));
 }
@@ -141,7 +144,7 @@ fn probe_of_a_loop_mount_finds_the_disk_under_its_image() {
     let env = check(&mnt);
     assert_eq!(env.fs_type, "ext4");
     assert_eq!(env.mount_source, dev);
-    let host = Environment::probe(dir.path());
+    let host = probe::probe(dir.path());
     assert_eq!(
         env.block_device, host.block_device,
         "the loop device resolves to the disk holding its image"

@@ -16,7 +16,7 @@ use std::time::Duration;
 use iolab_core::private;
 use iolab_core::spec::Host;
 use iolab_stats::repeat_rule::{self, RepeatRule};
-use iolab_stats::{Comparison, TargetColumn, WorkloadRun};
+use iolab_stats::{Comparison, TargetColumn, TargetSetup, WorkloadRun};
 
 use crate::bcache::{self, Bcache, CacheMode};
 use crate::cleanup::{self, CleanupReport};
@@ -26,7 +26,7 @@ use crate::state::{Entry, State};
 use crate::suite::{self, Suite};
 use crate::support::{self, Support};
 use crate::target::{Stack, TargetKind, TargetSpec};
-use crate::{capacity, device, exec, image, loopdev, mkfs, mount, readspeed, workload};
+use crate::{capacity, device, exec, image, loopdev, mkfs, mount, mountinfo, readspeed, workload};
 
 /// How a campaign runs.
 #[derive(Clone, Debug)]
@@ -234,17 +234,16 @@ pub fn run(
     }
     progress(Progress::Workdir(&workdir));
 
+    let host = iolab_core::probe::host();
     let mut cmp = Comparison {
         baseline: opts.baseline.clone(),
         repeat: opts.repeat.max(1),
         ..Default::default()
     };
-    if let Some(v) = iolab_core::virt::detect().filter(|v| v.emulated) {
-        cmp.note(&format!(
-            "measured inside an emulated machine ({}): every time and speed here is the emulator's, not a device's; these figures show that the comparison runs, not how the filesystems perform",
-            v.hypervisor
-        ));
+    if let Some(note) = host.emulation_note() {
+        cmp.note(&note);
     }
+    cmp.host = Some(host);
     for w in &opts.suite.workloads {
         let Some(path) = &w.source else { continue };
         if path.file_stem().is_some_and(|s| *s != *w.name) {
@@ -283,6 +282,17 @@ pub fn run(
         device: device.as_deref(),
         cache_device: cache_device.as_deref(),
         bcache_tool: bcache::support().ok(),
+        mount_version: if targets
+            .iter()
+            .any(|t| matches!(t.kind, TargetKind::Format { .. }))
+        {
+            mount::version()
+        } else {
+            String::new()
+        },
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|k| k.trim().to_string())
+            .unwrap_or_default(),
         runs_total,
         runs_done: 0,
     };
@@ -533,6 +543,10 @@ struct Ctx<'a> {
     device: Option<&'a Path>,
     cache_device: Option<&'a Path>,
     bcache_tool: Option<PathBuf>,
+    /// What `mount` says its version is, and the kernel's release: the
+    /// same for every target.
+    mount_version: String,
+    kernel: String,
     runs_total: u64,
     runs_done: u64,
 }
@@ -619,6 +633,23 @@ impl Ctx<'_> {
         };
         let dev = stack.as_ref().map_or(dev, |b| b.device.clone());
 
+        // Which tools made it and how, before they run: a target that
+        // fails still says what was tried.
+        col.setup = Some(TargetSetup {
+            fs_type: f.fs.to_string(),
+            mkfs_tool: f.tool.display().to_string(),
+            mkfs_version: mkfs::version(f.tool),
+            mkfs_options: mkfs::args(f.fs, f.mkfs_opts, Path::new(""))
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .filter(|a| !a.is_empty())
+                .collect(),
+            mount_version: self.mount_version.clone(),
+            kernel: self.kernel.clone(),
+            mount_options_asked: f.mount_opts.unwrap_or_default().to_string(),
+            ..TargetSetup::default()
+        });
+
         let mnt = mount_point(self.workdir, f.index, &col.label);
         image::create_dir_new(&mnt, "a mount point")?;
         record_made(state, Entry::MountDir(mnt.clone()))?;
@@ -661,6 +692,16 @@ impl Ctx<'_> {
             record(cmp, col, &metrics::MOUNT_COLD, ms(on));
         }
         self.check_stop()?;
+        // The options in effect on the mount the workloads use, as the
+        // kernel lists them (it adds its defaults and may drop or
+        // rewrite what was asked).
+        if let (Some(setup), Some(m)) =
+            (col.setup.as_mut(), mountinfo::at(&mountinfo::read(), &mnt))
+        {
+            setup.fs_type.clone_from(&m.fs_type);
+            setup.mount_options = m.options();
+            setup.mount_source.clone_from(&m.source);
+        }
         // The mount the workloads use: is NILFS2's cleaner running on it?
         if f.fs == "nilfs2" {
             cmp.note(&crate::cleaner::note(&label, &dev, &mnt));
@@ -769,6 +810,15 @@ impl Ctx<'_> {
         let work = work_dir_in(path, index);
         image::create_dir_new(&work, "a work directory")?;
         record_made(state, Entry::WorkFiles(work.clone()))?;
+        // The mount that holds it, as it is: the lab made nothing.
+        let env = iolab_core::probe::probe(&work);
+        col.setup = Some(TargetSetup {
+            fs_type: env.fs_type,
+            kernel: env.kernel,
+            mount_options: env.mount_options,
+            mount_source: env.mount_source,
+            ..TargetSetup::default()
+        });
         let avail = capacity::of(&work)
             .map(|c| c.avail_bytes)
             .unwrap_or(self.opts.size);

@@ -46,6 +46,64 @@ pub fn run<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Result<Ran, LabError> 
     })
 }
 
+/// What `program` says its version is: the first line of what it prints
+/// for each of `flags` in turn (`-V`, `--version`) that holds a version
+/// number, whether it exits 0 or not (busybox answers an unknown flag
+/// with its usage, whose first line names its version). Empty when none
+/// says, or it cannot be run. Given no device, no mkfs formats anything;
+/// a program still running after a few seconds is killed.
+pub fn version(program: &str, flags: &[&str]) -> String {
+    flags
+        .iter()
+        .find_map(|flag| version_line(&printed(program, flag)?))
+        .unwrap_or_default()
+}
+
+/// Everything `program flag` printed, stdout then stderr.
+fn printed(program: &str, flag: &str) -> Option<String> {
+    let mut child = Command::new(program)
+        .arg(flag)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("LC_ALL", "C")
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < Duration::from_secs(5) => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let out = child.wait_with_output().ok()?;
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push('\n');
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    Some(text)
+}
+
+/// The first line with a version number in it (digits, a dot, digits),
+/// trimmed and cut to a sensible length.
+pub fn version_line(text: &str) -> Option<String> {
+    let has_version = |l: &str| {
+        let b = l.as_bytes();
+        (1..b.len().saturating_sub(1))
+            .any(|i| b[i] == b'.' && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit())
+    };
+    text.lines()
+        .map(str::trim)
+        .find(|l| has_version(l))
+        .map(|l| l.chars().take(160).collect())
+}
+
 /// Most lines a failure message keeps of what a program printed.
 const BRIEF_LINES: usize = 3;
 
@@ -154,6 +212,34 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.ends_with("): bad option -Q (and 2 more lines)"), "{e}");
+    }
+
+    #[test]
+    fn version_lines() {
+        let e2 = "mke2fs 1.47.0 (5-Feb-2023)\n\tUsing EXT2FS Library version 1.47.0\n";
+        assert_eq!(
+            version_line(e2).as_deref(),
+            Some("mke2fs 1.47.0 (5-Feb-2023)")
+        );
+        let bb = "mount: invalid option -- 'V'\nBusyBox v1.35.0 (Debian 1:1.35.0-4+b3) multi-call binary.\n";
+        assert_eq!(
+            version_line(bb).as_deref(),
+            Some("BusyBox v1.35.0 (Debian 1:1.35.0-4+b3) multi-call binary.")
+        );
+        assert_eq!(version_line("usage: x [-V]\n"), None);
+        // Through a program: what it prints on either stream, any status.
+        assert_eq!(version("sh", &["-c"]), "");
+        let sh = std::env::temp_dir().join(format!("iolab-version-{}.sh", std::process::id()));
+        std::fs::write(
+            &sh,
+            "#!/bin/sh\n[ \"$1\" = --version ] || exit 1\necho 'tool 2.5.1' >&2; exit 3\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let got = version(&sh.to_string_lossy(), &["-V", "--version"]);
+        let _ = std::fs::remove_file(&sh);
+        assert_eq!(got, "tool 2.5.1");
+        assert_eq!(version("iolab-no-such-program", &["-V"]), "");
     }
 
     #[test]

@@ -33,6 +33,12 @@ pub fn args(fs: &str, options: &[String], device: &Path) -> Vec<OsString> {
     v
 }
 
+/// What `program` (a `mkfs.NAME`) says its version is; empty when it
+/// does not say.
+pub fn version(program: &Path) -> String {
+    exec::version(&program.to_string_lossy(), &["-V", "--version"])
+}
+
 /// Formats `device` with `program` (a `mkfs.NAME`); returns its time.
 pub fn format(
     program: &Path,

@@ -27,6 +27,12 @@ pub fn mount(
     Ok(exec::run("mount", &args)?.elapsed)
 }
 
+/// What the `mount` program says its version is ("mount from util-linux
+/// 2.38.1 ..."); empty when it does not say.
+pub fn version() -> String {
+    exec::version("mount", &["-V", "--version"])
+}
+
 /// Unmounts `dir`; returns how long the `umount` that succeeded took.
 /// A mount that is busy for a moment (another process passing through
 /// the directory) is tried again, up to about two seconds.

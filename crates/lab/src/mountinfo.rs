@@ -13,6 +13,13 @@ pub fn read() -> Vec<MountEntry> {
         .unwrap_or_default()
 }
 
+/// What is mounted at `path` (the last entry, when one is mounted over
+/// another): its filesystem type, options in effect and source.
+pub fn at<'a>(entries: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    entries.iter().rev().find(|e| e.mount_point == real)
+}
+
 /// Whether something is mounted exactly at `path`.
 pub fn is_mount_point(entries: &[MountEntry], path: &Path) -> bool {
     entries.iter().any(|e| e.mount_point == path)
@@ -39,6 +46,10 @@ garbage line
         assert_eq!(e[1].source, "/dev/loop3");
         assert!(is_mount_point(&e, Path::new("/mnt/x")));
         assert!(!is_mount_point(&e, Path::new("/mnt")));
+        let x = at(&e, Path::new("/tmp/iolab lab/mnt")).unwrap();
+        assert_eq!(x.options(), "rw,relatime,space_cache=v2");
+        assert_eq!(x.source, "/dev/loop3");
+        assert!(at(&e, Path::new("/mnt")).is_none());
     }
 
     #[test]

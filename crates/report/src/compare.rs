@@ -26,18 +26,20 @@ use iolab_stats::{Better, Cell, Comparison, ComparisonVerdicts, Metric, TargetCo
 
 use crate::{render, Format, RenderOpts};
 
-/// An output format of `iolab compare`.
+/// An output format of `iolab compare` (and quick, meta, sweep).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompareFormat {
     Table,
     Markdown,
     Csv,
     Json,
+    /// One self-contained page with charts (crate::export::Html).
+    Html,
 }
 
 /// A comparison format name that is not one of the four.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown output format '{0}' (expected table, markdown, csv or json)")]
+#[error("unknown output format '{0}' (expected table, markdown, csv, json or html)")]
 pub struct CompareFormatError(pub String);
 
 impl FromStr for CompareFormat {
@@ -49,6 +51,7 @@ impl FromStr for CompareFormat {
             "markdown" | "md" => Ok(CompareFormat::Markdown),
             "csv" => Ok(CompareFormat::Csv),
             "json" => Ok(CompareFormat::Json),
+            "html" => Ok(CompareFormat::Html),
             other => Err(CompareFormatError(other.to_string())),
         }
     }
@@ -61,6 +64,7 @@ pub fn render_comparison(c: &Comparison, format: CompareFormat) -> String {
         CompareFormat::Markdown => table(c, true),
         CompareFormat::Csv => csv(c),
         CompareFormat::Json => json(c),
+        CompareFormat::Html => crate::export::html_of(&crate::kinds::compare::document(c)),
     }
 }
 
@@ -528,6 +532,7 @@ fn json(c: &Comparison) -> String {
                 "status": status(t),
                 "skipped": t.skipped,
                 "failed": t.failed,
+                "setup": t.setup,
             })
         })
         .collect();
@@ -555,6 +560,7 @@ fn json(c: &Comparison) -> String {
             "alpha": v.alpha,
             "baseline": c.baseline,
             "interrupted": c.interrupted,
+            "host": c.host,
             "notes": c.notes,
             "targets": targets,
             "metrics": metrics,
@@ -686,6 +692,36 @@ mod tests {
     }
 
     #[test]
+    fn json_carries_the_host_and_how_each_target_was_made() {
+        let mut c = sample();
+        c.host = Some(iolab_stats::Environment {
+            host: "bench1".into(),
+            hypervisor: Some(iolab_stats::Virt {
+                name: "QEMU".into(),
+                emulated: true,
+            }),
+            ..Default::default()
+        });
+        c.targets[0].setup = Some(iolab_stats::TargetSetup {
+            fs_type: "ext4".into(),
+            mkfs_version: "mke2fs 1.47.0 (5-Feb-2023)".into(),
+            mkfs_options: vec!["-F".into(), "-q".into()],
+            mount_options: "rw,relatime".into(),
+            ..Default::default()
+        });
+        let v: serde_json::Value =
+            serde_json::from_str(&render_comparison(&c, CompareFormat::Json)).unwrap();
+        let c = &v["iolab compare"];
+        assert_eq!(c["host"]["host"], "bench1");
+        assert_eq!(c["host"]["hypervisor"]["name"], "QEMU");
+        let t = &c["targets"][0]["setup"];
+        assert_eq!(t["mkfs_version"], "mke2fs 1.47.0 (5-Feb-2023)");
+        assert_eq!(t["mkfs_options"], serde_json::json!(["-F", "-q"]));
+        assert_eq!(t["mount_options"], "rw,relatime");
+        assert!(c["targets"][1]["setup"].is_null());
+    }
+
+    #[test]
     fn json_document() {
         let t = render_comparison(&sample(), CompareFormat::Json);
         let v: serde_json::Value = serde_json::from_str(&t).unwrap();
@@ -733,7 +769,7 @@ mod tests {
             .parse::<CompareFormat>()
             .unwrap_err()
             .to_string()
-            .contains("table, markdown, csv or json"));
+            .contains("table, markdown, csv, json or html"));
     }
 
     /// Two targets with the same write speed, a third that failed with a

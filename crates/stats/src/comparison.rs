@@ -117,6 +117,42 @@ pub struct TargetColumn {
     pub failed: Option<String>,
     /// Metric key and cell, in the order measured.
     pub values: Vec<(String, Cell)>,
+    /// How its filesystem was made and mounted (absent for a target
+    /// that was skipped, and in results stored before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<TargetSetup>,
+}
+
+/// How the lab made and mounted a target's filesystem, as the tools and
+/// the kernel report it: which mkfs (and its version) with which options,
+/// which mount program and kernel, and the mount options in effect. A
+/// directory target has only the mount facts (the lab made nothing).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TargetSetup {
+    /// The filesystem type as mounted ("ext4").
+    pub fs_type: String,
+    /// The mkfs program run ("/usr/sbin/mkfs.ext4"); empty when the lab
+    /// formatted nothing.
+    pub mkfs_tool: String,
+    /// What it says its version is ("mke2fs 1.47.0 (5-Feb-2023)").
+    pub mkfs_version: String,
+    /// The options mkfs was given, the lab's own (`-F -q`) first, the
+    /// device left out.
+    pub mkfs_options: Vec<String>,
+    /// What the mount program says its version is ("mount from
+    /// util-linux 2.38.1 ...").
+    pub mount_version: String,
+    /// The release of the kernel that mounted it.
+    pub kernel: String,
+    /// The options asked for (`--mount-opts`), empty when none.
+    pub mount_options_asked: String,
+    /// The options in effect, read back from /proc/self/mountinfo after
+    /// mounting: the mount's own and the filesystem's, as `findmnt`
+    /// lists them.
+    pub mount_options: String,
+    /// The mounted device ("/dev/loop3", "/dev/bcache0").
+    pub mount_source: String,
 }
 
 impl TargetColumn {
@@ -191,6 +227,11 @@ pub struct Comparison {
     /// cells they concern carry their codes.
     #[serde(default)]
     pub warnings: Vec<RunWarning>,
+    /// The host it ran on: name, kernel, CPU, memory, iolab's version and
+    /// the virtual machine if any (absent in results stored before it
+    /// was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::Environment>,
 }
 
 impl Comparison {

@@ -19,14 +19,17 @@ pub use moments::Moments;
 
 mod comparison;
 mod comparison_verdicts;
+mod env;
 mod lat;
 mod result;
 mod setup;
 
 pub use comparison::{
-    Better, Cell, Comparison, Metric, RunWarning, TargetColumn, WorkloadRun, NOISY_SPREAD,
+    Better, Cell, Comparison, Metric, RunWarning, TargetColumn, TargetSetup, WorkloadRun,
+    NOISY_SPREAD,
 };
 pub use comparison_verdicts::{family, ComparisonVerdicts, PairVerdict, DEFAULT_METHOD};
+pub use env::{Environment, Virt};
 pub use lat::{LatBuckets, LatStat, LAT_BUCKET_BOUNDS};
 pub use result::{
     CausedIo, CpuResult, DepthDist, Dir, DirResult, DiskResult, GroupDir, GroupResult, JobResult,

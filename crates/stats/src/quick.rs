@@ -76,6 +76,11 @@ pub struct QuickResult {
     /// results stored before profiles existed: iolab's).
     #[serde(default)]
     pub profile: String,
+    /// Where and on what the suite ran: host, kernel, CPU, memory, the
+    /// virtual machine if any, the filesystem with its mount options and
+    /// the device (absent in results stored before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::Environment>,
     pub tests: Vec<QuickTest>,
     /// Cut short by Ctrl-C.
     pub interrupted: bool,

@@ -121,37 +121,10 @@ impl Metric {
     }
 }
 
-/// Where and how a result was measured. Plain data: the CLI copies it from
-/// the environment probe. Empty strings and `None` are facts the probe
-/// could not find (no block device under tmpfs, say).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Provenance {
-    /// When the result was measured, UTC, RFC 3339.
-    pub time: String,
-    pub host: String,
-    /// The kernel release (`uname -r`).
-    pub kernel: String,
-    pub cpu_model: String,
-    pub cpu_count: u32,
-    pub memory_bytes: u64,
-    pub iolab_version: String,
-    /// The directory or file measured, absolute.
-    pub target: String,
-    /// The filesystem type of the mount holding the target ("ext4").
-    pub fs_type: String,
-    pub mount_options: String,
-    /// The mount's source as the kernel lists it ("/dev/mapper/root").
-    pub mount_source: String,
-    /// The whole block device under the target, partitions, device-mapper
-    /// and loop devices resolved ("nvme0n1").
-    pub block_device: String,
-    pub device_model: String,
-    pub rotational: Option<bool>,
-    /// The active I/O scheduler ("mq-deadline", "none").
-    pub scheduler: String,
-    pub device_size_bytes: Option<u64>,
-}
+/// Where and how a result was measured: the environment probe's facts
+/// (one type from probe to store), stamped with the time. Records stored
+/// before a field existed load with it empty.
+pub use iolab_stats::Environment as Provenance;
 
 /// A result to store.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

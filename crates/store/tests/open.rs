@@ -241,3 +241,49 @@ fn a_damaged_database_is_refused_before_anything_is_written() {
         .unwrap();
     assert_eq!(Store::open(&sound).unwrap().len().unwrap(), 1);
 }
+
+#[test]
+fn provenance_stored_before_the_hypervisor_was_kept_still_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.db");
+    {
+        // A record as the schema-3 iolab wrote it: its provenance without
+        // the virtual machine and the mount point.
+        let c = Connection::open(&path).unwrap();
+        c.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        for m in &MIGRATIONS[..3] {
+            c.execute_batch(m).unwrap();
+        }
+        c.pragma_update(None, "user_version", 3).unwrap();
+        c.execute_batch(
+            "INSERT INTO records (kind, time, time_unix, target, fs_type, host, job_text,
+                                  command_line, provenance, result, warnings, repeat)
+             VALUES ('quick', '2026-01-02T03:04:05Z', 1767323045, '/t', 'ext4', 'h', '',
+                     'iolab quick /t',
+                     '{\"time\":\"2026-01-02T03:04:05Z\",\"host\":\"h\",\"kernel\":\"6.1\",
+                       \"cpu_model\":\"c\",\"cpu_count\":2,\"memory_bytes\":1024,
+                       \"iolab_version\":\"0.1.0\",\"target\":\"/t\",\"fs_type\":\"ext4\",
+                       \"mount_options\":\"rw\",\"mount_source\":\"/dev/vda\",
+                       \"block_device\":\"vda\",\"device_model\":\"\",\"rotational\":false,
+                       \"scheduler\":\"none\",\"device_size_bytes\":4096}',
+                     '{\"dir\":\"/t\",\"tests\":[]}', NULL, NULL);",
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    let old = store.get(1).unwrap().unwrap().record;
+    assert_eq!(old.provenance.kernel, "6.1");
+    assert_eq!(old.provenance.hypervisor, None);
+    assert_eq!(old.provenance.mount_point, "");
+    // A new one keeps the virtual machine it was measured in.
+    let mut rec = common::record(Kind::Quick, 2);
+    rec.provenance.hypervisor = Some(iolab_stats::Virt {
+        name: "QEMU".into(),
+        emulated: true,
+    });
+    rec.provenance.mount_point = "/mnt".into();
+    let id = store.insert(&rec).unwrap();
+    let back = store.get(id).unwrap().unwrap().record;
+    assert_eq!(back.provenance, rec.provenance);
+}

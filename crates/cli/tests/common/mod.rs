@@ -44,13 +44,10 @@ pub fn wait_json(child: std::process::Child) -> Value {
     json_of(&out.stdout)
 }
 
-/// The results database the tests' runs share: `$IOLAB_DB` as the test
-/// script sets it, else one in the temporary directory.
+/// The current test's own results database (crates/testkit), so that no
+/// test sees another's runs and none touches the user's.
 pub fn test_db() -> PathBuf {
-    std::env::var_os("IOLAB_DB")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("iolab-tests.db"))
+    iolab_testkit::db()
 }
 
 /// The names in a directory, sorted.
@@ -88,28 +85,6 @@ pub fn run_json(dir: &Path, args: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     json_of(&out.stdout)
-}
-
-/// Whether fio is installed; says why a test skips when it is not.
-pub fn fio_available() -> bool {
-    let ok = Proc::new("fio")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("skipped: fio is not installed (scripts/setup.sh installs it as root)");
-    }
-    ok
-}
-
-/// Whether strace is installed; says why a test skips when it is not.
-pub fn strace_available() -> bool {
-    let ok = Proc::new("strace").arg("-V").output().is_ok();
-    if !ok {
-        eprintln!("skipped: strace is not installed (Debian package strace)");
-    }
-    ok
 }
 
 /// `iolab run --no-store --output-format=json ARGS` in `dir` under

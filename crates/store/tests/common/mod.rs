@@ -23,6 +23,7 @@ pub fn provenance(fs: &str, target: &str) -> Provenance {
         rotational: Some(false),
         scheduler: "none".into(),
         device_size_bytes: Some(1_000_204_886_016),
+        ..Provenance::default()
     }
 }
 

@@ -1,0 +1,282 @@
+//! Options and engines of fio 3.33 that iolab once refused, each run under
+//! fio and under iolab on the same job in fresh directories: the jobs'
+//! io_bytes and total_ios per direction, their errors, and the files left
+//! behind (names and sizes) must agree, and each test checks what the
+//! option changes besides.
+
+mod common;
+use common::*;
+use iolab_testkit::require;
+
+use std::path::Path;
+use std::process::Command as Proc;
+
+use serde_json::Value;
+
+/// What a run did: per job its name, error, bytes and I/Os per direction
+/// (read, write, trim), and the files in the directory with their sizes.
+#[derive(Debug, PartialEq)]
+struct Done {
+    jobs: Vec<Job>,
+    files: Vec<(String, u64)>,
+}
+
+#[derive(Debug, PartialEq)]
+struct Job {
+    name: String,
+    error: i64,
+    bytes: [u64; 3],
+    ios: [u64; 3],
+}
+
+fn done(report: &Value, dir: &Path) -> Done {
+    let jobs = report["jobs"]
+        .as_array()
+        .expect("a jobs array")
+        .iter()
+        .map(|j| {
+            let per =
+                |key: &str| ["read", "write", "trim"].map(|d| j[d][key].as_u64().unwrap_or(0));
+            Job {
+                name: j["jobname"].as_str().unwrap_or_default().to_string(),
+                error: j["error"].as_i64().unwrap_or(0),
+                bytes: per("io_bytes"),
+                ios: per("total_ios"),
+            }
+        })
+        .collect();
+    Done {
+        jobs,
+        files: files_in(dir),
+    }
+}
+
+/// The files of a directory but the job file, with their sizes.
+fn files_in(dir: &Path) -> Vec<(String, u64)> {
+    entries(dir)
+        .into_iter()
+        .filter(|n| n != "job.fio")
+        .map(|n| {
+            let len = std::fs::metadata(dir.join(&n)).unwrap().len();
+            (n, len)
+        })
+        .collect()
+}
+
+/// A run of one tool: its report, and its directory (kept for the test).
+struct Ran {
+    report: Value,
+    dir: tempfile::TempDir,
+    stdout: String,
+}
+
+impl Ran {
+    fn done(&self) -> Done {
+        done(&self.report, self.dir.path())
+    }
+    #[allow(dead_code)]
+    fn job(&self, i: usize) -> &Value {
+        &self.report["jobs"][i]
+    }
+}
+
+fn job_file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, text.replace("DIR", &dir.path().to_string_lossy())).unwrap();
+    (dir, job)
+}
+
+/// Runs the job text (DIR stands for the directory) under fio, in the
+/// directory; its report.
+fn fio(text: &str) -> Ran {
+    let (dir, job) = job_file(text);
+    let out = Proc::new("fio")
+        .current_dir(dir.path())
+        .arg("--output-format=json")
+        .arg(&job)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    Ran {
+        report: json_of(&out.stdout),
+        dir,
+        stdout,
+    }
+}
+
+/// The same under iolab.
+fn iolab_run(text: &str) -> Ran {
+    let (dir, job) = job_file(text);
+    let out = iolab()
+        .current_dir(dir.path())
+        .args(["run", "--no-store", "--output-format=json"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    Ran {
+        report: json_of(&out.stdout),
+        dir,
+        stdout,
+    }
+}
+
+/// Both runs, which must have done the same.
+fn same_as_fio(text: &str) -> (Ran, Ran) {
+    let (f, i) = (fio(text), iolab_run(text));
+    assert_eq!(i.done(), f.done(), "job:\n{text}\niolab: {}", i.stdout);
+    (f, i)
+}
+
+/// Blocks allocated to a file, in bytes.
+fn allocated(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().blocks() * 512
+}
+
+// ---- engines: falloc, ftruncate ----
+
+#[test]
+fn falloc_allocates_punches_and_moves_no_data_as_fio() {
+    require!(fio);
+    // A write job allocates its file; a read job reads a laid-out file by
+    // allocating (keeping its size); a trim job punches holes in a regular
+    // file.
+    let (f, i) = same_as_fio(
+        "[w]\nioengine=falloc\nrw=write\nsize=4m\nbs=64k\nfilename=DIR/w\n\
+         [r]\nstonewall\nioengine=falloc\nrw=read\nsize=2m\nbs=64k\nfilename=DIR/r\n\
+         [t]\nstonewall\nioengine=falloc\nrw=trim\nsize=1m\nbs=64k\nfilename=DIR/t\n",
+    );
+    let d = i.done();
+    assert_eq!(d.jobs[0].bytes, [0, 4 << 20, 0]);
+    assert_eq!(d.jobs[0].ios, [0, 64, 0]);
+    assert_eq!(d.jobs[1].bytes, [2 << 20, 0, 0]);
+    assert_eq!(d.jobs[2].bytes, [0, 0, 1 << 20]);
+    for ran in [&f, &i] {
+        assert!(allocated(&ran.dir.path().join("w")) >= 4 << 20);
+        // Every hole punched: nothing of the trimmed file stays allocated.
+        assert_eq!(allocated(&ran.dir.path().join("t")), 0);
+    }
+}
+
+#[test]
+fn ftruncate_sets_the_size_at_each_write_and_refuses_reads_as_fio() {
+    require!(fio);
+    let (_, i) =
+        same_as_fio("[t]\nioengine=ftruncate\nrw=write\nsize=1m\nbs=64k\nfilename=DIR/f\n");
+    // The last write truncated the file at its offset.
+    assert_eq!(i.done().files, [("f".to_string(), (1 << 20) - (64 << 10))]);
+    assert_eq!(i.done().jobs[0].ios, [0, 16, 0]);
+    // A read is EINVAL, the job's error in both.
+    let (_, i) = same_as_fio("[t]\nioengine=ftruncate\nrw=read\nsize=1m\nbs=64k\nfilename=DIR/f\n");
+    assert_eq!(i.done().jobs[0].error, 22);
+}
+
+// ---- engines that do no I/O: cpuio, exec ----
+
+/// The parts of two runs of a job that does no I/O that must agree (the
+/// count of its I/Os, one per cycle, depends on timing): no bytes in any
+/// direction, some I/Os all counted as reads, the same files, no disk.
+fn same_noio(f: &Ran, i: &Ran) {
+    let (fd, id) = (f.done(), i.done());
+    let names = |d: &Done| d.files.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&id), names(&fd));
+    for (a, b) in id.jobs.iter().zip(&fd.jobs) {
+        assert_eq!(a.name, b.name);
+        assert_eq!(a.error, b.error);
+        assert_eq!(a.bytes, [0, 0, 0]);
+        assert_eq!(b.bytes, [0, 0, 0]);
+        assert!(a.ios[0] > 0 && b.ios[0] > 0, "{a:?} {b:?}");
+        assert_eq!((a.ios[1], a.ios[2]), (b.ios[1], b.ios[2]));
+    }
+    assert_eq!(i.report.get("disk_util"), f.report.get("disk_util"));
+}
+
+#[test]
+fn cpuio_burns_cpu_in_cycles_and_moves_nothing_as_fio() {
+    require!(fio);
+    let text = "[burn]\nioengine=cpuio\ncpuload=50\ncpuchunks=20000\nruntime=1\n";
+    let (f, i) = (fio(text), iolab_run(text));
+    same_noio(&f, &i);
+    // Busy half of each 40 ms cycle: about 25 I/Os of about 20 ms each,
+    // and CPU time spent in user space.
+    let j = i.job(0);
+    assert!(j["usr_cpu"].as_f64().unwrap() > 0.0, "{j}");
+    assert!(j["read"]["clat_ns"]["min"].as_u64().unwrap() >= 20_000_000);
+    assert!(i.done().files.is_empty());
+
+    // exit_on_io_done: the cpuio job stops when the job that does I/O has
+    // finished, long before its runtime.
+    let text = "[burn]\nioengine=cpuio\ncpuload=10\nruntime=30\nexit_on_io_done=1\n\
+                [w]\nrw=write\nsize=1m\nfilename=DIR/w\n";
+    let (f, i) = (fio(text), iolab_run(text));
+    for r in [&f, &i] {
+        assert!(r.job(0)["job_runtime"].as_u64().unwrap() < 30_000);
+    }
+    assert_eq!(i.done().jobs[1], f.done().jobs[1]);
+    assert_eq!(i.done().files, f.done().files);
+}
+
+#[test]
+fn cpuio_without_cpuload_or_an_end_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (
+            &["--name=b", "--ioengine=cpuio", "--runtime=1"][..],
+            "cpuload",
+        ),
+        (
+            &["--name=b", "--ioengine=cpuio", "--cpuload=5"][..],
+            "runtime=",
+        ),
+        (
+            &["--name=b", "--ioengine=exec", "--runtime=1"][..],
+            "program=",
+        ),
+    ] {
+        let out = iolab()
+            .current_dir(dir.path())
+            .args(["run", "--no-store"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn exec_runs_the_program_beside_the_job_and_stops_it_as_fio() {
+    require!(fio);
+    // fio's arguments split on spaces (and `;` starts a comment), so the
+    // program is a script: it says how it was started, then waits for the
+    // SIGTERM that comes after the runtime.
+    let script = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        script.path(),
+        "echo args \"$@\"\necho oops >&2\ntrap 'echo term; exit 0' TERM\nwhile :; do sleep 0.05; done\n",
+    )
+    .unwrap();
+    let text = format!(
+        "[s]\nioengine=exec\nprogram=/bin/sh\narguments={} %n %r\nruntime=1\ngrace_time=1\n",
+        script.path().display()
+    );
+    let (f, i) = (fio(&text), iolab_run(&text));
+    same_noio(&f, &i);
+    for r in [&f, &i] {
+        let read = |n: &str| std::fs::read_to_string(r.dir.path().join(n)).unwrap();
+        // Whether the SIGTERM comes before the job's end is a race in
+        // both (fio sends it from an I/O that starts after the runtime).
+        let out = read("s.stdout");
+        assert!(out == "args s 1\n" || out == "args s 1\nterm\n", "{out}");
+        assert_eq!(read("s.stderr"), "oops\n");
+    }
+    // std_redirect=0: the program's output is the run's own.
+    let text = text + "std_redirect=0\n";
+    let (f, i) = (fio(&text), iolab_run(&text));
+    same_noio(&f, &i);
+    assert!(i.done().files.is_empty());
+}
