@@ -47,10 +47,92 @@ const RUN_FORMATS: &[OutputFormat] = &[
     OutputFormat::Record,
 ];
 
-/// A run: fio's formats with the render options it was printed with.
+/// A run: fio's formats with the render options it was printed with;
+/// a repeated run with every run, as `run --repeat` printed them.
 pub struct RunKind {
     pub result: iolab_stats::RunResult,
     pub opts: RenderOpts,
+    /// Every run of a repeat, in order (empty for one run).
+    pub runs: Vec<iolab_stats::RunResult>,
+    /// What was done between the runs (caches dropped, ...).
+    pub caches: String,
+    pub outcome: Option<iolab_stats::RepeatOutcome>,
+}
+
+impl RunKind {
+    /// What `run --repeat` printed after its runs, in `f`.
+    fn repeated(&self, f: Format) -> String {
+        let runs = &self.runs;
+        let figs = iolab_stats::repeated::repeat_figures(runs);
+        let mut out = String::new();
+        match f {
+            Format::Normal => {
+                for (i, r) in runs.iter().enumerate() {
+                    out.push_str(&format!(
+                        "\niolab: run {} of {}\n{}",
+                        i + 1,
+                        runs.len(),
+                        render(r, &self.opts, f)
+                    ));
+                }
+                out.push_str(&iolab_report::repeats::repeats_text(
+                    &figs,
+                    runs.len(),
+                    &self.caches,
+                ));
+                if let Some(o) = &self.outcome {
+                    out.push_str(&format!("repeats: {}\n", o.describe()));
+                }
+            }
+            Format::Terse => {
+                for r in runs {
+                    out.push_str(&render(r, &self.opts, f));
+                }
+            }
+            Format::Json | Format::JsonPlus => out.push_str(&iolab_report::repeats::repeats_json(
+                &figs,
+                &self.caches,
+                runs,
+                &self.opts,
+                f == Format::JsonPlus,
+                self.outcome.as_ref(),
+            )),
+        }
+        out
+    }
+}
+
+/// A run's result as stored: its fio result with, beside it, the render
+/// options it was printed with (`iolab_render`) and, for a repeat, every
+/// run and what was done between them (`iolab_runs`, `iolab_caches`), so
+/// that `show` prints what the run printed.
+pub fn run_record_json(
+    result: &iolab_stats::RunResult,
+    opts: &RenderOpts,
+    runs: &[iolab_stats::RunResult],
+    caches: &str,
+) -> serde_json::Result<String> {
+    let mut v = serde_json::to_value(result)?;
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert(
+            "iolab_render".into(),
+            serde_json::json!({
+                "version": opts.version,
+                "kb_base": opts.kb_base,
+                "unit_base": match opts.unit_base {
+                    iolab_report::UnitBase::Bits => "bits",
+                    iolab_report::UnitBase::Bytes => "bytes",
+                },
+                "sig_figs": opts.sig_figs,
+                "utc_offset_s": opts.utc_offset_s,
+            }),
+        );
+        if runs.len() > 1 {
+            obj.insert("iolab_runs".into(), serde_json::to_value(runs)?);
+            obj.insert("iolab_caches".into(), caches.into());
+        }
+    }
+    serde_json::to_string(&v)
 }
 
 impl ResultKind for RunKind {
@@ -71,6 +153,9 @@ impl ResultKind for RunKind {
             OutputFormat::Terse => Format::Terse,
             _ => return None,
         };
+        if self.runs.len() > 1 {
+            return Some(self.repeated(f));
+        }
         Some(render(&self.result, &self.opts, f))
     }
 }
@@ -170,10 +255,24 @@ pub fn load(s: &Stored) -> Result<Box<dyn ResultKind>> {
     let what = || format!("stored result {} ({})", s.id, r.kind);
     let json = r.result_json.as_str();
     Ok(match r.kind {
-        Kind::Run => Box::new(RunKind {
-            result: r.run_result().with_context(what)?,
-            opts: render_opts(s),
-        }),
+        Kind::Run => {
+            let v: serde_json::Value = serde_json::from_str(json).with_context(what)?;
+            let runs = match v.get("iolab_runs") {
+                Some(runs) => serde_json::from_value(runs.clone()).with_context(what)?,
+                None => Vec::new(),
+            };
+            Box::new(RunKind {
+                result: r.run_result().with_context(what)?,
+                opts: render_opts(s),
+                runs,
+                caches: v
+                    .get("iolab_caches")
+                    .and_then(|c| c.as_str())
+                    .unwrap_or_default()
+                    .to_string(),
+                outcome: r.repeat.clone(),
+            })
+        }
         Kind::Quick => Box::new(QuickKind(serde_json::from_str(json).with_context(what)?)),
         Kind::Compare => Box::new(CompareKind(serde_json::from_str(json).with_context(what)?)),
         Kind::Meta => Box::new(MetaKind(serde_json::from_str(json).with_context(what)?)),
@@ -363,7 +462,7 @@ mod tests {
         ];
         assert_eq!(
             headline(Kind::Compare, &c),
-            "seqwrite-1m write: ext4 32.20, xfs 37.00 MB/s"
+            "seqwrite-1m write: ext4 32.20, xfs 37 MB/s"
         );
         let s = vec![
             Metric::new("bs=4k rw=read MB/s", 362.7, "MB/s"),

@@ -10,6 +10,7 @@
 
 mod common;
 
+use iolab_testkit::{need, skip};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command as Proc, Stdio};
@@ -554,7 +555,7 @@ fn repeats_say_why_the_caches_could_not_be_dropped() {
     // As root, in a mount namespace of its own where /proc/sys is
     // read-only, as in a container.
     if iolab_engine::host::euid() != 0 {
-        return eprintln!("skipped: needs root to make /proc/sys read-only in a namespace");
+        skip!("needs root to make /proc/sys read-only in a namespace");
     }
     let dir = tempfile::tempdir().unwrap();
     let script = "mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys \
@@ -568,8 +569,8 @@ fn repeats_say_why_the_caches_could_not_be_dropped() {
         .output()
         .unwrap();
     if !out.status.success() && String::from_utf8_lossy(&out.stdout).is_empty() {
-        return eprintln!(
-            "skipped: cannot make /proc/sys read-only in a mount namespace: {}",
+        skip!(
+            "cannot make /proc/sys read-only in a mount namespace: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
@@ -589,12 +590,8 @@ fn repeats_say_why_the_caches_could_not_be_dropped() {
 #[test]
 fn runs_that_differ_are_flagged_and_their_interval_is_their_range() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 64, "") else {
-        return;
-    };
-    let Some(throttle) = common::Throttle::new() else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "ext4", 64, ""));
+    let throttle = need!(common::Throttle::new());
     // Direct reads for a second, three times; the device slowed down to
     // 1 MB/s once the first run has been reported.
     let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
@@ -655,4 +652,52 @@ fn runs_that_differ_are_flagged_and_their_interval_is_their_range() {
     // fio's layout at the top: the median run is a slowed one.
     let top = v["iolab"]["repeat"]["top_level_run"].as_u64().unwrap();
     assert!(top >= 2, "{top}");
+}
+
+/// `show` of a repeated run prints what `run --repeat` printed: every
+/// run's report, the repeats' summary, with the run's own render options
+/// (kb_base=1000 here), in normal, JSON and terse.
+#[test]
+fn show_prints_what_a_repeated_run_printed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("r.db");
+    let dir = format!("--directory={}", tmp.path().display());
+    let run = [
+        "run",
+        "--name=j",
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=4k",
+        "--size=1m",
+        "--repeat=2",
+        "--kb_base=1000",
+        &dir,
+    ];
+    for (id, fmt) in ["normal", "json", "terse"].iter().enumerate() {
+        let out = common::iolab()
+            .env("IOLAB_DB", &db)
+            .args(run)
+            .arg(format!("--output-format={fmt}"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let printed = String::from_utf8(out.stdout).unwrap();
+        let shown = common::iolab()
+            .env("IOLAB_DB", &db)
+            .args(["show", &(id + 1).to_string(), "--output-format", fmt])
+            .output()
+            .unwrap();
+        assert!(shown.status.success(), "{shown:?}");
+        let shown = String::from_utf8(shown.stdout).unwrap();
+        if *fmt == "normal" {
+            // The lines before the jobs start are the run's, not the
+            // result's: show opens with the record's header instead.
+            let body = &printed[printed.find("\niolab: run 1 of 2\n").unwrap()..];
+            assert!(shown.ends_with(body), "{shown}\n---\n{printed}");
+            assert!(body.contains("\nRepeats: 2 runs;"), "{body}");
+            assert!(body.contains("\niolab: run 2 of 2\n"), "{body}");
+        } else {
+            assert_eq!(shown, printed, "{fmt}");
+        }
+    }
 }
