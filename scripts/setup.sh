@@ -3,7 +3,8 @@
 # compatibility tests; xfsprogs and btrfs-progs for the filesystem lab;
 # strace to watch system calls from outside; QEMU, busybox and the mkfs
 # tools of f2fs, nilfs2, jfs, reiserfs and bcache for the virtual machine
-# of scripts/vm-test.sh, which fetches Debian's kernel package itself) when
+# of scripts/vm-test.sh, which fetches Debian's kernel package itself;
+# Chromium to open the HTML reports) when
 # they are missing and we are root. Safe to run again.
 set -euo pipefail
 
@@ -36,6 +37,8 @@ command -v mkfs.nilfs2 >/dev/null 2>&1 || need+=(nilfs-tools)
 command -v mkfs.jfs >/dev/null 2>&1 || need+=(jfsutils)
 command -v mkfs.reiserfs >/dev/null 2>&1 || need+=(reiserfsprogs)
 command -v make-bcache >/dev/null 2>&1 || need+=(bcache-tools)
+# Headless Chromium opens the HTML reports (crates/cli/tests/report_browser.rs).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
