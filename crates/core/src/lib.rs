@@ -17,6 +17,7 @@ pub mod probe;
 pub mod progress;
 pub mod quick;
 pub mod quickdir;
+pub mod ranks;
 pub mod run;
 pub mod sweep;
 pub mod verify;
