@@ -10,22 +10,33 @@
 //! and then the byte cannot be located. `verify=pattern` writes no header:
 //! the whole chunk is `verify_pattern`.
 //!
-//! Header layout (little-endian):
+//! The header is fio's (`struct verify_header` of fio 3.33), byte for
+//! byte, so that data written by fio verifies with iolab and the reverse
+//! (little-endian):
 //! ```text
-//!  0 u32 magic "iolV"      4 u8 method   5 u8 0   6 u16 header length
-//!  8 u32 chunk length     12 u32 clone  16 u64 offset  24 u64 seed
-//! 32 u64 sequence         40 u64 time (ns since the epoch)
-//! 48 data checksum (0, 4, 16 or 32 bytes), zero padding to a multiple of 8,
-//!    then u32 CRC32C of every header byte before it
+//!  0 u16 magic 0xacca   2 u16 verify type (fio's numbers)   4 u32 chunk length
+//!  8 u64 data seed     16 u64 offset   24 u32 time (s)   28 u32 time (us)
+//! 32 u16 thread        34 u16 write number   36 u32 CRC32C of bytes 0..36
+//! 40 data checksum: crc32c and xxhash 4 bytes, md5 16, sha256 64 (fio's
+//!    own: the low byte of each state word, then the last 56 bytes of its
+//!    final block), meta none
 //! ```
+//! As in fio, a reader checks the magic, the length, the offset, the
+//! header's CRC32C and the data's checksum; the seed is not checked (fio
+//! checks it only against its own writes), and the write number is checked
+//! by the writing job itself (iolab: against its own record of the last
+//! write there). fio writes the time only with `verify=meta`, iolab too.
 
 use md5::{Digest, Md5};
-use sha2::Sha256;
 
 use crate::data::{fill_fixed, DataGen};
 
-const MAGIC: u32 = u32::from_le_bytes(*b"iolV");
-const FIXED: usize = 48;
+/// fio's verify header magic.
+const MAGIC: u16 = 0xacca;
+/// fio's `struct verify_header`: 40 bytes before the data checksum.
+const FIXED: usize = 40;
+/// Where the header's own CRC32C is, and so the bytes it covers.
+const CRC_AT: usize = 36;
 
 /// A verify method (`verify=`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,15 +76,24 @@ impl Method {
         }
     }
 
-    fn code(self) -> u8 {
-        self as u8 + 1
+    /// fio's `verify_type` number of the method.
+    fn code(self) -> u16 {
+        match self {
+            Method::Meta => 1,
+            Method::Md5 => 2,
+            Method::Crc32c => 5,
+            Method::Sha256 => 9,
+            Method::Xxhash => 15,
+            Method::Pattern => 18,
+        }
     }
 
+    /// The bytes of the data checksum in the header (fio's `vhdr_*`).
     fn sum_len(self) -> usize {
         match self {
             Method::Crc32c | Method::Xxhash => 4,
             Method::Md5 => 16,
-            Method::Sha256 => 32,
+            Method::Sha256 => 64,
             Method::Meta | Method::Pattern => 0,
         }
     }
@@ -82,20 +102,68 @@ impl Method {
     pub fn header_len(self) -> usize {
         match self {
             Method::Pattern => 0,
-            m => (FIXED + m.sum_len()).next_multiple_of(8) + 8,
+            m => FIXED + m.sum_len(),
         }
     }
 
-    /// The data checksum of `data` (empty for meta and pattern).
+    /// The data checksum of `data` as fio stores it (empty for meta and
+    /// pattern).
     fn sum(self, data: &[u8]) -> Vec<u8> {
         match self {
-            Method::Crc32c => crc32c::crc32c(data).to_le_bytes().to_vec(),
+            Method::Crc32c => fio_crc32c(data).to_le_bytes().to_vec(),
             Method::Md5 => Md5::digest(data).to_vec(),
-            Method::Sha256 => Sha256::digest(data).to_vec(),
+            Method::Sha256 => fio_sha256(data).to_vec(),
             Method::Xxhash => xxhash_rust::xxh32::xxh32(data, 1).to_le_bytes().to_vec(),
             Method::Meta | Method::Pattern => Vec::new(),
         }
     }
+}
+
+/// fio's CRC32C: the Castagnoli CRC without the final inversion (fio
+/// starts from all ones and returns the register as it is).
+fn fio_crc32c(data: &[u8]) -> u32 {
+    !crc32c::crc32c(data)
+}
+
+/// What fio 3.33 stores for `verify=sha256`: its SHA-256 buffer after the
+/// last block, which is not the digest. fio pads the data with 0x80, zeros
+/// and the bit count in little-endian order (so its hash is not the
+/// standard one), keeps the final 64-byte block in the buffer, and then
+/// writes the low byte of each of the eight state words over its first
+/// eight bytes.
+fn fio_sha256(data: &[u8]) -> [u8; 64] {
+    use sha2::digest::generic_array::GenericArray;
+    let mut state: [u32; 8] = [
+        0x6a09_e667,
+        0xbb67_ae85,
+        0x3c6e_f372,
+        0xa54f_f53a,
+        0x510e_527f,
+        0x9b05_688c,
+        0x1f83_d9ab,
+        0x5be0_cd19,
+    ];
+    let full = data.len() / 64 * 64;
+    let blocks: Vec<_> = data[..full]
+        .chunks(64)
+        .map(GenericArray::clone_from_slice)
+        .collect();
+    sha2::compress256(&mut state, &blocks);
+    let tail = &data[full..];
+    let bits = (data.len() as u32 as u64).wrapping_mul(8);
+    let mut block = [0u8; 64];
+    block[..tail.len()].copy_from_slice(tail);
+    block[tail.len()] = 0x80;
+    if tail.len() >= 56 {
+        sha2::compress256(&mut state, &[GenericArray::clone_from_slice(&block)]);
+        block = [0u8; 64];
+    }
+    block[56..].copy_from_slice(&bits.to_le_bytes());
+    sha2::compress256(&mut state, &[GenericArray::clone_from_slice(&block)]);
+    for (b, w) in block.iter_mut().zip(state) {
+        *b = w as u8;
+    }
+    block
 }
 
 /// The verify options of a job, decided at plan time.
@@ -188,18 +256,32 @@ fn write_chunk(spec: &VerifySpec, data: &DataGen, c: &mut [u8], st: Stamp, seed:
     let chunk_len = c_len(c.len());
     let hdr = &mut c[..h];
     hdr.fill(0);
-    put32(hdr, 0, MAGIC);
-    hdr[4] = m.code();
-    hdr[6..8].copy_from_slice(&(h as u16).to_le_bytes());
-    put32(hdr, 8, chunk_len);
-    put32(hdr, 12, st.clone);
+    hdr[0..2].copy_from_slice(&MAGIC.to_le_bytes());
+    hdr[2..4].copy_from_slice(&m.code().to_le_bytes());
+    put32(hdr, 4, chunk_len);
+    put64(hdr, 8, seed);
     put64(hdr, 16, st.offset);
-    put64(hdr, 24, seed);
-    put64(hdr, 32, st.seq);
-    put64(hdr, 40, st.time_ns);
+    if m == Method::Meta {
+        put32(hdr, 24, (st.time_ns / 1_000_000_000) as u32);
+        put32(hdr, 28, (st.time_ns / 1000 % 1_000_000) as u32);
+    }
+    hdr[32..34].copy_from_slice(&(st.clone.wrapping_add(1) as u16).to_le_bytes());
+    hdr[34..36].copy_from_slice(&number_io(st.seq).to_le_bytes());
+    let crc = fio_crc32c(&hdr[..CRC_AT]);
+    put32(hdr, CRC_AT, crc);
     hdr[FIXED..FIXED + sum.len()].copy_from_slice(&sum);
-    let crc = crc32c::crc32c(&hdr[..h - 4]);
-    put32(hdr, h - 4, crc);
+}
+
+/// fio's 16-bit write number of iolab's write `seq` (counted from 1; fio
+/// counts its writes from 0).
+fn number_io(seq: u64) -> u16 {
+    seq.wrapping_sub(1) as u16
+}
+
+/// Whether a good chunk's header was written by iolab's write `seq` (as
+/// far as fio's 16-bit write number tells).
+pub fn written_by(h: &Header, seq: u64) -> bool {
+    h.seq == u64::from(number_io(seq)) + 1
 }
 
 fn c_len(n: usize) -> u32 {
@@ -340,21 +422,21 @@ pub fn check_chunk(
         return Ok(None);
     }
     // The fields whose value is known without trusting the header.
-    let mut known = [0u8; 16];
-    put32(&mut known, 0, MAGIC);
-    known[4] = m.code();
-    known[6..8].copy_from_slice(&(h as u16).to_le_bytes());
-    put32(&mut known, 8, c_len(c.len()));
+    let mut known = [0u8; 8];
+    known[0..2].copy_from_slice(&MAGIC.to_le_bytes());
+    known[2..4].copy_from_slice(&m.code().to_le_bytes());
+    put32(&mut known, 4, c_len(c.len()));
     let mut known_off = [0u8; 8];
     put64(&mut known_off, 0, at);
-    let fields: [(&str, usize, &[u8]); 2] =
-        [("header", 0, &known[..12]), ("offset", 16, &known_off)];
+    let fields: [(&str, usize, &[u8]); 2] = [("header", 0, &known), ("offset", 16, &known_off)];
     for (name, pos, want) in fields {
         let got = &c[pos..pos + want.len()];
         if let Some(i) = first_diff(want, got) {
-            let what = if pos == 0 && i < 4 {
-                "bad magic: no iolab verify header here (never written with verify, or overwritten)"
+            let what = if pos == 0 && i < 2 {
+                "bad magic: no fio verify header here (never written with verify, or overwritten)"
                     .to_string()
+            } else if pos == 0 && i < 4 {
+                "bad header verify type: written with another verify method".to_string()
             } else {
                 format!("bad header {name} field")
             };
@@ -366,15 +448,17 @@ pub fn check_chunk(
             ));
         }
     }
-    let stored_crc = get32(c, h - 4);
-    let crc = crc32c::crc32c(&c[..h - 4]);
+    let stored_crc = get32(c, CRC_AT);
+    let crc = fio_crc32c(&c[..CRC_AT]);
     let stored_sum = &c[FIXED..FIXED + m.sum_len()];
     let sum = m.sum(&c[h..]);
-    let seed = get64(c, 24);
+    let seed = get64(c, 8);
     if crc != stored_crc {
-        // The header is damaged past its known fields: the checksum field
-        // is judged against the data.
-        if let Some(i) = first_diff(&sum, stored_sum) {
+        // The data is judged by its own checksum first: when it holds,
+        // a field nothing else vouches for is damaged (seed, time,
+        // thread, write number or the CRC itself).
+        if m != Method::Meta && sum != stored_sum {
+            let i = first_diff(&sum, stored_sum).unwrap_or(0);
             return Err(fail(
                 BadByte::At(at + (FIXED + i) as u64),
                 format!("bad header: the stored {} checksum is damaged", m.name()),
@@ -382,13 +466,8 @@ pub fn check_chunk(
                 hex(stored_sum),
             ));
         }
-        // The data is intact (it has the stored checksum), so a field
-        // nothing else vouches for is damaged: clone, seed, sequence,
-        // time, padding or the CRC itself. Data regenerated from the seed
-        // could clear or blame the seed only if this job's buffer options
-        // were the writer's, which nothing here can tell.
         return Err(fail(
-            BadByte::Among(at + 12, at + h as u64),
+            BadByte::Among(at + 8, at + FIXED as u64),
             "bad header checksum".into(),
             format!("crc32c {stored_crc:08x}"),
             format!("crc32c {crc:08x}"),
@@ -399,13 +478,19 @@ pub fn check_chunk(
         // written: when it has the checksum the header stored.
         scratch.resize(c.len() - h, 0);
         expected_data(spec, data, scratch, h, seed);
-        let first_bad = if m.sum(scratch) != stored_sum {
-            BadByte::Unlocated
-        } else {
+        let regenerated = m.sum(scratch);
+        let first_bad = if regenerated == stored_sum {
             match first_diff(scratch, &c[h..]) {
                 Some(i) => BadByte::At(at + (h + i) as u64),
                 None => BadByte::Among(at + h as u64, at + c.len() as u64),
             }
+        } else if regenerated == sum && first_diff(scratch, &c[h..]).is_none() {
+            // The data is what was written: the stored checksum (which
+            // the header's CRC does not cover, as in fio) is damaged.
+            let i = first_diff(&sum, stored_sum).unwrap_or(0);
+            BadByte::At(at + (FIXED + i) as u64)
+        } else {
+            BadByte::Unlocated
         };
         return Err(fail(
             first_bad,
@@ -414,10 +499,11 @@ pub fn check_chunk(
             hex(&sum),
         ));
     }
+    let time_ns = u64::from(get32(c, 24)) * 1_000_000_000 + u64::from(get32(c, 28)) * 1000;
     Ok(Some(Header {
-        seq: get64(c, 32),
+        seq: u64::from(u16::from_le_bytes([c[34], c[35]])) + 1,
         seed,
-        time_ns: get64(c, 40),
+        time_ns,
     }))
 }
 

@@ -74,6 +74,15 @@ fn a_good_header_gives_the_sequence_number() {
     })
     .unwrap();
     assert_eq!(h.seq, 17);
+    // As fio, only verify=meta writes the time (in whole microseconds).
+    assert_eq!(h.time_ns, 0);
+    let s = spec(Method::Meta, 0);
+    let mut data = datagen();
+    let buf = written(&s, &mut data);
+    let h = check_read(&s, &data, &buf, 1 << 20, &mut Vec::new(), &mut |_| {
+        panic!("clean")
+    })
+    .unwrap();
     assert_eq!(h.time_ns, 1_700_000_000_000_000_000);
 }
 
@@ -130,15 +139,15 @@ fn a_flipped_header_byte_is_found() {
                 BadByte::At(x) => assert_eq!(x, base + at as u64, "{m:?} header byte {at}"),
                 BadByte::Unlocated => panic!("{m:?} header byte {at} not located"),
                 BadByte::Among(a, z) => {
-                    // Only fields nothing else vouches for (clone, seq,
-                    // time, padding, the CRC itself) or the seed.
-                    assert!(at >= 12, "{m:?} header byte {at} not exact");
+                    // Only fields nothing else vouches for (seed, time,
+                    // thread, write number, the CRC itself).
+                    assert!(at >= 8, "{m:?} header byte {at} not exact");
                     assert!((a..z).contains(&(base + at as u64)), "{m:?} {at}");
                 }
             }
         }
-        // The exact ones: magic, lengths, offset, checksum.
-        for at in (0..12).chain(16..24).chain(48..48 + m.sum_len()) {
+        // The exact ones: magic, type, length, offset, checksum.
+        for at in (0..8).chain(16..24).chain(40..m.header_len()) {
             let mut b = buf.clone();
             b[at] ^= 0x08;
             assert_eq!(
@@ -204,7 +213,11 @@ fn a_block_read_at_another_offset_fails_on_its_offset_field() {
 fn headers_fit_fios_smallest_interval_except_sha256() {
     assert!(Method::Crc32c.header_len() <= 80);
     assert!(Method::Md5.header_len() <= 80);
-    assert_eq!(Method::Sha256.header_len(), 88);
+    // fio's sizes: 40 bytes and the checksum's field.
+    assert_eq!(Method::Crc32c.header_len(), 44);
+    assert_eq!(Method::Md5.header_len(), 56);
+    assert_eq!(Method::Sha256.header_len(), 104);
+    assert_eq!(Method::Meta.header_len(), 40);
     assert_eq!(Method::Pattern.header_len(), 0);
 }
 

@@ -495,11 +495,11 @@ impl Worker {
             });
         }
         if let Some(h) = first {
-            if h.seq != w.seq {
+            if !crate::verify::written_by(&h, w.seq) {
                 bad.push(Mismatch {
                     block: w.offset,
                     len: w.len as usize,
-                    first_bad: BadByte::Among(w.offset + 32, w.offset + 40),
+                    first_bad: BadByte::Among(w.offset + 34, w.offset + 36),
                     what: format!(
                         "stale data: the block holds write #{} but write #{} went there last",
                         h.seq, w.seq
