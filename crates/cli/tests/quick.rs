@@ -66,6 +66,8 @@ fn the_suite_prints_every_test_stores_the_result_and_cleans_up() {
             // Warning markers (`w1`, `w1,w2`) follow the figures they flag.
             let w: Vec<&str> = l
                 .split_whitespace()
+                // The bar beside MB/s.
+                .filter(|t| !t.starts_with(['█', '▏', '▎', '▍', '▌', '▋', '▊', '▉']))
                 .filter(|t| {
                     !t.split(',').all(|m| {
                         m.len() > 1
