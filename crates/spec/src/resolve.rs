@@ -4,7 +4,7 @@
 //! typo suggestions, `kb_base` applied before any size is read, and values
 //! typed by the option table.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cmdline::CmdLine;
 use crate::context::{expand_as, Context};
@@ -51,11 +51,20 @@ pub fn load(cmd: &CmdLine, ctx: &Context) -> Result<JobSet, SpecError> {
 
 /// Parses job-file text (for built-in suites and tests).
 pub fn parse_text(name: &str, text: &str, ctx: &Context) -> Result<JobSet, SpecError> {
-    let path = PathBuf::from(name);
-    let sections = jobfile::parse_job_text(&path, text)?;
+    let sections = jobfile::parse_job_text(Path::new(name), text)?;
+    resolve_sections(name, sections, ctx)
+}
+
+/// Resolves sections iolab built itself (a built-in suite's jobs) as one
+/// job file named `name`: typed values, no text to parse back.
+pub fn resolve_sections(
+    name: &str,
+    sections: Vec<RawSection>,
+    ctx: &Context,
+) -> Result<JobSet, SpecError> {
     resolve(
         &Sources {
-            files: vec![(path, sections)],
+            files: vec![(PathBuf::from(name), sections)],
             ..Sources::default()
         },
         ctx,
