@@ -10,8 +10,6 @@
 //! with their side, beside the metrics they concern and under the table,
 //! so that a large ratio whose one side measured the page cache says so.
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use clap::Args;
 use iolab_stats::{Method, DEFAULT_ALPHA};
@@ -21,9 +19,11 @@ use iolab_store::{
 use serde_json::json;
 
 use crate::exit::Status;
-use crate::history::{bad, table_or_json};
+use crate::history::bad;
+use crate::outargs::{OutputArgs, OutputFormat};
 use crate::output;
 use crate::readback::{num, DbArg, Table, TableForm};
+use iolab_report::doc::{self, Block, Cell, Column, Document, Note, Tone};
 
 #[derive(Args, Debug)]
 pub struct DiffArgs {
@@ -41,12 +41,10 @@ pub struct DiffArgs {
     pub alpha: f64,
     #[command(flatten)]
     pub db: DbArg,
-    /// table, markdown, csv or json
-    #[arg(long, default_value = "table", value_name = "FORMAT")]
-    pub output_format: String,
-    /// Write to FILE instead of standard output
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// table (default), markdown, csv, json or html (the two results side
+    /// by side with charts and each one's provenance)
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 pub fn run(args: &DiffArgs) -> Result<Status> {
@@ -57,11 +55,11 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
         return bad(&format!("--alpha {} is not between 0 and 1", args.alpha));
     }
-    let form = match table_or_json(&args.output_format) {
+    let form = match TableForm::of(args.out.format_or(OutputFormat::Table)) {
         Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.db.db_files()) {
+    if let Err(msg) = output::check_opt(args.out.output.as_deref(), &args.db.db_files()) {
         return bad(&msg);
     }
     let path = args.db.path()?;
@@ -132,6 +130,51 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
         // CSV is the table and nothing else: what the notes say is in the
         // VERDICT column.
         Some(TableForm::Csv) => table(&rows, &warned).render(TableForm::Csv),
+        Some(TableForm::Html) => {
+            let mut d = side_by_side(&pair, opts)?;
+            d.title = format!("iolab diff {} {}", args.a, args.b);
+            if different_jobs {
+                d.blocks.insert(
+                    0,
+                    Block::Notes {
+                        notes: vec![Note::warning(
+                            "!",
+                            "A and B ran different jobs: their numbers may measure different \
+                             things",
+                        )],
+                    },
+                );
+            }
+            let mut t = Table::new(&["DIFFERS", "A", "B"]);
+            for df in &diffs {
+                t.push(vec![df.what.to_string(), df.a.clone(), df.b.clone()]);
+            }
+            if !diffs.is_empty() {
+                d.heading(2, "Besides the numbers");
+                d.push(Block::Table(t.doc("differences")));
+            }
+            let mut notes = Vec::new();
+            for (side, flags) in [("A", &flags_a), ("B", &flags_b)] {
+                for f in flags.iter() {
+                    let at = if f.at.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" at {}", f.at)
+                    };
+                    notes.push(Note::warning(side, format!("{}{at}: {}", f.code, f.text)));
+                }
+            }
+            d.notes(notes);
+            for s in &pair {
+                d.heading(1, format!("Result {}: where and how", s.id));
+                d.blocks.extend(crate::kinds::provenance(s));
+            }
+            iolab_report::export::export(
+                &d,
+                iolab_report::export::DocFormat::Html,
+                Default::default(),
+            )
+        }
         Some(form) => {
             let mut text = format!("A: {}\nB: {}\n", describe(a), describe(b));
             if different_jobs {
@@ -172,7 +215,7 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
             text
         }
     };
-    output::emit(args.output.as_deref(), &text)?;
+    output::emit(args.out.output.as_deref(), &text)?;
     Ok(Status::Success)
 }
 
@@ -455,4 +498,182 @@ fn summary(s: &Stored) -> serde_json::Value {
         "fs_type": s.record.provenance.fs_type,
         "tags": s.record.tags,
     })
+}
+
+/// Several results side by side, aligned by metric: a table with each
+/// result's value of every metric the first one has (then those only
+/// others have), each later result's ratio to the first with the verdict
+/// of diff's test, and a bar chart per unit with one colour per result.
+pub fn side_by_side(records: &[Stored], opts: DiffOpts) -> Result<Document> {
+    let Some(first) = records.first() else {
+        return Ok(Document::new("nothing to compare"));
+    };
+    let base = metrics_of(first);
+    let diffs: Vec<Vec<MetricDiff>> = records[1..]
+        .iter()
+        .map(|s| diff_metrics(&base, &metrics_of(s), opts))
+        .collect();
+    // Metric names in order: the first result's, then the others'.
+    let mut names: Vec<(String, String)> = base
+        .iter()
+        .map(|m| (m.name.clone(), m.unit.clone()))
+        .collect();
+    for d in &diffs {
+        for r in d {
+            if !names.iter().any(|(n, _)| *n == r.name) {
+                names.push((r.name.clone(), r.unit.clone()));
+            }
+        }
+    }
+    let label = |s: &Stored| {
+        let mut l = format!("#{} {}", s.id, s.record.kind);
+        if !s.record.provenance.fs_type.is_empty() {
+            l.push_str(&format!(" {}", s.record.provenance.fs_type));
+        }
+        if !s.record.tags.is_empty() {
+            l.push_str(&format!(" [{}]", s.record.tags.join(",")));
+        }
+        l
+    };
+    let mut d = Document::new("iolab: results side by side");
+    for s in records {
+        d.paragraph(format!("{}: {}", label(s), describe(s)));
+    }
+    let mut cols = vec![Column::text("metric"), Column::text("unit")];
+    for (i, s) in records.iter().enumerate() {
+        cols.push(Column::num(label(s), ""));
+        if i > 0 {
+            cols.push(Column::text(format!("#{} vs #{}", s.id, first.id)));
+        }
+    }
+    let mut t = doc::Table::new("side_by_side", cols);
+    let value = |i: usize, name: &str| -> Option<f64> {
+        if i == 0 {
+            base.iter().find(|m| m.name == name).map(|m| m.value)
+        } else {
+            diffs[i - 1]
+                .iter()
+                .find(|r| r.name == name)
+                .and_then(|r| r.b)
+        }
+    };
+    // Only what at least two results have: the rows they can be compared
+    // by.
+    let shared = |name: &str| {
+        (0..records.len())
+            .filter(|&i| value(i, name).is_some())
+            .count()
+            >= 2
+    };
+    let left_out = names.iter().filter(|(n, _)| !shared(n)).count();
+    names.retain(|(n, _)| shared(n));
+    for (name, unit) in &names {
+        let mut row = vec![Cell::text(name), Cell::text(unit)];
+        for i in 0..records.len() {
+            row.push(Cell::num(value(i, name).filter(|v| v.is_finite())));
+            if i > 0 {
+                row.push(match diffs[i - 1].iter().find(|r| r.name == *name) {
+                    Some(r) => {
+                        let tone = match r.verdict.b_is_better(r.better) {
+                            Some(true) => Tone::Good,
+                            Some(false) => Tone::Bad,
+                            None if r.verdict.is_significant() => Tone::Plain,
+                            None => Tone::Warn,
+                        };
+                        let w = r.verdict.words(r.better);
+                        let short = if w.len() > 14 {
+                            "cannot tell"
+                        } else {
+                            w.as_str()
+                        };
+                        match r.ratio {
+                            Some(x) => Cell::text(format!("x{x:.2} {short}")).tone(tone),
+                            None => Cell::text("-"),
+                        }
+                    }
+                    None => Cell::text("-"),
+                });
+            }
+        }
+        t.rows.push(row);
+    }
+    d.push(Block::Table(t));
+    // One chart per unit, at most a dozen metrics each.
+    let mut units: Vec<&str> = Vec::new();
+    for (_, u) in &names {
+        if !units.contains(&u.as_str()) {
+            units.push(u);
+        }
+    }
+    for u in units {
+        let ms: Vec<&String> = names
+            .iter()
+            .filter(|(_, x)| x == u)
+            .map(|(n, _)| n)
+            .take(12)
+            .collect();
+        let series: Vec<doc::Series> = (0..records.len())
+            .map(|i| doc::Series {
+                name: label(&records[i]),
+                points: ms
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(x, name)| {
+                        let y = value(i, name).filter(|v| v.is_finite())?;
+                        let mut p = doc::Point::at(x as f64, y);
+                        p.label = format!("{} {u}", doc::num::fmt(y));
+                        if i > 0 {
+                            if let Some(r) = diffs[i - 1].iter().find(|r| r.name == **name) {
+                                let w = r.verdict.words(r.better);
+                                let short = if w.len() > 14 {
+                                    "cannot tell"
+                                } else {
+                                    w.as_str()
+                                };
+                                if let Some(ratio) = r.ratio {
+                                    p.label.push_str(&format!(" x{ratio:.2} {short}"));
+                                }
+                                p.tone = match r.verdict.b_is_better(r.better) {
+                                    Some(true) => Tone::Good,
+                                    Some(false) => Tone::Bad,
+                                    _ => Tone::Plain,
+                                };
+                            }
+                        }
+                        Some(p)
+                    })
+                    .collect(),
+            })
+            .collect();
+        if series.iter().all(|s| s.points.is_empty()) {
+            continue;
+        }
+        d.push(Block::Figure(doc::Figure {
+            title: format!("{u} side by side"),
+            kind: doc::FigureKind::Bars,
+            x: doc::Axis {
+                label: "metric".into(),
+                categories: ms.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            },
+            y: doc::Axis {
+                label: u.to_string(),
+                ..Default::default()
+            },
+            series,
+        }));
+    }
+    let mut notes = vec![Note::plain(format!(
+        "verdicts: {} at the {} level, Holm-corrected over the metrics each pair has in common; \
+         one run a side cannot tell (iolab diff A B gives each test's p-value and interval)",
+        opts.method, opts.alpha
+    ))];
+    if left_out > 0 {
+        notes.push(Note::plain(format!(
+            "{left_out} metric(s) only one result has are left out here; each result's own \
+             section below has them"
+        )));
+    }
+    d.notes(notes);
+    Ok(d)
 }

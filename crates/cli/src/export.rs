@@ -1,9 +1,10 @@
 //! `iolab export`: the stored results, filtered as in `history`, oldest
-//! first, for other tools. JSON gives every record whole (provenance,
-//! tags, metrics and the full result); CSV and Markdown give one line per
-//! headline metric with the record's provenance beside it, the warnings
-//! the result carried (`code (where)`, `;`-separated) and how its repeats
-//! ended.
+//! first, for other tools. JSON (the default: export is for programs)
+//! gives every record whole (provenance, tags, metrics and the full
+//! result); CSV, Markdown, the table and HTML give one line per headline
+//! metric with the record's provenance beside it, the warnings the result
+//! carried (`code (where)`, `;`-separated) and how its repeats ended. The
+//! tables go through the same exporters as every other command's.
 
 use std::path::PathBuf;
 
@@ -13,26 +14,29 @@ use iolab_store::Stored;
 
 use crate::exit::Status;
 use crate::history::bad;
+use crate::outargs::OutputFormat;
 use crate::output;
 use crate::readback::{damaged_record, DbArg, FilterArgs, Table, TableForm};
 use crate::show::record_value;
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// csv, json or markdown
+    /// json (the default: every record whole), csv, markdown, table or
+    /// html (one line per headline metric)
     #[arg(
-        long,
-        visible_alias = "output-format",
+        long = "output-format",
+        visible_alias = "format",
+        value_enum,
         default_value = "json",
         value_name = "FORMAT"
     )]
-    pub format: String,
+    pub format: OutputFormat,
     #[command(flatten)]
     pub filter: FilterArgs,
     #[command(flatten)]
     pub db: DbArg,
     /// Write to FILE instead of standard output
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
@@ -41,15 +45,9 @@ pub fn run(args: &ExportArgs) -> Result<Status> {
         Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
-    let form = match args.format.as_str() {
-        "json" => None,
-        "csv" => Some(TableForm::Csv),
-        "markdown" | "md" => Some(TableForm::Markdown),
-        other => {
-            return bad(&format!(
-                "unknown export format '{other}' (expected csv, json or markdown)"
-            ))
-        }
+    let form = match TableForm::of(args.format) {
+        Ok(f) => f,
+        Err(msg) => return bad(&msg),
     };
     if let Err(msg) = output::check_opt(args.output.as_deref(), &args.db.db_files()) {
         return bad(&msg);
@@ -81,7 +79,13 @@ pub fn run(args: &ExportArgs) -> Result<Status> {
                 .map_err(|e| damaged_record(&args.db.path().unwrap_or_default(), &e))?;
             serde_json::to_string_pretty(&values)? + "\n"
         }
-        Some(form) => table(&records).render(form),
+        Some(form) => {
+            let style = match args.output {
+                Some(_) => Default::default(),
+                None => crate::outargs::terminal_style(),
+            };
+            table(&records).render_styled(form, style)
+        }
     };
     output::emit(args.output.as_deref(), &text)?;
     Ok(Status::Success)

@@ -1,44 +1,40 @@
 //! `iolab history`: the stored results, newest first, filtered by kind,
-//! tag, filesystem, target and time, as a table (text, Markdown, CSV) or
-//! JSON, each with its id for `iolab show` and `iolab diff`.
-
-use std::path::PathBuf;
+//! tag, filesystem, target and time, as a table (text, Markdown, CSV,
+//! HTML) or JSON, each with its id for `iolab show` and `iolab diff`. The
+//! table gives each result's local time with its offset and a headline
+//! chosen for its kind, and fits the terminal's width.
 
 use anyhow::Result;
 use clap::Args;
 use iolab_store::Entry;
 
 use crate::exit::Status;
+use crate::outargs::{OutputArgs, OutputFormat};
 use crate::output;
-use crate::readback::{num, DbArg, FilterArgs, Table, TableForm};
+use crate::readback::{DbArg, FilterArgs, Table, TableForm};
 
+/// `iolab history [FILTERS] [--output-format table|markdown|csv|json|html]`
 #[derive(Args, Debug)]
 pub struct HistoryArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
     #[command(flatten)]
     pub db: DbArg,
-    /// table, markdown, csv or json
-    #[arg(long, default_value = "table", value_name = "FORMAT")]
-    pub output_format: String,
-    /// Write to FILE instead of standard output
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// table (default), markdown, csv, json or html
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
-
-/// How many headline metrics the table shows per result.
-const HEADLINE: usize = 3;
 
 pub fn run(args: &HistoryArgs) -> Result<Status> {
     let filter = match args.filter.filter() {
         Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
-    let form = match table_or_json(&args.output_format) {
+    let form = match TableForm::of(args.out.format_or(OutputFormat::Table)) {
         Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.db.db_files()) {
+    if let Err(msg) = output::check_opt(args.out.output.as_deref(), &args.db.db_files()) {
         return bad(&msg);
     }
     let store = match args.db.open() {
@@ -63,24 +59,25 @@ pub fn run(args: &HistoryArgs) -> Result<Status> {
                 )
             }
         }
-        Some(form) => table(&entries).render(form),
+        Some(form) => table(&entries).render_styled(form, args.out.style()),
     };
-    output::emit(args.output.as_deref(), &text)?;
+    output::emit(args.out.output.as_deref(), &text)?;
     Ok(Status::Success)
 }
 
-/// `--output-format` of a command that prints a table or JSON: the table
-/// form, None for JSON, or the message for a name it does not know.
-pub fn table_or_json(name: &str) -> Result<Option<TableForm>, String> {
-    match name {
-        "json" => Ok(None),
-        "table" | "normal" => Ok(Some(TableForm::Text)),
-        "markdown" | "md" => Ok(Some(TableForm::Markdown)),
-        "csv" => Ok(Some(TableForm::Csv)),
-        other => Err(format!(
-            "unknown output format '{other}' (expected table, markdown, csv or json)"
-        )),
-    }
+/// An RFC 3339 UTC time as local time with its offset from UTC (the
+/// offset in force now): `2026-11-27 10:39:10 +01:00`; the text as it is
+/// when it does not parse.
+pub fn local_time(utc: &str) -> String {
+    let Some(secs) = iolab_store::time::parse_rfc3339(utc) else {
+        return utc.to_string();
+    };
+    let off = iolab_engine::host::utc_offset_s();
+    let local = iolab_store::time::format_rfc3339(secs + off as i64);
+    let stamp = local.trim_end_matches('Z').replace('T', " ");
+    let sign = if off < 0 { '-' } else { '+' };
+    let a = off.unsigned_abs();
+    format!("{stamp} {sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
 }
 
 fn table(entries: &[Entry]) -> Table {
@@ -88,19 +85,9 @@ fn table(entries: &[Entry]) -> Table {
         "ID", "TIME", "KIND", "FS", "TARGET", "TAGS", "FLAGS", "HEADLINE",
     ]);
     for e in entries {
-        let headline: Vec<String> = e
-            .metrics
-            .iter()
-            .take(HEADLINE)
-            .map(|m| format!("{} {} {}", m.name, num(Some(m.value)), m.unit))
-            .collect();
-        let mut headline = headline.join("; ");
-        if e.metrics.len() > HEADLINE {
-            headline.push_str("; ...");
-        }
         t.push(vec![
             e.id.to_string(),
-            e.time.clone(),
+            local_time(&e.time),
             e.kind.to_string(),
             if e.fs_type.is_empty() {
                 "-".into()
@@ -114,7 +101,7 @@ fn table(entries: &[Entry]) -> Table {
             } else {
                 e.flags.join(",")
             },
-            headline,
+            crate::kinds::headline(e.kind, &e.metrics),
         ]);
     }
     t

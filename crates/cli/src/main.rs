@@ -10,13 +10,16 @@ mod history;
 mod import;
 mod interrupt;
 mod keep;
+mod kinds;
 mod manual;
 mod meta;
+mod outargs;
 mod output;
 mod progress;
 mod quick;
 mod readback;
 mod repeat;
+mod report;
 mod rerun;
 mod run;
 mod show;
@@ -77,10 +80,15 @@ enum Command {
     /// --target, --since).
     History(history::HistoryArgs),
     /// One stored result re-rendered (`--output-format normal|json|json+|terse`
-    /// for runs, table formats for the others, `record` for everything).
+    /// for runs, table formats for the others, `html` for a page with
+    /// charts, `record` for everything).
     Show(show::ShowArgs),
-    /// Stored results for other tools: `--format csv|json|markdown`.
+    /// Stored results for other tools: `--output-format json|csv|markdown`
+    /// (default json; `--format` is the same flag).
     Export(export::ExportArgs),
+    /// Stored results as one self-contained HTML page with charts:
+    /// `iolab report ID... -o report.html`; several results side by side.
+    Report(report::ReportArgs),
     /// Two stored results side by side: values, ratio, and whether each
     /// difference is significant or within noise.
     Diff(diff::DiffArgs),
@@ -146,6 +154,7 @@ fn main() -> ExitCode {
         Command::History(args) => history::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Report(args) => report::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Rerun(args) => rerun::run(&args),

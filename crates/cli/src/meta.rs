@@ -95,8 +95,11 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
             }
         }
     }
+    // The directory as its absolute path, so that the report names it
+    // ("." says nothing once printed).
+    let dir = std::path::absolute(&args.dir).unwrap_or_else(|_| args.dir.clone());
     let opts = MetaOptions {
-        dir: args.dir.clone(),
+        dir,
         files: args.files,
         dirs: args.dirs,
         depth: args.depth,

@@ -10,6 +10,9 @@ use clap::Args;
 use iolab_store::{Filter, Kind, Store};
 
 use crate::exit::Status;
+use crate::outargs::OutputFormat;
+use iolab_report::doc;
+use iolab_report::export::{export, DocFormat, Style};
 
 /// Which database to read.
 #[derive(Args, Debug, Clone, Default)]
@@ -117,19 +120,53 @@ impl FilterArgs {
     }
 }
 
-/// The forms of a table.
+/// The forms of a table: each the document exporter of that format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TableForm {
     Text,
     Markdown,
     Csv,
+    Html,
 }
 
-/// Rows of text under headers.
+impl TableForm {
+    fn doc(self) -> DocFormat {
+        match self {
+            TableForm::Text => DocFormat::Text,
+            TableForm::Markdown => DocFormat::Markdown,
+            TableForm::Csv => DocFormat::Csv,
+            TableForm::Html => DocFormat::Html,
+        }
+    }
+
+    /// The table form of a format; None for JSON, Err for a format that
+    /// is not a table's.
+    pub fn of(f: OutputFormat) -> Result<Option<TableForm>, String> {
+        match f {
+            OutputFormat::Json => Ok(None),
+            OutputFormat::Table | OutputFormat::Normal => Ok(Some(TableForm::Text)),
+            OutputFormat::Markdown => Ok(Some(TableForm::Markdown)),
+            OutputFormat::Csv => Ok(Some(TableForm::Csv)),
+            OutputFormat::Html => Ok(Some(TableForm::Html)),
+            other => Err(format!(
+                "output format '{}' does not apply here (expected table, markdown, csv, json or html)",
+                other.name()
+            )),
+        }
+    }
+}
+
+/// Rows of text under headers, exported through the document model.
 #[derive(Clone, Debug, Default)]
 pub struct Table {
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
+}
+
+/// Whether a cell reads as a number (`1,234.5`, `-3`, `x1.20`-free).
+fn numeric(cell: &str) -> bool {
+    let c = cell.replace(',', "");
+    !c.is_empty() && c.parse::<f64>().is_ok()
 }
 
 impl Table {
@@ -144,98 +181,47 @@ impl Table {
         self.rows.push(row);
     }
 
+    /// The table in the document model: text cells, left-aligned (ids
+    /// and names lead the rows people scan); numbers marked as numbers
+    /// for the formats that care (Markdown, HTML) when every cell of a
+    /// column but the first (an id) is one.
+    pub fn doc(&self, name: &str) -> doc::Table {
+        let columns = self
+            .headers
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let cells = || self.rows.iter().filter_map(|r| r.get(i));
+                let is_num = i > 0
+                    && cells().any(|c| numeric(c))
+                    && cells().all(|c| numeric(c) || c == "-" || c.is_empty());
+                doc::Column {
+                    name: h.clone(),
+                    numeric: is_num,
+                    ..doc::Column::default()
+                }
+            })
+            .collect();
+        doc::Table {
+            name: name.to_string(),
+            columns,
+            rows: self
+                .rows
+                .iter()
+                .map(|r| r.iter().map(doc::Cell::text).collect())
+                .collect(),
+        }
+    }
+
     pub fn render(&self, form: TableForm) -> String {
-        match form {
-            TableForm::Text => self.text(),
-            TableForm::Markdown => self.markdown(),
-            TableForm::Csv => self.csv(),
-        }
+        self.render_styled(form, Style::default())
     }
 
-    fn widths(&self) -> Vec<usize> {
-        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
-        for row in &self.rows {
-            for (i, cell) in row.iter().enumerate() {
-                if i < w.len() {
-                    w[i] = w[i].max(cell.chars().count());
-                }
-            }
-        }
-        w
+    pub fn render_styled(&self, form: TableForm, style: Style) -> String {
+        let mut d = doc::Document::new("iolab");
+        d.push(doc::Block::Table(self.doc("table")));
+        export(&d, form.doc(), style)
     }
-
-    fn text(&self) -> String {
-        let w = self.widths();
-        let line = |cells: &[String]| {
-            let mut s = String::new();
-            for (i, c) in cells.iter().enumerate() {
-                if i > 0 {
-                    s.push_str("  ");
-                }
-                let pad = w.get(i).copied().unwrap_or(0);
-                if i + 1 == cells.len() {
-                    s.push_str(c);
-                } else {
-                    s.push_str(&format!("{c:<pad$}"));
-                }
-            }
-            s.push('\n');
-            s
-        };
-        let mut out = line(&self.headers);
-        for row in &self.rows {
-            out.push_str(&line(row));
-        }
-        out
-    }
-
-    fn markdown(&self) -> String {
-        let cell = |c: &String| c.replace('|', "\\|").replace('\n', " ");
-        let mut out = format!(
-            "| {} |\n|{}|\n",
-            self.headers
-                .iter()
-                .map(cell)
-                .collect::<Vec<_>>()
-                .join(" | "),
-            self.headers
-                .iter()
-                .map(|_| "---")
-                .collect::<Vec<_>>()
-                .join("|")
-        );
-        for row in &self.rows {
-            out.push_str(&format!(
-                "| {} |\n",
-                row.iter().map(cell).collect::<Vec<_>>().join(" | ")
-            ));
-        }
-        out
-    }
-
-    fn csv(&self) -> String {
-        let mut out = csv_line(&self.headers);
-        for row in &self.rows {
-            out.push_str(&csv_line(row));
-        }
-        out
-    }
-}
-
-/// One CSV line, fields quoted when they hold a comma, quote or line
-/// break (RFC 4180).
-fn csv_line(cells: &[String]) -> String {
-    let quoted: Vec<String> = cells
-        .iter()
-        .map(|c| {
-            if c.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c.clone()
-            }
-        })
-        .collect();
-    format!("{}\n", quoted.join(","))
 }
 
 /// A value with about four significant digits, without exponent for the

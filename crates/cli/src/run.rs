@@ -269,7 +269,7 @@ pub fn run(args: &[String]) -> Result<Status> {
     let measured = outcome.result.did_io();
     if !outcome.result.interrupted && measured {
         let mut record = keep::record(Kind::Run, &plan_target(&plan), &keep_args);
-        record.result_json = serde_json::to_string(&outcome.result)?;
+        record.result_json = crate::kinds::run_record_json(&outcome.result, &opts, &[], "")?;
         record.job_text = jobs.to_job_text();
         record.metrics = iolab_store::run_metrics(&outcome.result);
         record.warnings = iolab_store::run_flags(&outcome.result);
@@ -419,7 +419,7 @@ fn run_repeated(
     }
     if let Some(last) = results.last().filter(|r| r.did_io()) {
         let mut record = keep::record(Kind::Run, &plan_target(plan), keep_args);
-        record.result_json = serde_json::to_string(last)?;
+        record.result_json = crate::kinds::run_record_json(last, opts, &results, &caches)?;
         record.job_text = jobs.to_job_text();
         record.metrics = iolab_store::repeated_run_metrics(&results);
         record.warnings = iolab_store::runs_flags(&results);

@@ -4,18 +4,16 @@
 //! `record` gives the whole stored record with its provenance as JSON.
 //! The normal form opens with where and how the result was measured.
 
-use std::path::PathBuf;
-
 use anyhow::{Context as _, Result};
 use clap::Args;
-use iolab_report::compare::CompareFormat;
-use iolab_report::{render, Format, RenderOpts};
 use iolab_store::{Kind, Provenance, Stored};
 
 use crate::exit::Status;
 use crate::history::bad;
+use crate::kinds::{format_names, render_record};
+use crate::outargs::{OutputArgs, OutputFormat};
 use crate::output;
-use crate::readback::{damaged_record, num, DbArg, Table, TableForm};
+use crate::readback::{damaged_record, DbArg};
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
@@ -23,17 +21,15 @@ pub struct ShowArgs {
     pub id: i64,
     #[command(flatten)]
     pub db: DbArg,
-    /// normal, json, json+ or terse for runs; table, markdown, csv or json
-    /// for the other kinds; record for the stored record as JSON
-    #[arg(long, default_value = "normal", value_name = "FORMAT")]
-    pub output_format: String,
-    /// Write to FILE instead of standard output
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// normal (default), json, json+ or terse for runs; table (normal),
+    /// markdown, csv or json for the other kinds; html for a page with
+    /// charts; record for the stored record as JSON
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 pub fn run(args: &ShowArgs) -> Result<Status> {
-    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.db.db_files()) {
+    if let Err(msg) = output::check_opt(args.out.output.as_deref(), &args.db.db_files()) {
         return bad(&msg);
     }
     let path = args.db.path()?;
@@ -45,96 +41,31 @@ pub fn run(args: &ShowArgs) -> Result<Status> {
         eprintln!("iolab: no result {} in {}", args.id, path.display());
         return Ok(Status::Failed);
     };
-    let format = args.output_format.as_str();
+    let mut format = args.out.format_or(OutputFormat::Normal);
+    if format == OutputFormat::Normal && stored.record.kind != Kind::Run {
+        format = OutputFormat::Table;
+    }
     let text = match format {
-        "record" => record_json(&stored).map_err(|e| damaged_record(&path, &e))? + "\n",
-        _ => match render_stored(&stored, format).map_err(|e| damaged_record(&path, &e))? {
-            Some(body) if format == "normal" || format == "table" => {
+        OutputFormat::Record => record_json(&stored).map_err(|e| damaged_record(&path, &e))? + "\n",
+        _ => match render_record(&stored, format, args.out.style())
+            .map_err(|e| damaged_record(&path, &e))?
+        {
+            Some(body) if matches!(format, OutputFormat::Normal | OutputFormat::Table) => {
                 format!("{}\n{body}", header(&stored))
             }
             Some(body) => body,
             None => {
                 return bad(&format!(
-                    "output format '{format}' does not apply to a {} result (try {})",
+                    "output format '{}' does not apply to a {} result (try {})",
+                    format.name(),
                     stored.record.kind,
-                    formats_of(stored.record.kind)
+                    format_names(&stored)
                 ))
             }
         },
     };
-    output::emit(args.output.as_deref(), &text)?;
+    output::emit(args.out.output.as_deref(), &text)?;
     Ok(Status::Success)
-}
-
-fn formats_of(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Run => "normal, json, json+, terse or record",
-        _ => "table, markdown, csv, json or record",
-    }
-}
-
-/// The result's body in `format`; None when the format does not fit the
-/// kind.
-fn render_stored(s: &Stored, format: &str) -> Result<Option<String>> {
-    let r = &s.record;
-    let what = || format!("stored result {} ({})", s.id, r.kind);
-    if r.kind == Kind::Run {
-        let Ok(f) = format.parse::<Format>() else {
-            return Ok(None);
-        };
-        let result = r.run_result().with_context(what)?;
-        return Ok(Some(render(&result, &RenderOpts::default(), f)));
-    }
-    let table_format = match format {
-        "normal" => "table",
-        other => other,
-    };
-    let Ok(f) = table_format.parse::<CompareFormat>() else {
-        return Ok(None);
-    };
-    let body = match r.kind {
-        Kind::Quick => {
-            let q: iolab_stats::quick::QuickResult =
-                serde_json::from_str(&r.result_json).with_context(what)?;
-            iolab_report::quick::render_quick(&q, f)
-        }
-        Kind::Compare => {
-            let c: iolab_stats::Comparison =
-                serde_json::from_str(&r.result_json).with_context(what)?;
-            iolab_report::compare::render_comparison(&c, f)
-        }
-        Kind::Meta => match serde_json::from_str::<iolab_stats::meta::MetaResult>(&r.result_json) {
-            Ok(m) => iolab_report::meta::render_meta(&m, f),
-            Err(_) => generic(s, f)?,
-        },
-        Kind::Sweep => {
-            match serde_json::from_str::<iolab_stats::sweep::SweepResult>(&r.result_json) {
-                Ok(w) => iolab_report::sweep::render_sweep(&w, f),
-                Err(_) => generic(s, f)?,
-            }
-        }
-        Kind::Run => generic(s, f)?,
-    };
-    Ok(Some(body))
-}
-
-/// A kind without a renderer of its own: its headline metrics as a
-/// table, or its stored JSON.
-fn generic(s: &Stored, f: CompareFormat) -> Result<String> {
-    let form = match f {
-        CompareFormat::Json => {
-            let v: serde_json::Value = serde_json::from_str(&s.record.result_json)?;
-            return Ok(serde_json::to_string_pretty(&v)? + "\n");
-        }
-        CompareFormat::Table => TableForm::Text,
-        CompareFormat::Markdown => TableForm::Markdown,
-        CompareFormat::Csv => TableForm::Csv,
-    };
-    let mut t = Table::new(&["METRIC", "VALUE", "UNIT"]);
-    for m in &s.record.metrics {
-        t.push(vec![m.name.clone(), num(Some(m.value)), m.unit.clone()]);
-    }
-    Ok(t.render(form))
 }
 
 /// The whole record as JSON, its result embedded as JSON rather than as
@@ -159,7 +90,12 @@ pub fn record_value(s: &Stored) -> Result<serde_json::Value> {
 fn header(s: &Stored) -> String {
     let r = &s.record;
     let p: &Provenance = &r.provenance;
-    let mut out = format!("Result {}: {} at {}", s.id, r.kind, r.time);
+    let mut out = format!(
+        "Result {}: {} at {}",
+        s.id,
+        r.kind,
+        crate::history::local_time(&r.time)
+    );
     if !r.tags.is_empty() {
         out.push_str(&format!(", tags: {}", r.tags.join(", ")));
     }

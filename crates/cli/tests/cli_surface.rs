@@ -249,6 +249,7 @@ const SURFACE: &[Surface] = &[
     row("show"),
     row("export"),
     row("diff"),
+    row("report"),
     row("import"),
     row("rerun"),
     row("completions"),
@@ -297,7 +298,7 @@ fn storing_commands(dir: &Path) -> Vec<(&'static str, &'static [&'static str], V
     std::fs::create_dir_all(&run_dir).unwrap();
     let job = dir.join("tiny.fio");
     std::fs::write(&job, "[tiny]\nrw=write\nbs=4k\nsize=64k\n").unwrap();
-    let table: &[&str] = &["table", "markdown", "csv", "json"];
+    let table: &[&str] = &["table", "markdown", "csv", "json", "html"];
     let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
     vec![
         (

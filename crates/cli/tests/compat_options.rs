@@ -172,3 +172,111 @@ fn ftruncate_sets_the_size_at_each_write_and_refuses_reads_as_fio() {
     let (_, i) = same_as_fio("[t]\nioengine=ftruncate\nrw=read\nsize=1m\nbs=64k\nfilename=DIR/f\n");
     assert_eq!(i.done().jobs[0].error, 22);
 }
+
+// ---- engines that do no I/O: cpuio, exec ----
+
+/// The parts of two runs of a job that does no I/O that must agree (the
+/// count of its I/Os, one per cycle, depends on timing): no bytes in any
+/// direction, some I/Os all counted as reads, the same files, no disk.
+fn same_noio(f: &Ran, i: &Ran) {
+    let (fd, id) = (f.done(), i.done());
+    let names = |d: &Done| d.files.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&id), names(&fd));
+    for (a, b) in id.jobs.iter().zip(&fd.jobs) {
+        assert_eq!(a.name, b.name);
+        assert_eq!(a.error, b.error);
+        assert_eq!(a.bytes, [0, 0, 0]);
+        assert_eq!(b.bytes, [0, 0, 0]);
+        assert!(a.ios[0] > 0 && b.ios[0] > 0, "{a:?} {b:?}");
+        assert_eq!((a.ios[1], a.ios[2]), (b.ios[1], b.ios[2]));
+    }
+    assert_eq!(i.report.get("disk_util"), f.report.get("disk_util"));
+}
+
+#[test]
+fn cpuio_burns_cpu_in_cycles_and_moves_nothing_as_fio() {
+    require!(fio);
+    let text = "[burn]\nioengine=cpuio\ncpuload=50\ncpuchunks=20000\nruntime=1\n";
+    let (f, i) = (fio(text), iolab_run(text));
+    same_noio(&f, &i);
+    // Busy half of each 40 ms cycle: about 25 I/Os of about 20 ms each,
+    // and CPU time spent in user space.
+    let j = i.job(0);
+    assert!(j["usr_cpu"].as_f64().unwrap() > 0.0, "{j}");
+    assert!(j["read"]["clat_ns"]["min"].as_u64().unwrap() >= 20_000_000);
+    assert!(i.done().files.is_empty());
+
+    // exit_on_io_done: the cpuio job stops when the job that does I/O has
+    // finished, long before its runtime.
+    let text = "[burn]\nioengine=cpuio\ncpuload=10\nruntime=30\nexit_on_io_done=1\n\
+                [w]\nrw=write\nsize=1m\nfilename=DIR/w\n";
+    let (f, i) = (fio(text), iolab_run(text));
+    for r in [&f, &i] {
+        assert!(r.job(0)["job_runtime"].as_u64().unwrap() < 30_000);
+    }
+    assert_eq!(i.done().jobs[1], f.done().jobs[1]);
+    assert_eq!(i.done().files, f.done().files);
+}
+
+#[test]
+fn cpuio_without_cpuload_or_an_end_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (
+            &["--name=b", "--ioengine=cpuio", "--runtime=1"][..],
+            "cpuload",
+        ),
+        (
+            &["--name=b", "--ioengine=cpuio", "--cpuload=5"][..],
+            "runtime=",
+        ),
+        (
+            &["--name=b", "--ioengine=exec", "--runtime=1"][..],
+            "program=",
+        ),
+    ] {
+        let out = iolab()
+            .current_dir(dir.path())
+            .args(["run", "--no-store"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn exec_runs_the_program_beside_the_job_and_stops_it_as_fio() {
+    require!(fio);
+    // fio's arguments split on spaces (and `;` starts a comment), so the
+    // program is a script: it says how it was started, then waits for the
+    // SIGTERM that comes after the runtime.
+    let script = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        script.path(),
+        "echo args \"$@\"\necho oops >&2\ntrap 'echo term; exit 0' TERM\nwhile :; do sleep 0.05; done\n",
+    )
+    .unwrap();
+    let text = format!(
+        "[s]\nioengine=exec\nprogram=/bin/sh\narguments={} %n %r\nruntime=1\ngrace_time=1\n",
+        script.path().display()
+    );
+    let (f, i) = (fio(&text), iolab_run(&text));
+    same_noio(&f, &i);
+    for r in [&f, &i] {
+        let read = |n: &str| std::fs::read_to_string(r.dir.path().join(n)).unwrap();
+        // Whether the SIGTERM comes before the job's end is a race in
+        // both (fio sends it from an I/O that starts after the runtime).
+        let out = read("s.stdout");
+        assert!(out == "args s 1\n" || out == "args s 1\nterm\n", "{out}");
+        assert_eq!(read("s.stderr"), "oops\n");
+    }
+    // std_redirect=0: the program's output is the run's own.
+    let text = text + "std_redirect=0\n";
+    let (f, i) = (fio(&text), iolab_run(&text));
+    same_noio(&f, &i);
+    assert!(i.done().files.is_empty());
+}

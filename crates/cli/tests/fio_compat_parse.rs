@@ -37,6 +37,8 @@ fn fio_accepts_what_parse_only_prints_for_every_option() {
         match d.category {
             Category::IoUring => text.push_str("ioengine=io_uring\n"),
             Category::Libaio => text.push_str("ioengine=libaio\n"),
+            Category::Cpuio => text.push_str("ioengine=cpuio\n"),
+            Category::Exec => text.push_str("ioengine=exec\n"),
             _ => {}
         }
     }

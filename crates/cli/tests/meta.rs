@@ -130,10 +130,29 @@ fn csv_parses_and_table_has_the_published_columns() {
         lines[0].starts_with("iolab meta: 20 files in one directory"),
         "{text}"
     );
-    for col in ["20 ops total ms", "per op ms", "ops/s", "p50 us", "p99 us"] {
+    for col in [
+        "ops",
+        "total (ms)",
+        "ops/s",
+        "mean (us)",
+        "p50 (us)",
+        "p99 (us)",
+    ] {
         assert!(lines[1].contains(col), "{col} missing: {text}");
     }
-    assert_eq!(lines.len(), 9, "{text}");
+    // One unit per column: the mean is the time per operation, said once.
+    assert!(!lines[1].contains("per op"), "{text}");
+    assert!(
+        lines[0].contains(&format!("({})", tmp.path().display())),
+        "the directory by its path: {text}"
+    );
+    // The description, the header, seven phases; under them, what
+    // readdir's latency is.
+    assert_eq!(lines.len(), 11, "{text}");
+    assert!(
+        lines[10].starts_with("r readdir: each getdents64 call's time divided"),
+        "{text}"
+    );
     assert_eq!(entries(tmp.path()), ["report.txt"]);
 }
 
@@ -258,7 +277,10 @@ fn a_failure_after_finished_phases_reports_them_in_the_output_file() {
     let mkdir: Vec<&str> = lines[2].split_whitespace().collect();
     assert_eq!(mkdir[..2], ["mkdir", "6"], "{text}");
     assert!(
-        lines.last().unwrap().starts_with("stopped: create of "),
+        lines
+            .last()
+            .unwrap()
+            .starts_with("note: stopped: create of "),
         "{text}"
     );
     assert!(text.ends_with("; the phases above finished\n"), "{text}");

@@ -656,3 +656,51 @@ fn runs_that_differ_are_flagged_and_their_interval_is_their_range() {
     let top = v["iolab"]["repeat"]["top_level_run"].as_u64().unwrap();
     assert!(top >= 2, "{top}");
 }
+
+/// `show` of a repeated run prints what `run --repeat` printed: every
+/// run's report, the repeats' summary, with the run's own render options
+/// (kb_base=1000 here), in normal, JSON and terse.
+#[test]
+fn show_prints_what_a_repeated_run_printed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("r.db");
+    let dir = format!("--directory={}", tmp.path().display());
+    let run = [
+        "run",
+        "--name=j",
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=4k",
+        "--size=1m",
+        "--repeat=2",
+        "--kb_base=1000",
+        &dir,
+    ];
+    for (id, fmt) in ["normal", "json", "terse"].iter().enumerate() {
+        let out = common::iolab()
+            .env("IOLAB_DB", &db)
+            .args(run)
+            .arg(format!("--output-format={fmt}"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let printed = String::from_utf8(out.stdout).unwrap();
+        let shown = common::iolab()
+            .env("IOLAB_DB", &db)
+            .args(["show", &(id + 1).to_string(), "--output-format", fmt])
+            .output()
+            .unwrap();
+        assert!(shown.status.success(), "{shown:?}");
+        let shown = String::from_utf8(shown.stdout).unwrap();
+        if *fmt == "normal" {
+            // The lines before the jobs start are the run's, not the
+            // result's: show opens with the record's header instead.
+            let body = &printed[printed.find("\niolab: run 1 of 2\n").unwrap()..];
+            assert!(shown.ends_with(body), "{shown}\n---\n{printed}");
+            assert!(body.contains("\nRepeats: 2 runs;"), "{body}");
+            assert!(body.contains("\niolab: run 2 of 2\n"), "{body}");
+        } else {
+            assert_eq!(shown, printed, "{fmt}");
+        }
+    }
+}

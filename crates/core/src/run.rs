@@ -74,7 +74,8 @@ pub fn run_observed(
     // An engine that cannot be had fails the run before anything exists.
     let mut checked: Vec<&str> = Vec::new();
     for job in &plan.jobs {
-        if !checked.contains(&job.engine.as_str()) {
+        // exec starts its program at the first I/O: nothing to try first.
+        if !checked.contains(&job.engine.as_str()) && job.exec.is_none() {
             create(&job.engine, &EngineOpts::default())
                 .map_err(|e| StartError(format!("job `{}`: {e}", job.name)))?;
             checked.push(&job.engine);

@@ -428,7 +428,8 @@ pub fn plan_warnings(plan: &Plan) -> Vec<Warning> {
                 "without direct=1 the kernel completes each I/O inside io_submit, one at a time",
                 "use direct=1, or ioengine=io_uring for buffered I/O",
             ),
-            "sync" | "psync" | "pvsync" | "pvsync2" | "vsync" | "null" | "mmap" => (
+            "sync" | "psync" | "pvsync" | "pvsync2" | "vsync" | "null" | "mmap" | "falloc"
+            | "ftruncate" | "cpuio" | "exec" => (
                 "a synchronous engine has one I/O in flight at a time",
                 "use ioengine=io_uring or libaio (with direct=1), or numjobs for parallel I/O",
             ),

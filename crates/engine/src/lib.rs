@@ -17,7 +17,9 @@ pub mod fsops;
 pub mod host;
 pub mod residency;
 
+mod cpuio;
 mod error;
+pub mod exec;
 mod falloc;
 mod fdtable;
 mod fileops;
@@ -41,6 +43,7 @@ use std::path::PathBuf;
 
 pub use buf::BufPool;
 pub use error::{errno_name, errno_text, EngineError};
+pub use exec::ExecSpec;
 
 /// The engines iolab implements, by fio name.
 pub const ENGINE_NAMES: &[&str] = &[
@@ -60,6 +63,8 @@ pub const ENGINE_NAMES: &[&str] = &[
     "dirdelete",
     "falloc",
     "ftruncate",
+    "cpuio",
+    "exec",
 ];
 
 /// Whether the engine `name` moves the job's bytes to and from its files
@@ -78,7 +83,16 @@ pub fn moves_file_data(name: &str) -> bool {
             | "dirdelete"
             | "falloc"
             | "ftruncate"
+            | "cpuio"
+            | "exec"
     )
+}
+
+/// Whether the engine does no I/O at all and needs no file (fio's
+/// `FIO_NOIO`): `cpuio` burns the CPU, `exec` runs a program. Their jobs
+/// need no size and run until their runtime is over.
+pub fn does_no_io(name: &str) -> bool {
+    matches!(name, "cpuio" | "exec")
 }
 
 /// fio engines that iolab knows by name but does not implement yet.
@@ -219,6 +233,10 @@ pub struct EngineOpts {
     /// `io_uring`: move data with READV/WRITEV and a one-entry iovec
     /// rather than READ/WRITE (fio's `nonvectored=0`).
     pub vectored: bool,
+    /// `cpuio`: microseconds of CPU burnt per I/O (fio's `cpuchunks`).
+    pub cpu_cycle_us: u32,
+    /// `cpuio`: burn by sorting rather than spinning (`cpumode=qsort`).
+    pub cpu_qsort: bool,
 }
 
 impl Default for EngineOpts {
@@ -233,6 +251,8 @@ impl Default for EngineOpts {
             sqthread_poll: false,
             sqthread_poll_cpu: None,
             vectored: false,
+            cpu_cycle_us: 50_000,
+            cpu_qsort: false,
         }
     }
 }
@@ -270,7 +290,13 @@ pub trait Engine: Send {
     fn buf(&mut self, slot: u32) -> &mut [u8];
 }
 
-/// The engine fio calls `name`, with its buffers allocated.
+/// The `exec` engine, running `spec`'s program.
+pub fn create_exec(spec: ExecSpec, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(exec::ExecEngine::new(spec, opts)?))
+}
+
+/// The engine fio calls `name`, with its buffers allocated (`exec`, which
+/// needs its program, comes from `create_exec`).
 pub fn create(name: &str, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
     let engine: Box<dyn Engine> = match name {
         "sync" => Box::new(sync::SyncEngine::new(opts)?),
@@ -283,6 +309,12 @@ pub fn create(name: &str, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineEr
         "null" => Box::new(null::NullEngine::new(opts)?),
         "falloc" => Box::new(falloc::FallocEngine::new(opts)?),
         "ftruncate" => Box::new(ftruncate::FtruncateEngine::new(opts)?),
+        "cpuio" => Box::new(cpuio::CpuioEngine::new(opts)?),
+        "exec" => {
+            return Err(EngineError::Options(
+                "ioengine=exec needs program= (the program to run)".to_string(),
+            ))
+        }
         "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete" => {
             Box::new(fileops::FileOpEngine::new(name, opts)?)
         }
@@ -338,7 +370,7 @@ mod tests {
             buf_size: 8192,
             ..EngineOpts::default()
         };
-        for name in ENGINE_NAMES {
+        for name in ENGINE_NAMES.iter().filter(|n| **n != "exec") {
             let mut e = create(name, &opts).expect(name);
             assert_eq!(e.name(), *name);
             assert_eq!(e.buf(3).len(), 8192);
@@ -346,7 +378,7 @@ mod tests {
             let moves_data = *name != "null"
                 && !name.starts_with("file")
                 && !name.starts_with("dir")
-                && !matches!(*name, "falloc" | "ftruncate");
+                && !matches!(*name, "falloc" | "ftruncate" | "cpuio");
             assert_eq!(e.caps().needs_buffers, moves_data, "{name}");
             assert_eq!(moves_file_data(name), moves_data, "{name}");
         }

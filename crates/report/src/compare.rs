@@ -26,18 +26,20 @@ use iolab_stats::{Better, Cell, Comparison, ComparisonVerdicts, Metric, TargetCo
 
 use crate::{render, Format, RenderOpts};
 
-/// An output format of `iolab compare`.
+/// An output format of `iolab compare` (and quick, meta, sweep).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompareFormat {
     Table,
     Markdown,
     Csv,
     Json,
+    /// One self-contained page with charts (crate::export::Html).
+    Html,
 }
 
 /// A comparison format name that is not one of the four.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown output format '{0}' (expected table, markdown, csv or json)")]
+#[error("unknown output format '{0}' (expected table, markdown, csv, json or html)")]
 pub struct CompareFormatError(pub String);
 
 impl FromStr for CompareFormat {
@@ -49,6 +51,7 @@ impl FromStr for CompareFormat {
             "markdown" | "md" => Ok(CompareFormat::Markdown),
             "csv" => Ok(CompareFormat::Csv),
             "json" => Ok(CompareFormat::Json),
+            "html" => Ok(CompareFormat::Html),
             other => Err(CompareFormatError(other.to_string())),
         }
     }
@@ -61,6 +64,7 @@ pub fn render_comparison(c: &Comparison, format: CompareFormat) -> String {
         CompareFormat::Markdown => table(c, true),
         CompareFormat::Csv => csv(c),
         CompareFormat::Json => json(c),
+        CompareFormat::Html => crate::export::html_of(&crate::kinds::compare::document(c)),
     }
 }
 
@@ -765,7 +769,7 @@ mod tests {
             .parse::<CompareFormat>()
             .unwrap_err()
             .to_string()
-            .contains("table, markdown, csv or json"));
+            .contains("table, markdown, csv, json or html"));
     }
 
     /// Two targets with the same write speed, a third that failed with a

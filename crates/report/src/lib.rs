@@ -11,8 +11,11 @@
 
 mod calc;
 pub mod compare;
+pub mod doc;
+pub mod export;
 mod json;
 mod jsonw;
+pub mod kinds;
 pub mod meta;
 mod normal;
 pub mod quick;

@@ -19,10 +19,19 @@ use crate::compare::CompareFormat;
 /// Renders a metadata result in one of the table formats.
 pub fn render_meta(r: &MetaResult, format: CompareFormat) -> String {
     match format {
-        CompareFormat::Table => table(r, false),
-        CompareFormat::Markdown => table(r, true),
+        CompareFormat::Table => crate::export::export(
+            &crate::kinds::meta::document(r),
+            crate::export::DocFormat::Text,
+            crate::export::Style::default(),
+        ),
+        CompareFormat::Markdown => crate::export::export(
+            &crate::kinds::meta::document(r),
+            crate::export::DocFormat::Markdown,
+            crate::export::Style::default(),
+        ),
         CompareFormat::Csv => csv(r),
         CompareFormat::Json => json_text(r),
+        CompareFormat::Html => crate::export::html_of(&crate::kinds::meta::document(r)),
     }
 }
 
@@ -37,22 +46,6 @@ fn grouped(n: u64) -> String {
         out.push(c);
     }
     out
-}
-
-/// Four significant digits (all of the integer part above 1000), without
-/// exponent: 1234.6 -> "1235", 0.00042478 -> "0.0004248".
-fn num(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1000.0 || a == 0.0 || !a.is_finite() {
-        return format!("{v:.0}");
-    }
-    let decimals = (3 - a.log10().floor() as i32).clamp(0, 9) as usize;
-    format!("{v:.decimals$}")
-}
-
-fn us(ns: Option<u64>) -> String {
-    ns.map(|v| num(v as f64 / 1000.0))
-        .unwrap_or_else(|| "-".into())
 }
 
 /// The line above the table: what ran where.
@@ -88,133 +81,6 @@ pub fn describe(r: &MetaResult) -> String {
             "warm"
         }
     )
-}
-
-/// The heading of the total time: "10,000 ops total ms" as published when
-/// every phase did the same number of operations, else "total ms" (the
-/// ops column gives each phase's count).
-fn total_heading(r: &MetaResult) -> String {
-    match r.phases.first() {
-        Some(first) if r.phases.iter().all(|p| p.ops == first.ops) => {
-            format!("{} ops total ms", grouped(first.ops))
-        }
-        _ => "total ms".to_string(),
-    }
-}
-
-fn table(r: &MetaResult, md: bool) -> String {
-    let header = [
-        "phase".to_string(),
-        "ops".to_string(),
-        total_heading(r),
-        "per op ms".to_string(),
-        "ops/s".to_string(),
-        "mean us".to_string(),
-        "p50 us".to_string(),
-        "p99 us".to_string(),
-    ];
-    let rows: Vec<[String; 8]> = r.phases.iter().map(row).collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in &rows {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.len());
-        }
-    }
-    let mut out = String::new();
-    if md {
-        let _ = writeln!(out, "{}\n", describe(r));
-    } else {
-        let _ = writeln!(out, "{}", describe(r));
-    }
-    let line = |out: &mut String, cells: &[String]| {
-        let mut parts = Vec::new();
-        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
-            parts.push(if i == 0 {
-                format!("{c:<w$}")
-            } else {
-                format!("{c:>w$}")
-            });
-        }
-        if md {
-            let _ = writeln!(out, "| {} |", parts.join(" | "));
-        } else {
-            let _ = writeln!(out, "{}", parts.join("  ").trim_end());
-        }
-    };
-    line(&mut out, &header);
-    if md {
-        let seps: Vec<String> = widths
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| {
-                if i == 0 {
-                    "-".repeat(w)
-                } else {
-                    format!("{}:", "-".repeat(w.saturating_sub(1)))
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "| {} |", seps.join(" | "));
-    }
-    for row in &rows {
-        line(&mut out, row);
-    }
-    if let Some(o) = &r.repeat {
-        let bullet = if md { "- " } else { "" };
-        let _ = writeln!(
-            out,
-            "\n{bullet}repeats: {}; the table shows the median run (by total time)",
-            o.describe()
-        );
-        for (kind, values) in r.ops_per_sec_runs() {
-            let gm = iolab_stats::geometric_mean(&values).unwrap_or(0.0);
-            let interval = match iolab_stats::repeat_rule::gm_interval(&values) {
-                Some((_, lo, hi)) => format!(
-                    "95% interval {}..{} (±{})",
-                    grouped(lo.round() as u64),
-                    grouped(hi.round() as u64),
-                    iolab_stats::repeat_rule::percent(if gm > 0.0 { hi / gm - 1.0 } else { 0.0 })
-                ),
-                None => "no interval".to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "{bullet}{kind} ops/s over {} runs: geometric mean {}, {interval}",
-                values.len(),
-                grouped(gm.round() as u64)
-            );
-        }
-    }
-    if let Some(why) = &r.failure {
-        let _ = write!(
-            out,
-            "\n{}stopped: {why}; {}\n",
-            if md { "- " } else { "" },
-            if r.phases.is_empty() {
-                "no phase finished"
-            } else {
-                "the phases above finished"
-            }
-        );
-    }
-    out
-}
-
-fn row(p: &MetaPhase) -> [String; 8] {
-    [
-        p.phase.to_string(),
-        grouped(p.ops),
-        num(p.elapsed_ns as f64 / 1e6),
-        num(p.per_op_ns() / 1e6),
-        grouped(p.ops_per_sec().round() as u64),
-        if p.lat.count() == 0 {
-            "-".into()
-        } else {
-            num(p.lat.moments.mean() / 1000.0)
-        },
-        us(p.percentile_ns(50.0)),
-        us(p.percentile_ns(99.0)),
-    ]
 }
 
 /// The CSV header; one line per phase follows, times in nanoseconds.
@@ -351,25 +217,27 @@ mod tests {
     }
 
     #[test]
-    fn the_total_heading_counts_operations_only_when_every_phase_did_as_many() {
-        let mut r = sample();
-        r.phases.insert(
-            0,
-            MetaPhase {
-                phase: MetaPhaseKind::Mkdir,
-                ops: 14,
-                elapsed_ns: 1_000_000,
-                lat: LatStat::default(),
-            },
-        );
-        let t = render_meta(&r, CompareFormat::Table);
+    fn the_table_names_each_unit_once_and_no_duplicate_column() {
+        let t = render_meta(&sample(), CompareFormat::Table);
         let head = t.lines().nth(1).unwrap();
-        assert!(
-            head.contains(" total ms") && !head.contains("ops total ms"),
+        let cols: Vec<&str> = head
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(
+            cols,
+            [
+                "phase",
+                "ops",
+                "total (ms)",
+                "ops/s",
+                "mean (us)",
+                "p50 (us)",
+                "p99 (us)"
+            ],
             "{t}"
         );
-        let mkdir: Vec<&str> = t.lines().nth(2).unwrap().split_whitespace().collect();
-        assert_eq!(mkdir[..3], ["mkdir", "14", "1.000"], "{t}");
     }
 
     #[test]
@@ -379,7 +247,7 @@ mod tests {
         let t = render_meta(&r, CompareFormat::Table);
         assert!(
             t.ends_with(
-                "\nstopped: unlink of /x/f3: Input/output error; the phases above finished\n"
+                "\nnote: stopped: unlink of /x/f3: Input/output error; the phases above finished\n"
             ),
             "{t}"
         );
@@ -397,14 +265,18 @@ mod tests {
             lines[0].contains("10,000 files in one directory on ext4"),
             "{t}"
         );
-        assert!(lines[1].contains("10,000 ops total ms") && lines[1].contains("per op ms"));
-        let create: Vec<&str> = lines[2].split_whitespace().collect();
-        // 250 ms for 10,000 creates: 0.025 ms each, 40,000 per second;
-        // every latency is 25 us, which falls in the 256 ns wide bin
-        // [24.832, 25.088) us, reported by its middle.
+        assert!(lines[1].contains("total (ms)") && !lines[1].contains("per op"));
+        let create: Vec<&str> = lines[2]
+            .split_whitespace()
+            .filter(|c| !c.starts_with('█') && !c.starts_with('▏'))
+            .collect();
+        // 250 ms for 10,000 creates: 40,000 per second; every latency is
+        // 25 us, which falls in the 256 ns wide bin [24.832, 25.088) us,
+        // reported by its middle.
         assert_eq!(
             create,
-            ["create", "10,000", "250.0", "0.02500", "40,000", "25.00", "24.96", "24.96"]
+            ["create", "10,000", "250", "40,000", "25", "24.96", "24.96"],
+            "{t}"
         );
         assert!(lines[3].starts_with("stat"));
         assert_eq!(lines.len(), 4);
@@ -413,7 +285,7 @@ mod tests {
     #[test]
     fn markdown_has_a_separator() {
         let t = render_meta(&sample(), CompareFormat::Markdown);
-        assert!(t.lines().any(|l| l.starts_with("| -----")), "{t}");
+        assert!(t.lines().any(|l| l.starts_with("|---|---:")), "{t}");
         assert!(t.lines().any(|l| l.starts_with("| create")), "{t}");
     }
 
@@ -435,17 +307,6 @@ mod tests {
         assert_eq!(v["phases"][0]["ops"], 10_000);
         assert_eq!(v["phases"][1]["lat_ns"]["percentile"]["99.000000"], 100);
         assert_eq!(v["phases"][0]["ops_per_sec"], 40_000.0);
-    }
-
-    #[test]
-    fn numbers_keep_four_digits() {
-        assert_eq!(num(1234.6), "1235");
-        assert_eq!(num(250.0), "250.0");
-        assert_eq!(num(25.0), "25.00");
-        assert_eq!(num(1.5), "1.500");
-        assert_eq!(num(0.025), "0.02500");
-        assert_eq!(num(0.00042478), "0.0004248");
-        assert_eq!(num(0.0), "0");
     }
 
     #[test]

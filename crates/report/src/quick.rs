@@ -21,6 +21,7 @@ pub fn render_quick(q: &QuickResult, format: CompareFormat) -> String {
             s.push('\n');
             s
         }
+        CompareFormat::Html => crate::export::html_of(&crate::kinds::quick::document(q)),
     }
 }
 

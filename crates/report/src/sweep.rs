@@ -34,6 +34,7 @@ pub fn render_sweep(r: &SweepResult, format: CompareFormat) -> String {
             s.push('\n');
             s
         }
+        CompareFormat::Html => crate::export::html_of(&crate::kinds::sweep::document(r)),
     }
 }
 

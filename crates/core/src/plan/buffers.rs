@@ -66,10 +66,11 @@ pub(super) fn verify_spec(cx: &Ctx, bs: &[BsSpec; 3]) -> Result<Option<VerifySpe
             "verify=pattern needs verify_pattern= (the bytes every block must hold)",
         ));
     }
-    if job.choice(Opt::Ioengine) == Some("null") {
+    let engine = job.choice(Opt::Ioengine).unwrap_or("psync");
+    if !iolab_engine::moves_file_data(engine) {
         return Err(cx.err(
             Some(Opt::Verify),
-            "verify needs an engine that moves data; ioengine=null does not",
+            format!("verify needs an engine that moves data; ioengine={engine} does not"),
         ));
     }
     let interval = match job.size(Opt::VerifyInterval) {

@@ -78,6 +78,7 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
         }
     }
     phases.push(phase_start..jobs.len());
+    stop_cpuio_after_io(set, &mut jobs)?;
     let global_options = set.global_echo.clone();
     Ok(Plan {
         jobs,
@@ -168,8 +169,25 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
     }
     let iodepth = count(job, Opt::Iodepth).max(1);
     let runtime = duration(job, Opt::Runtime);
-    let time_based = job.flag(Opt::TimeBased);
-    if time_based && runtime.is_zero() {
+    let engine = job.choice(Opt::Ioengine).unwrap_or("psync");
+    // An engine that does no I/O runs until its runtime is over.
+    let noio = iolab_engine::does_no_io(engine);
+    let time_based = job.flag(Opt::TimeBased) || noio;
+    if noio && runtime.is_zero() && !(engine == "cpuio" && job.flag(Opt::ExitOnIoDone)) {
+        return Err(cx.err(
+            Some(Opt::Ioengine),
+            format!(
+                "ioengine={engine} does no I/O, so only its runtime ends it (fio runs such a job until it is killed): give runtime={}",
+                if engine == "cpuio" {
+                    ", or exit_on_io_done=1 beside a job that does I/O"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    let (noio_pace, exec) = noio_settings(cx, engine, runtime)?;
+    if time_based && runtime.is_zero() && !noio {
         return Err(cx.err(
             Some(Opt::TimeBased),
             "time_based needs runtime= (otherwise the job would never end)",
@@ -254,7 +272,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         clone,
         spec,
         groupid,
-        engine: job.choice(Opt::Ioengine).unwrap_or("psync").to_string(),
+        engine: engine.to_string(),
         engine_opts: EngineTuning {
             hipri: job.flag(Opt::Hipri),
             fixedbufs: job.get(Opt::Fixedbufs).map(|_| job.flag(Opt::Fixedbufs)),
@@ -267,6 +285,11 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
                 .and_then(|_| job.int(Opt::SqthreadPollCpu))
                 .map(|n| n.clamp(0, u32::MAX as i64) as u32),
             vectored: job.int(Opt::Nonvectored) == Some(0),
+            cpu_cycle_us: job
+                .int(Opt::Cpuchunks)
+                .unwrap_or(50_000)
+                .clamp(1, u32::MAX as i64) as u32,
+            cpu_qsort: job.choice(Opt::Cpumode) == Some("qsort"),
         },
         iodepth,
         // fio's rules: a batch of 0 is the whole queue; the most to reap
@@ -324,9 +347,17 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             rate_iops_min: per3(Opt::RateIopsMin),
             rate_cycle: ms_opt(Opt::RateCycle, 1000),
             poisson: job.choice(Opt::RateProcess) == Some("poisson"),
-            thinktime: duration(job, Opt::Thinktime),
-            thinktime_spin: duration(job, Opt::ThinktimeSpin),
-            thinktime_blocks: count(job, Opt::ThinktimeBlocks).max(1),
+            thinktime: noio_pace.unwrap_or_else(|| duration(job, Opt::Thinktime)),
+            thinktime_spin: if noio_pace.is_some() {
+                Duration::ZERO
+            } else {
+                duration(job, Opt::ThinktimeSpin)
+            },
+            thinktime_blocks: if noio_pace.is_some() {
+                1
+            } else {
+                count(job, Opt::ThinktimeBlocks).max(1)
+            },
         },
         stats: StatsSpec {
             percentiles,
@@ -359,11 +390,92 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             _ => ExitWhat::Group,
         },
         continue_on_error: job.choice(Opt::ContinueOnError).unwrap_or("none"),
+        exec,
+        stop_after: Vec::new(),
         buffers,
         verify,
         description: job.text(Opt::Description).unwrap_or_default(),
         options,
     })
+}
+
+/// What the engines that do no I/O take from the job, as fio's set it up:
+/// the pause after each I/O (cpuio: what makes the burst `cpuload`
+/// percent of the time; exec: 50 ms), and exec's program.
+fn noio_settings(
+    cx: &Ctx,
+    engine: &str,
+    runtime: Duration,
+) -> Result<(Option<Duration>, Option<iolab_engine::ExecSpec>), PlanError> {
+    let job = cx.job;
+    match engine {
+        "cpuio" => {
+            let load = job.int(Opt::Cpuload).unwrap_or(0).clamp(0, 100) as u64;
+            if load == 0 {
+                return Err(cx.err(
+                    Some(Opt::Cpuload),
+                    "ioengine=cpuio needs cpuload= (the percent of a CPU to keep busy, 1 to 100)",
+                ));
+            }
+            let cycle = job.int(Opt::Cpuchunks).unwrap_or(50_000).max(1) as u64;
+            Ok((
+                Some(Duration::from_micros(cycle * (100 - load) / load)),
+                None,
+            ))
+        }
+        "exec" => {
+            let program = job.text(Opt::Program).unwrap_or_default();
+            if program.is_empty() {
+                return Err(cx.err(
+                    Some(Opt::Ioengine),
+                    "ioengine=exec needs program= (the program to run beside the job)",
+                ));
+            }
+            let args = iolab_engine::ExecSpec::split_arguments(
+                &job.text(Opt::Arguments).unwrap_or_default(),
+                runtime,
+                &job.name,
+            );
+            let redirect = job.flag(Opt::StdRedirect).then(|| {
+                (
+                    PathBuf::from(format!("{}.stdout", job.name)),
+                    PathBuf::from(format!("{}.stderr", job.name)),
+                )
+            });
+            let spec = iolab_engine::ExecSpec {
+                program,
+                args,
+                redirect,
+                runtime,
+                grace: Duration::from_secs(job.int(Opt::GraceTime).unwrap_or(1).max(0) as u64),
+            };
+            Ok((Some(Duration::from_millis(50)), Some(spec)))
+        }
+        _ => Ok((None, None)),
+    }
+}
+
+/// `exit_on_io_done`: a cpuio clone stops once every clone that does I/O
+/// has finished. One without a runtime needs such a clone, or it would
+/// never end.
+fn stop_cpuio_after_io(set: &JobSet, jobs: &mut [PlanJob]) -> Result<(), PlanError> {
+    let io: Vec<usize> = (0..jobs.len())
+        .filter(|&i| !iolab_engine::does_no_io(&jobs[i].engine))
+        .collect();
+    for pj in jobs.iter_mut() {
+        let job = &set.jobs[pj.spec];
+        if pj.engine != "cpuio" || !job.flag(Opt::ExitOnIoDone) {
+            continue;
+        }
+        if io.is_empty() && pj.runtime.is_none() {
+            return Err(Ctx { job }.err(
+                Some(Opt::ExitOnIoDone),
+                "exit_on_io_done=1 waits for the jobs that do I/O, and there are none: give runtime=",
+            ));
+        }
+        pj.stop_after = io.clone();
+    }
+    Ok(())
 }
 
 /// The logs the job writes: None when it asks for none. A bare
@@ -620,6 +732,8 @@ fn place_files(
         // The file's own extent: filesize, else its share of size, else
         // what is on disk.
         let per_file = match (job.size(Opt::Filesize), job.size(Opt::Size)) {
+            // No file at all: one block stands for it.
+            _ if iolab_engine::does_no_io(&pj.engine) => max_bs,
             _ if fill => existing.unwrap_or(0) + free_space(cx, &path)? + max_bs,
             (Some(SizeValue::Bytes(b)), _) => match job.get(Opt::Filesize) {
                 Some(Value::SizeRange(r)) => {

@@ -240,6 +240,10 @@ pub struct EngineTuning {
     pub sqthread_poll_cpu: Option<u32>,
     /// READV/WRITEV rather than READ/WRITE (fio's nonvectored=0).
     pub vectored: bool,
+    /// `cpuio`: microseconds of CPU work per I/O (`cpuchunks`).
+    pub cpu_cycle_us: u32,
+    /// `cpuio`: `cpumode=qsort`.
+    pub cpu_qsort: bool,
 }
 
 /// One job clone, ready to run.
@@ -324,6 +328,11 @@ pub struct PlanJob {
     pub exitall: bool,
     pub exit_what: ExitWhat,
     pub continue_on_error: &'static str,
+    /// `exec`: the program the engine runs.
+    pub exec: Option<iolab_engine::ExecSpec>,
+    /// `cpuio` with `exit_on_io_done`: the clones (indexes into
+    /// `Plan::jobs`) that do I/O; the job stops when all have finished.
+    pub stop_after: Vec<usize>,
     /// What write buffers hold (the data buffer options).
     pub buffers: crate::data::BufferSpec,
     /// Verified writes and reads, when `verify` is set.
@@ -340,7 +349,7 @@ pub struct PlanJob {
 pub fn diskless(engine: &str) -> bool {
     matches!(
         engine,
-        "null" | "filecreate" | "dircreate" | "dirstat" | "dirdelete"
+        "null" | "filecreate" | "dircreate" | "dirstat" | "dirdelete" | "cpuio" | "exec"
     )
 }
 

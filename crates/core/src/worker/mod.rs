@@ -132,6 +132,17 @@ pub fn not_run(job: &PlanJob) -> JobResult {
     }
 }
 
+/// `exit_on_io_done`: the clones that do I/O, which the job waits for,
+/// have all finished.
+#[inline]
+fn io_jobs_done(job: &PlanJob, shared: &Shared) -> bool {
+    !job.stop_after.is_empty()
+        && job
+            .stop_after
+            .iter()
+            .all(|&i| shared.finished[i].load(Ordering::Acquire))
+}
+
 fn sleep_unless_stopped(d: Duration, shared: &Shared) {
     let end = Instant::now() + d;
     while !shared.stopped() {
@@ -151,6 +162,8 @@ struct Worker {
     mix_rng: Rng,
     bs_rng: [Rng; 3],
     needs_data: bool,
+    /// The engine does no I/O (cpuio, exec): each I/O moves 0 bytes.
+    noio: bool,
     /// What write buffers hold (`data`), and verify when it is on.
     data: crate::data::DataGen,
     verify: Option<verify::Verifier>,
@@ -315,7 +328,7 @@ impl Worker {
                 // A verify backlog due drains the queue first.
                 let backlog = self.verify.as_ref().is_some_and(|v| v.due());
                 let more = !stop && !backlog && loop_bytes < limit_bytes && loop_ios < limit_ios;
-                if more && shared.stopped() {
+                if more && (shared.stopped() || io_jobs_done(job, shared)) {
                     stop = true;
                     continue;
                 }
@@ -393,6 +406,7 @@ impl Worker {
                         }
                     };
                     last = Some((fi, offset, len));
+                    let len = if self.noio { 0 } else { len };
                     let op = match dir {
                         Dir::Read => Op::Read,
                         Dir::Write => Op::Write,
@@ -573,14 +587,16 @@ impl Worker {
             // the read-back after a loop's writes is timed apart: it is
             // the reads' time, not the writes' (a backlog's read-back,
             // amid the writes, is both's).
-            let used = self.mix.uses(dir);
+            // An engine that does no I/O has no time moving data (fio's
+            // runtime of a direction counts only with bytes).
+            let used = self.mix.uses(dir) && !self.noio;
             let main = if used {
                 runtime - verify_ns.min(runtime)
             } else {
                 0
             };
             let read_back = if dir == Dir::Read { verify_ns } else { 0 };
-            if used || out.dirs[dir as usize].total_ios > 0 {
+            if used || (out.dirs[dir as usize].total_ios > 0 && !self.noio) {
                 out.dirs[dir as usize].runtime_ns = (main + read_back).min(runtime);
             }
         }

@@ -51,8 +51,14 @@ impl Worker {
             sqthread_poll: job.engine_opts.sqthread_poll,
             sqthread_poll_cpu: job.engine_opts.sqthread_poll_cpu,
             vectored: job.engine_opts.vectored,
+            cpu_cycle_us: job.engine_opts.cpu_cycle_us,
+            cpu_qsort: job.engine_opts.cpu_qsort,
         };
-        let mut engine = create(&job.engine, &opts).map_err(engine_error)?;
+        let mut engine = match &job.exec {
+            Some(spec) => iolab_engine::create_exec(spec.clone(), &opts),
+            None => create(&job.engine, &opts),
+        }
+        .map_err(engine_error)?;
         let mode = job.rw.mode;
         let mix = RwMix::new(mode, job.rwmixread);
         let seeds = &job.random.seeds;
@@ -193,6 +199,7 @@ impl Worker {
                 seeds.rng(index, Stream::BlockSize(Dir::Trim)),
             ],
             needs_data,
+            noio: iolab_engine::does_no_io(&job.engine),
             data,
             verify,
             io_size,

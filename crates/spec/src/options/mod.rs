@@ -135,6 +135,8 @@ pub enum Category {
     Logging,
     IoUring,
     Libaio,
+    Cpuio,
+    Exec,
 }
 
 impl Category {
@@ -156,6 +158,8 @@ impl Category {
             Category::Logging => "Log files",
             Category::IoUring => "io_uring engine",
             Category::Libaio => "libaio engine",
+            Category::Cpuio => "cpuio engine",
+            Category::Exec => "exec engine",
         }
     }
 }

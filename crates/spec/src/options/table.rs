@@ -142,16 +142,29 @@ const ENGINES: &[Choice] = &[
         &[],
         "ftruncate(2) the file to each write's offset (reads fail with EINVAL)",
     ),
+    choice(
+        "cpuio",
+        &[],
+        "no I/O: burn cpuload percent of a CPU in cycles of cpuchunks",
+    ),
+    choice(
+        "exec",
+        &[],
+        "no I/O: run program= beside the job, stopped when its runtime is over",
+    ),
+];
+
+const CPU_MODES: &[Choice] = &[
+    choice("noop", &[], "spin in a loop of no-op instructions"),
+    choice("qsort", &[], "sort arrays, which draws more power"),
 ];
 
 /// fio's other engines: accepted by fio, named as such in iolab's error.
 const FIO_ONLY_ENGINES: &[&str] = &[
     "binject",
-    "cpuio",
     "dev-dax",
     "dfs",
     "e4defrag",
-    "exec",
     "external",
     "gfapi",
     "gfapi_async",
@@ -898,4 +911,43 @@ option_table! {
         .default("0")
         .help("Read completions from the ring the kernel maps (iolab always does)")
         .example("1");
+
+    // ---- cpuio engine ----
+    Cpuload = opt("cpuload", Kind::Int, C::Cpuio)
+        .range(0, MAX)
+        .unit("percent")
+        .help("Percent of one CPU the cpuio job keeps busy (needed; above 100 counts as 100)")
+        .example("50");
+    Cpuchunks = opt("cpuchunks", Kind::Int, C::Cpuio)
+        .default("50000")
+        .range(1, MAX)
+        .unit("usec")
+        .help("Length of each burst of CPU work; the pause after it makes the load")
+        .example("10000");
+    Cpumode = opt("cpumode", Kind::Choice(CPU_MODES), C::Cpuio)
+        .default("noop")
+        .help("How the CPU is kept busy")
+        .example("qsort");
+    ExitOnIoDone = opt("exit_on_io_done", Kind::Bool, C::Cpuio)
+        .default("0")
+        .help("Stop the cpuio job once every job that does I/O has finished")
+        .example("1");
+
+    // ---- exec engine ----
+    Program = opt("program", Kind::Str, C::Exec)
+        .help("The program the exec engine runs beside the job")
+        .example("/usr/bin/vmstat");
+    Arguments = opt("arguments", Kind::Str, C::Exec)
+        .help("Its arguments, split on spaces; %r is the runtime in seconds, %n the job name")
+        .example("1 %r");
+    GraceTime = opt("grace_time", Kind::Int, C::Exec)
+        .default("1")
+        .range(0, MAX)
+        .unit("seconds")
+        .help("Time the program has to stop after SIGTERM, before SIGKILL")
+        .example("5");
+    StdRedirect = opt("std_redirect", Kind::Bool, C::Exec)
+        .default("1")
+        .help("Send the program's output to NAME.stdout and NAME.stderr")
+        .example("0");
 }

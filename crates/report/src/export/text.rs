@@ -1,0 +1,218 @@
+//! The terminal form: headings, aligned tables (numbers right, text left,
+//! a bar beside the columns that ask for one), notes and provenance.
+//! With a width the tables wrap their text cells to fit it; with colour
+//! the verdicts and warnings are coloured (anstyle), otherwise the output
+//! is plain text. Figures are for the picture formats and are left out.
+
+use std::fmt::Write as _;
+
+use anstyle::{AnsiColor, Style as Ansi};
+use comfy_table::{presets, CellAlignment, ContentArrangement};
+
+use super::Exporter;
+use crate::doc::{Block, Document, Table, Tone};
+
+/// How the terminal is: its width (None: not a terminal, no wrapping)
+/// and whether colour is wanted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Style {
+    pub width: Option<u16>,
+    pub color: bool,
+}
+
+/// The text exporter.
+pub struct Text {
+    pub style: Style,
+}
+
+/// Cells of a bar: eight steps per character.
+const BAR_CHARS: usize = 12;
+
+/// A bar of `fraction` (0..=1) of [`BAR_CHARS`] characters.
+pub fn bar(fraction: f64) -> String {
+    let eighths = (fraction.clamp(0.0, 1.0) * (BAR_CHARS * 8) as f64).round() as usize;
+    let mut s = "█".repeat(eighths / 8);
+    const PARTS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+    s.push_str(PARTS[eighths % 8]);
+    s
+}
+
+fn paint(text: &str, tone: Tone, color: bool) -> String {
+    let style = match tone {
+        _ if !color => return text.to_string(),
+        Tone::Plain => return text.to_string(),
+        Tone::Good => Ansi::new().fg_color(Some(AnsiColor::Green.into())),
+        Tone::Bad => Ansi::new().fg_color(Some(AnsiColor::Red.into())),
+        Tone::Warn => Ansi::new().fg_color(Some(AnsiColor::Yellow.into())),
+    };
+    format!("{style}{text}{style:#}")
+}
+
+fn table_text(t: &Table, style: Style) -> String {
+    let mut tt = comfy_table::Table::new();
+    tt.load_preset(presets::NOTHING);
+    match style.width {
+        Some(w) => {
+            tt.set_content_arrangement(ContentArrangement::Dynamic);
+            tt.set_width(w);
+        }
+        None => {
+            tt.set_content_arrangement(ContentArrangement::Disabled);
+        }
+    }
+    // The largest value of each bar column.
+    let max: Vec<f64> = t
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            t.rows
+                .iter()
+                .filter_map(|r| r.get(i).and_then(|c| c.value))
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    let mut header = Vec::new();
+    let mut align = Vec::new();
+    for c in &t.columns {
+        header.push(c.heading());
+        align.push(if c.numeric {
+            CellAlignment::Right
+        } else {
+            CellAlignment::Left
+        });
+        if c.bar {
+            header.push(String::new());
+            align.push(CellAlignment::Left);
+        }
+    }
+    tt.set_header(header);
+    for row in &t.rows {
+        let mut cells = Vec::new();
+        for (i, c) in t.columns.iter().enumerate() {
+            let cell = row.get(i).cloned().unwrap_or_default();
+            let tone = if cell.tone == Tone::Plain && !cell.marks.is_empty() {
+                Tone::Warn
+            } else {
+                cell.tone
+            };
+            cells.push(paint(&cell.display(), tone, style.color));
+            if c.bar {
+                let b = match cell.value {
+                    Some(v) if max[i] > 0.0 && v > 0.0 => bar(v / max[i]),
+                    _ => String::new(),
+                };
+                cells.push(b);
+            }
+        }
+        tt.add_row(cells);
+    }
+    for (i, a) in align.iter().enumerate() {
+        if let Some(col) = tt.column_mut(i) {
+            col.set_cell_alignment(*a);
+        }
+    }
+    let mut out = String::new();
+    for line in tt.lines() {
+        // comfy-table pads the first and last columns by one space.
+        let l = line.strip_prefix(' ').unwrap_or(&line).trim_end();
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
+impl Exporter for Text {
+    fn export(&self, doc: &Document) -> String {
+        let mut out = String::new();
+        let mut first = true;
+        for b in &doc.blocks {
+            let gap = if first { "" } else { "\n" };
+            match b {
+                Block::Heading { text, .. } => {
+                    let _ = writeln!(out, "{gap}{text}");
+                }
+                Block::Paragraph { text } => {
+                    let _ = writeln!(out, "{text}");
+                    continue;
+                }
+                Block::Table(t) => {
+                    let _ = write!(out, "{gap}{}", table_text(t, self.style));
+                }
+                Block::Figure(_) => continue,
+                Block::Notes { notes } => {
+                    out.push_str(gap);
+                    for n in notes {
+                        let line = if n.mark.is_empty() {
+                            format!("note: {}", n.text)
+                        } else {
+                            format!("{} {}", n.mark, n.text)
+                        };
+                        let tone = if n.warning { Tone::Warn } else { Tone::Plain };
+                        let _ = writeln!(out, "{}", paint(&line, tone, self.style.color));
+                    }
+                }
+                Block::Provenance { pairs } => {
+                    out.push_str(gap);
+                    let w = pairs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+                    for (k, v) in pairs {
+                        let _ = writeln!(out, "  {k:<w$}  {v}");
+                    }
+                }
+                Block::Preformatted { caption, text } => {
+                    let _ = writeln!(out, "{gap}{caption}:");
+                    for l in text.lines() {
+                        let _ = writeln!(out, "  {l}");
+                    }
+                }
+            }
+            first = false;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc::{Cell, Column};
+
+    fn sample() -> Table {
+        let mut t = Table::new(
+            "t",
+            vec![Column::text("test"), Column::num("MB/s", "MB/s").with_bar()],
+        );
+        t.rows.push(vec![Cell::text("seq"), Cell::num(Some(400.0))]);
+        t.rows.push(vec![
+            Cell::text("rand"),
+            Cell::num(Some(100.0)).marked(vec!["w1".into()]),
+        ]);
+        t
+    }
+
+    #[test]
+    fn bars_scale_to_the_column() {
+        assert_eq!(bar(1.0), "█".repeat(12));
+        assert_eq!(bar(0.0), "");
+        assert_eq!(bar(0.5), "██████");
+        let text = table_text(&sample(), Style::default());
+        assert_eq!(
+            text, "test    MB/s\nseq      400  ████████████\nrand  100 w1  ███\n",
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn colour_only_when_asked() {
+        let plain = table_text(&sample(), Style::default());
+        assert!(!plain.contains('\x1b'));
+        let coloured = table_text(
+            &sample(),
+            Style {
+                width: None,
+                color: true,
+            },
+        );
+        assert!(coloured.contains("\x1b[33m100 w1"), "{coloured}");
+    }
+}

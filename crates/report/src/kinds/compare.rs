@@ -1,0 +1,329 @@
+//! A comparison as a document: the workloads' table (rows are metrics,
+//! columns targets: the geometric mean of each cell's runs, its spread,
+//! the ratio to the baseline with its verdict, the best of a row marked),
+//! the same for mkfs and mount times, capacity and the device, and bar
+//! charts of each measure with one colour per target, the runs' interval
+//! as whiskers and the verdict against the baseline beside each bar. The
+//! statistics are the stats crate's (`Comparison::verdicts`); this only
+//! words them.
+
+use iolab_stats::{Better, Comparison, ComparisonVerdicts, Metric, Verdict};
+
+use super::Marks;
+use crate::doc::{
+    num, Axis, Block, Cell, Column, Document, Figure, FigureKind, Note, Point, Series, Table, Tone,
+};
+
+/// The verdict of column `i` against the baseline in row `m`, when there
+/// is a baseline other than `i`.
+fn verdict(c: &Comparison, v: &ComparisonVerdicts, m: &Metric, i: usize) -> Option<Verdict> {
+    let base = c.baseline_index().filter(|&b| b != i)?;
+    c.ratio(&m.key, i)?;
+    Some(
+        v.against(&m.key, base, i)
+            .map_or(Verdict::NoTest, |p| p.verdict),
+    )
+}
+
+/// A verdict in a word or two, and its tone.
+fn short(verdict: &Verdict, better: Better) -> (&'static str, Tone) {
+    match (verdict.b_is_better(better), verdict) {
+        (Some(true), _) => (
+            if better == Better::Lower {
+                "faster"
+            } else {
+                "better"
+            },
+            Tone::Good,
+        ),
+        (Some(false), _) => (
+            if better == Better::Lower {
+                "slower"
+            } else {
+                "worse"
+            },
+            Tone::Bad,
+        ),
+        (None, Verdict::Larger { .. }) => ("higher", Tone::Plain),
+        (None, Verdict::Smaller { .. }) => ("lower", Tone::Plain),
+        (None, Verdict::Same { .. }) => ("≈ same", Tone::Plain),
+        // A fact (a capacity) measured once: the ratio says it all.
+        _ if better == Better::Neither => ("", Tone::Plain),
+        _ => ("cannot tell", Tone::Warn),
+    }
+}
+
+/// Which table a row belongs to.
+fn group(m: &Metric) -> &'static str {
+    if m.key.contains('.') {
+        return "Workloads";
+    }
+    match m.unit.as_str() {
+        "s" | "ms" => "mkfs and mount",
+        "MiB" | "count" | "GiB" | "bytes" => "Capacity after mkfs",
+        _ => "Device and other facts",
+    }
+}
+
+const GROUPS: [&str; 4] = [
+    "mkfs and mount",
+    "Capacity after mkfs",
+    "Device and other facts",
+    "Workloads",
+];
+
+/// A workload row's name: `seqwrite-1m write clat p99` from its label.
+fn row_name(m: &Metric) -> String {
+    m.label.clone()
+}
+
+fn cell(c: &Comparison, v: &ComparisonVerdicts, marks: &mut Marks, m: &Metric, i: usize) -> Cell {
+    let t = &c.targets[i];
+    let (Some(cell), Some(center)) = (t.value(&m.key), c.center(&m.key, i)) else {
+        return Cell::text("-");
+    };
+    let mut text = num::fmt(center);
+    if let Some(s) = num::spread(&cell.runs) {
+        text.push(' ');
+        text.push_str(&num::spread_text(s));
+    }
+    let mut tone = Tone::Plain;
+    if let (Some(r), Some(vd)) = (c.ratio(&m.key, i), verdict(c, v, m, i)) {
+        let (word, t) = short(&vd, m.better);
+        text.push_str(format!(" x{r:.2} {word}").trim_end());
+        tone = t;
+    }
+    if v.is_best(&m.key, i) {
+        text = format!("*{text}");
+        if tone == Tone::Plain {
+            tone = Tone::Good;
+        }
+    }
+    let at = format!("{} {}", t.label, comparison_family(&m.key));
+    let texts: Vec<(String, String)> = cell
+        .warnings
+        .iter()
+        .map(|code| {
+            let text = c
+                .warnings
+                .iter()
+                .find(|w| &w.code == code)
+                .map(|w| w.text.clone())
+                .unwrap_or_default();
+            (code.clone(), text)
+        })
+        .collect();
+    let mk = marks.marks(texts.iter().map(|(a, b)| (a.as_str(), b.as_str())), &at);
+    Cell::shown(center, text).marked(mk).tone(tone)
+}
+
+fn comparison_family(key: &str) -> &str {
+    key.split('.').next().unwrap_or(key)
+}
+
+/// The document of a comparison.
+pub fn document(c: &Comparison) -> Document {
+    let labels: Vec<&str> = c.targets.iter().map(|t| t.label.as_str()).collect();
+    let mut d = Document::new(format!("iolab compare: {}", labels.join(" vs ")));
+    for t in &c.targets {
+        let state = match (&t.skipped, &t.failed) {
+            (Some(r), _) => format!(": skipped: {r}"),
+            (None, Some(r)) => format!(": failed: {r}"),
+            _ => String::new(),
+        };
+        let base = if c.baseline.as_deref() == Some(t.label.as_str()) {
+            " (baseline)"
+        } else {
+            ""
+        };
+        d.paragraph(format!("{}{base}: {}{state}", t.label, t.description));
+    }
+    let v = c.verdicts();
+    let mut marks = Marks::default();
+    for g in GROUPS {
+        let rows: Vec<&Metric> = c.metrics.iter().filter(|m| group(m) == g).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        d.heading(2, g);
+        let mut cols = vec![Column::text("metric"), Column::text("unit")];
+        for t in &c.targets {
+            let mut col = Column::num(&t.label, "");
+            if c.baseline.as_deref() == Some(t.label.as_str()) {
+                col.name.push_str(" (baseline)");
+            }
+            cols.push(col);
+        }
+        let mut table = Table::new(g.to_lowercase().replace(' ', "_"), cols);
+        for m in &rows {
+            let mut row = vec![Cell::text(row_name(m)), Cell::text(&m.unit)];
+            for i in 0..c.targets.len() {
+                row.push(cell(c, &v, &mut marks, m, i));
+            }
+            table.rows.push(row);
+        }
+        d.push(Block::Table(table));
+        for f in figures(c, &v, &mut marks, &rows) {
+            d.push(Block::Figure(f));
+        }
+    }
+    let mut notes = marks.notes();
+    let mut legend = format!(
+        "each cell: the geometric mean of {} run(s)",
+        c.repeat.max(1)
+    );
+    if c.repeat > 1 {
+        legend.push_str(&format!(" with its spread ({})", num::SPREAD_MEANING));
+    }
+    legend.push_str("; * best of the row: better than every other target beyond the noise");
+    if let Some(b) = &c.baseline {
+        legend.push_str(&format!(
+            "; xN: the ratio to {b} with the verdict (faster or better, slower or worse, ≈ same: \
+             cannot be told apart, cannot tell: too few runs)"
+        ));
+    }
+    notes.push(Note::plain(legend));
+    notes.push(Note::plain(format!(
+        "verdicts: {} on each cell's runs, {:.0}% level, Holm-corrected over the rows of each \
+         workload{}",
+        v.method,
+        v.alpha * 100.0,
+        if c.repeat <= 1 {
+            "; one run each cannot tell a difference from noise: use --repeat 3 or more"
+        } else {
+            ""
+        }
+    )));
+    notes.extend(c.notes.iter().map(Note::plain));
+    if c.interrupted {
+        notes.push(Note::plain("interrupted: the numbers are partial"));
+    }
+    d.notes(notes);
+    d
+}
+
+/// The bar charts of some rows: one per unit and kind of measure (the
+/// MB/s of every workload together, their p99 latencies together, ...),
+/// one bar per target.
+fn figures(
+    c: &Comparison,
+    v: &ComparisonVerdicts,
+    marks: &mut Marks,
+    rows: &[&Metric],
+) -> Vec<Figure> {
+    // Rows drawn together: same unit and same last key part.
+    let mut sets: Vec<(String, Vec<&Metric>)> = Vec::new();
+    for m in rows {
+        let what = m.key.rsplit('.').next().unwrap_or(&m.key);
+        let key = if m.key.contains('.') {
+            format!("{}|{what}", m.unit)
+        } else {
+            m.unit.clone()
+        };
+        match sets.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(m),
+            None => sets.push((key, vec![m])),
+        }
+    }
+    let mut out = Vec::new();
+    for (_, ms) in sets {
+        let measured: Vec<usize> = (0..c.targets.len())
+            .filter(|&i| c.targets[i].skipped.is_none())
+            .collect();
+        let mut series: Vec<Series> = Vec::new();
+        for &i in &measured {
+            let t = &c.targets[i];
+            series.push(Series {
+                name: t.label.clone(),
+                points: ms
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(x, m)| {
+                        let center = c.center(&m.key, i)?;
+                        let cell = t.value(&m.key)?;
+                        let mut p = Point::at(x as f64, center);
+                        if let Some((lo, hi)) = num::interval(&cell.runs) {
+                            p.lo = Some(lo);
+                            p.hi = Some(hi);
+                        }
+                        p.label = if m.unit == "count" {
+                            num::fmt(center)
+                        } else {
+                            format!("{} {}", num::fmt(center), m.unit)
+                        };
+                        if let (Some(r), Some(vd)) = (c.ratio(&m.key, i), verdict(c, v, m, i)) {
+                            let (word, tone) = short(&vd, m.better);
+                            p.label.push_str(format!(" x{r:.2} {word}").trim_end());
+                            p.tone = tone;
+                        }
+                        p.marks = cell
+                            .warnings
+                            .iter()
+                            .map(|code| marks.mark(code, "", ""))
+                            .collect();
+                        Some(p)
+                    })
+                    .collect(),
+            });
+        }
+        if series.iter().all(|s| s.points.is_empty()) {
+            continue;
+        }
+        let better = match ms[0].better {
+            Better::Higher => " (higher is better)",
+            Better::Lower => " (lower is better)",
+            Better::Neither => "",
+        };
+        let title = if ms.len() == 1 {
+            format!("{} ({}){better}", ms[0].label, ms[0].unit)
+        } else {
+            let what = ms[0].key.rsplit('.').next().unwrap_or("");
+            let what = match what {
+                "mb_s" => "throughput".to_string(),
+                "iops" => "I/O operations per second".to_string(),
+                w if w.starts_with("clat_") => {
+                    format!(
+                        "{} completion latency",
+                        w.trim_start_matches("clat_").trim_end_matches("_us")
+                    )
+                }
+                _ if !ms[0].key.contains('.') => ms
+                    .iter()
+                    .map(|m| m.label.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                w => w.to_string(),
+            };
+            format!("{what} ({}){better}", ms[0].unit)
+        };
+        out.push(Figure {
+            title,
+            kind: FigureKind::Bars,
+            x: Axis {
+                label: "workload".into(),
+                categories: ms
+                    .iter()
+                    .map(|m| {
+                        if m.key.contains('.') {
+                            let mut parts = m.key.split('.');
+                            format!(
+                                "{} {}",
+                                parts.next().unwrap_or(""),
+                                parts.next().unwrap_or("")
+                            )
+                        } else {
+                            m.label.clone()
+                        }
+                    })
+                    .collect(),
+                ..Axis::default()
+            },
+            y: Axis {
+                label: ms[0].unit.clone(),
+                ..Axis::default()
+            },
+            series,
+        });
+    }
+    out
+}

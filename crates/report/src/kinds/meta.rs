@@ -1,0 +1,138 @@
+//! The metadata pass as a document: what ran where, one row per phase
+//! (operations, total ms, operations per second with a bar, mean, p50 and
+//! p99 latency in microseconds), a bar chart of operations per second, and
+//! for a repeated pass each phase's geometric mean over the runs with its
+//! spread. readdir's latency is one getdents64 call's time shared among
+//! the entries it returned: its row gives the mean per entry and no
+//! percentiles, and says so.
+
+use iolab_stats::meta::{MetaPhase, MetaPhaseKind, MetaResult};
+
+use crate::doc::{
+    num, Axis, Block, Cell, Column, Document, Figure, FigureKind, Note, Point, Series, Table,
+};
+use crate::meta::describe;
+
+const READDIR_MARK: &str = "r";
+
+fn row(p: &MetaPhase) -> Vec<Cell> {
+    let us = |v: Option<u64>| Cell::num(v.map(|ns| ns as f64 / 1e3));
+    let mean = (p.lat.count() > 0).then(|| p.lat.moments.mean() / 1e3);
+    let mut cells = vec![
+        Cell::text(p.phase.name()),
+        Cell::shown(p.ops as f64, num::count(p.ops)),
+        Cell::num(Some(p.elapsed_ns as f64 / 1e6)),
+        Cell::num(Some(p.ops_per_sec())),
+        Cell::num(mean),
+    ];
+    if p.phase == MetaPhaseKind::Readdir {
+        cells[4] = cells[4].clone().marked(vec![READDIR_MARK.into()]);
+        cells.push(Cell::text("-"));
+        cells.push(Cell::text("-"));
+    } else {
+        cells.push(us(p.percentile_ns(50.0)));
+        cells.push(us(p.percentile_ns(99.0)));
+    }
+    cells
+}
+
+/// The document of a metadata result.
+pub fn document(r: &MetaResult) -> Document {
+    let mut d = Document::new(format!("iolab meta: {}", r.setup.dir));
+    d.paragraph(describe(r));
+    let mut t = Table::new(
+        "phases",
+        vec![
+            Column::text("phase"),
+            Column::num("ops", ""),
+            Column::num("total", "ms"),
+            Column::num("ops/s", "ops/s").with_bar(),
+            Column::num("mean", "us"),
+            Column::num("p50", "us"),
+            Column::num("p99", "us"),
+        ],
+    );
+    t.rows = r.phases.iter().map(row).collect();
+    d.push(Block::Table(t));
+    if !r.phases.is_empty() {
+        let runs = r.ops_per_sec_runs();
+        d.push(Block::Figure(Figure {
+            title: "Operations per second by phase (higher is better)".into(),
+            kind: FigureKind::Bars,
+            x: Axis {
+                label: "phase".into(),
+                categories: r
+                    .phases
+                    .iter()
+                    .map(|p| p.phase.name().to_string())
+                    .collect(),
+                ..Axis::default()
+            },
+            y: Axis {
+                label: "operations/s".into(),
+                ..Axis::default()
+            },
+            series: vec![Series {
+                name: "ops/s".into(),
+                points: r
+                    .phases
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        let mut pt = Point::at(i as f64, p.ops_per_sec());
+                        if let Some((lo, hi)) = runs
+                            .iter()
+                            .find(|(k, _)| *k == p.phase)
+                            .and_then(|(_, v)| num::interval(v))
+                        {
+                            pt.lo = Some(lo);
+                            pt.hi = Some(hi);
+                        }
+                        pt.label = format!("{} ops/s", num::fmt(p.ops_per_sec()));
+                        pt
+                    })
+                    .collect(),
+            }],
+        }));
+    }
+    let mut notes = Vec::new();
+    if r.phases.iter().any(|p| p.phase == MetaPhaseKind::Readdir) {
+        notes.push(Note {
+            mark: READDIR_MARK.into(),
+            text: "readdir: each getdents64 call's time divided evenly among the entries it \
+                   returned: a mean per entry, not a distribution, so no percentiles"
+                .into(),
+            warning: false,
+        });
+    }
+    if let Some(o) = &r.repeat {
+        notes.push(Note::plain(format!(
+            "repeats: {}; the table shows the median run (by total time)",
+            o.describe()
+        )));
+        for (kind, values) in r.ops_per_sec_runs() {
+            let gm = iolab_stats::geometric_mean(&values).unwrap_or(0.0);
+            let spread = num::spread(&values)
+                .map(|s| format!(" {}", num::spread_text(s)))
+                .unwrap_or_default();
+            notes.push(Note::plain(format!(
+                "{kind} ops/s over {} runs: geometric mean {}{spread}",
+                values.len(),
+                num::fmt(gm)
+            )));
+        }
+        notes.push(Note::plain(num::SPREAD_MEANING));
+    }
+    if let Some(why) = &r.failure {
+        notes.push(Note::plain(format!(
+            "stopped: {why}; {}",
+            if r.phases.is_empty() {
+                "no phase finished"
+            } else {
+                "the phases above finished"
+            }
+        )));
+    }
+    d.notes(notes);
+    d
+}

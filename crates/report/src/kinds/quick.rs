@@ -1,0 +1,213 @@
+//! The quick suite as a document: where and how it ran, one row per test
+//! (MB/s with a bar, IOPS, the spread of repeats, p50 and p99 latency),
+//! a CrystalDiskMark-style grid of MB/s per test with read and write side
+//! by side, the p99 latency beside it, the metadata operations per second,
+//! and the warnings and notes.
+
+use iolab_stats::quick::{QuickResult, QuickTest};
+
+use super::Marks;
+use crate::doc::{
+    num, Axis, Block, Cell, Column, Document, Figure, FigureKind, Note, Point, Series, Table,
+};
+use crate::quick::heading;
+
+/// A bar of the grid: its value, interval and label.
+type Bar = (f64, Option<(f64, f64)>, String);
+
+fn is_io(t: &QuickTest) -> bool {
+    !t.name.starts_with("META")
+}
+
+/// The document of a quick result.
+pub fn document(q: &QuickResult) -> Document {
+    let mut d = Document::new(format!("iolab quick: {}", q.dir));
+    d.paragraph(heading(q));
+    if !q.profile.is_empty() {
+        d.paragraph(format!("profile {}", q.profile));
+    }
+    let repeated = q.repeat.is_some();
+    let mut cols = vec![
+        Column::text("test"),
+        Column::text("op"),
+        Column::num("MB/s", "MB/s").with_bar(),
+        Column::num("IOPS", "IOPS"),
+    ];
+    if repeated {
+        cols.push(Column::num("±95%", "%"));
+    }
+    cols.push(Column::num("p50", "us"));
+    cols.push(Column::num("p99", "us"));
+    let mut table = Table::new("quick", cols);
+    let mut marks = Marks::default();
+    let mut test_marks: Vec<Vec<String>> = Vec::new();
+    for t in &q.tests {
+        let at = format!("{} {}", t.name, t.op);
+        let m = marks.marks(
+            t.warnings
+                .iter()
+                .map(|w| (w.code.as_str(), w.text.as_str())),
+            &at,
+        );
+        test_marks.push(m.clone());
+        let mut row = vec![Cell::text(&t.name), Cell::text(&t.op)];
+        if t.failed() {
+            row.push(Cell::text("failed"));
+            row.push(Cell::text("-"));
+        } else {
+            row.push(Cell::num((t.bw_bytes > 0.0).then_some(t.bw_bytes / 1e6)).marked(m.clone()));
+            row.push(Cell::num(Some(t.iops)).marked(m.clone()));
+        }
+        if repeated {
+            row.push(match t.iops_interval {
+                Some((_, hi)) if t.iops > 0.0 => {
+                    let s = hi / t.iops - 1.0;
+                    Cell::shown(s * 100.0, num::spread_text(s))
+                }
+                _ => Cell::text("-"),
+            });
+        }
+        for ns in [t.p50_ns, t.p99_ns] {
+            row.push(if ns == 0 {
+                Cell::text("-")
+            } else {
+                Cell::num(Some(ns as f64 / 1e3)).marked(m.clone())
+            });
+        }
+        table.rows.push(row);
+    }
+    d.push(Block::Table(table));
+    // The grid: MB/s of each I/O test, one bar per operation.
+    let mut cats: Vec<String> = Vec::new();
+    let mut ops: Vec<String> = Vec::new();
+    for t in q.tests.iter().filter(|t| is_io(t)) {
+        if !cats.contains(&t.name) {
+            cats.push(t.name.clone());
+        }
+        if !ops.contains(&t.op) {
+            ops.push(t.op.clone());
+        }
+    }
+    let bars = |f: &dyn Fn(&QuickTest) -> Option<Bar>| {
+        ops.iter()
+            .map(|op| Series {
+                name: op.clone(),
+                points: q
+                    .tests
+                    .iter()
+                    .zip(&test_marks)
+                    .filter(|(t, _)| is_io(t) && &t.op == op && !t.failed())
+                    .filter_map(|(t, m)| {
+                        let (y, iv, label) = f(t)?;
+                        let x = cats.iter().position(|c| c == &t.name)? as f64;
+                        let mut p = Point::at(x, y);
+                        if let Some((lo, hi)) = iv {
+                            p.lo = Some(lo);
+                            p.hi = Some(hi);
+                        }
+                        p.label = label;
+                        p.marks = m.clone();
+                        Some(p)
+                    })
+                    .collect(),
+            })
+            .collect::<Vec<_>>()
+    };
+    if !cats.is_empty() {
+        d.push(Block::Figure(Figure {
+            title: "Throughput per test (MB/s, higher is better)".into(),
+            kind: FigureKind::Bars,
+            x: Axis {
+                label: "test".into(),
+                categories: cats.clone(),
+                ..Axis::default()
+            },
+            y: Axis {
+                label: "MB/s".into(),
+                ..Axis::default()
+            },
+            series: bars(&|t| {
+                let mb = t.bw_bytes / 1e6;
+                let iv = t
+                    .iops_interval
+                    .filter(|_| t.iops > 0.0)
+                    .map(|(lo, hi)| (lo / t.iops * mb, hi / t.iops * mb));
+                (mb > 0.0).then(|| (mb, iv, format!("{} MB/s", num::fmt(mb))))
+            }),
+        }));
+        d.push(Block::Figure(Figure {
+            title: "p99 completion latency per test (us, lower is better)".into(),
+            kind: FigureKind::Bars,
+            x: Axis {
+                label: "test".into(),
+                categories: cats.clone(),
+                ..Axis::default()
+            },
+            y: Axis {
+                label: "p99 latency (us)".into(),
+                ..Axis::default()
+            },
+            series: bars(&|t| {
+                let us = t.p99_ns as f64 / 1e3;
+                (t.p99_ns > 0).then(|| (us, None, format!("{} us", num::fmt(us))))
+            }),
+        }));
+    }
+    let meta: Vec<&QuickTest> = q
+        .tests
+        .iter()
+        .filter(|t| !is_io(t) && !t.failed())
+        .collect();
+    if !meta.is_empty() {
+        d.push(Block::Figure(Figure {
+            title: "Metadata operations per second (higher is better)".into(),
+            kind: FigureKind::Bars,
+            x: Axis {
+                label: "operation".into(),
+                categories: meta.iter().map(|t| t.op.clone()).collect(),
+                ..Axis::default()
+            },
+            y: Axis {
+                label: "operations/s".into(),
+                ..Axis::default()
+            },
+            series: vec![Series {
+                name: meta[0].name.clone(),
+                points: meta
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let mut p = Point::at(i as f64, t.iops);
+                        p.label = format!("{} ops/s", num::fmt(t.iops));
+                        p
+                    })
+                    .collect(),
+            }],
+        }));
+    }
+    let mut notes = marks.notes();
+    if let Some(r) = &q.repeat {
+        notes.push(Note::plain(format!("repeats: {}", r.describe())));
+        notes.push(Note::plain(
+            "repeats: MB/s and IOPS are the geometric means of the runs (what diff's verdicts \
+             test), latencies their medians; ±95% is the IOPS' spread",
+        ));
+        notes.push(Note::plain(num::SPREAD_MEANING));
+    }
+    notes.extend(q.notes.iter().map(Note::plain));
+    if q.tests.iter().any(|t| t.op == "write+fsync") {
+        notes.push(Note::plain(
+            "write+fsync: buffered 4k writes, each followed by fsync; its latency is the fsync's",
+        ));
+    }
+    for t in &q.tests {
+        if let Some(e) = &t.error {
+            notes.push(Note::plain(format!("{} {}: {e}", t.name, t.op)));
+        }
+    }
+    if q.interrupted {
+        notes.push(Note::plain("interrupted: the tests not listed did not run"));
+    }
+    d.notes(notes);
+    d
+}

@@ -1,0 +1,264 @@
+//! A sweep as a document: one row per point (its axis values, MB/s with
+//! a bar, IOPS, p99 latency; with repeats the geometric mean of the runs
+//! and its spread), and MB/s, IOPS and p99 latency drawn against the
+//! swept axis (block sizes on a log axis), one line per combination of
+//! the other axes (rw, sync, ...).
+
+use iolab_stats::sweep::{PointMetric, SweepPoint, SweepResult};
+
+use super::Marks;
+use crate::doc::{
+    num, Axis, Block, Cell, Column, Document, Figure, FigureKind, Note, Point, Scale, Series, Table,
+};
+
+/// A point's metric over its runs: geometric mean (the statistic diff
+/// tests) and spread; the value itself for one run.
+fn center(p: &SweepPoint, m: PointMetric) -> Option<(f64, Option<f64>, Vec<f64>)> {
+    let v: Vec<f64> = p.runs.iter().filter_map(|r| m.of(r)).collect();
+    match v.len() {
+        0 => None,
+        1 => Some((v[0], None, v)),
+        _ => {
+            let c = iolab_stats::geometric_mean(&v).unwrap_or_else(|| {
+                let mut s = v.clone();
+                s.sort_by(f64::total_cmp);
+                s[s.len() / 2]
+            });
+            Some((c, num::spread(&v), v))
+        }
+    }
+}
+
+/// A size as fio reads it in a job (`4k` is 4096), for placing a block
+/// size on the axis; None for anything else.
+pub fn size_value(s: &str) -> Option<f64> {
+    let t = s.trim().to_ascii_lowercase();
+    let digits: String = t
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let n: f64 = digits.parse().ok()?;
+    let unit = t[digits.len()..]
+        .trim_end_matches('b')
+        .trim_end_matches('i');
+    let mult = match unit {
+        "" => 1.0,
+        "k" => 1024.0,
+        "m" => 1024.0 * 1024.0,
+        "g" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+/// The axis drawn along x: `bs` when swept, else the first axis whose
+/// values are all numbers, else the first axis.
+fn x_axis(r: &SweepResult) -> Option<usize> {
+    if let Some(i) = r
+        .axes
+        .iter()
+        .position(|a| a.name == "bs" && a.values.len() > 1)
+    {
+        return Some(i);
+    }
+    r.axes
+        .iter()
+        .position(|a| a.values.len() > 1 && a.values.iter().all(|v| size_value(v).is_some()))
+        .or_else(|| r.axes.iter().position(|a| a.values.len() > 1))
+}
+
+fn point_name(r: &SweepResult, p: &SweepPoint) -> String {
+    r.axes
+        .iter()
+        .zip(&p.values)
+        .map(|(a, v)| format!("{}={v}", a.name))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+const METRICS: [(PointMetric, &str, &str); 3] = [
+    (PointMetric::Mbps, "MB/s", "MB/s"),
+    (PointMetric::Iops, "IOPS", "IOPS"),
+    (PointMetric::P99Us, "p99", "us"),
+];
+
+/// The document of a sweep.
+pub fn document(r: &SweepResult) -> Document {
+    let names: Vec<&str> = r.axes.iter().map(|a| a.name.as_str()).collect();
+    let mut d = Document::new(format!("iolab sweep: {}", names.join(" × ")));
+    let repeated = r.repeat > 1 || r.points.iter().any(|p| p.runs.len() > 1);
+    let mut cols: Vec<Column> = r.axes.iter().map(|a| Column::text(&a.name)).collect();
+    for (i, (_, name, unit)) in METRICS.iter().enumerate() {
+        let c = Column::num(*name, *unit);
+        cols.push(if i == 0 { c.with_bar() } else { c });
+        if repeated {
+            cols.push(Column::num(format!("{name} ±"), "%"));
+        }
+    }
+    let mut t = Table::new("points", cols);
+    let mut marks = Marks::default();
+    for p in &r.points {
+        let at = point_name(r, p);
+        let m = marks.marks(
+            p.warnings
+                .iter()
+                .map(|w| (w.code.as_str(), w.text.as_str())),
+            &at,
+        );
+        let mut row: Vec<Cell> = p.values.iter().map(Cell::text).collect();
+        for (metric, _, _) in METRICS {
+            let c = center(p, metric);
+            row.push(Cell::num(c.as_ref().map(|c| c.0)).marked(if c.is_some() {
+                m.clone()
+            } else {
+                Vec::new()
+            }));
+            if repeated {
+                row.push(match c.and_then(|c| c.1) {
+                    Some(s) => Cell::shown(s * 100.0, num::spread_text(s)),
+                    None => Cell::text("-"),
+                });
+            }
+        }
+        t.rows.push(row);
+    }
+    d.push(Block::Table(t));
+    if let Some(xi) = x_axis(r) {
+        let axis = &r.axes[xi];
+        let sizes: Option<Vec<f64>> = axis.values.iter().map(|v| size_value(v)).collect();
+        let (xs, scale) = match sizes {
+            Some(v) if v.iter().all(|x| *x > 0.0) => {
+                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = v.iter().copied().fold(0.0, f64::max);
+                let s = if hi / lo >= 8.0 {
+                    Scale::Log
+                } else {
+                    Scale::Linear
+                };
+                (v, s)
+            }
+            _ => (
+                (0..axis.values.len()).map(|i| i as f64).collect(),
+                Scale::Linear,
+            ),
+        };
+        let ticks: Vec<(f64, String)> = xs
+            .iter()
+            .copied()
+            .zip(axis.values.iter().cloned())
+            .collect();
+        // One series per combination of the other axes' values.
+        let mut series: Vec<(String, Vec<&SweepPoint>)> = Vec::new();
+        for p in &r.points {
+            let key: Vec<String> = r
+                .axes
+                .iter()
+                .zip(&p.values)
+                .enumerate()
+                .filter(|(i, _)| *i != xi)
+                .map(|(_, (a, v))| format!("{}={v}", a.name))
+                .collect();
+            let key = if key.is_empty() {
+                "all".to_string()
+            } else {
+                key.join(" ")
+            };
+            match series.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push(p),
+                None => series.push((key, vec![p])),
+            }
+        }
+        for (metric, name, unit) in METRICS {
+            let s: Vec<Series> = series
+                .iter()
+                .map(|(k, pts)| Series {
+                    name: k.clone(),
+                    points: pts
+                        .iter()
+                        .filter_map(|p| {
+                            let x = xs[axis.values.iter().position(|v| *v == p.values[xi])?];
+                            let (y, _, runs) = center(p, metric)?;
+                            let mut pt = Point::at(x, y);
+                            if let Some((lo, hi)) = num::interval(&runs) {
+                                pt.lo = Some(lo);
+                                pt.hi = Some(hi);
+                            }
+                            pt.label = format!("{} {unit}", num::fmt(y));
+                            Some(pt)
+                        })
+                        .collect(),
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect();
+            if s.is_empty() {
+                continue;
+            }
+            let better = if metric == PointMetric::P99Us {
+                "lower is better"
+            } else {
+                "higher is better"
+            };
+            d.push(Block::Figure(Figure {
+                title: format!("{name} against {} ({better})", axis.name),
+                kind: FigureKind::Lines,
+                x: Axis {
+                    label: axis.name.clone(),
+                    scale,
+                    ticks: ticks.clone(),
+                    categories: Vec::new(),
+                },
+                y: Axis {
+                    label: if name == unit {
+                        unit.to_string()
+                    } else {
+                        format!("{name} ({unit})")
+                    },
+                    scale: if metric == PointMetric::P99Us {
+                        Scale::Log
+                    } else {
+                        Scale::Linear
+                    },
+                    ..Axis::default()
+                },
+                series: s,
+            }));
+        }
+    }
+    let mut notes = marks.notes();
+    if repeated {
+        notes.push(Note::plain(
+            "repeats: each figure is the geometric mean of the point's runs",
+        ));
+        notes.push(Note::plain(num::SPREAD_MEANING));
+    }
+    if let Some(o) = &r.repeat_outcome {
+        notes.push(Note::plain(format!("repeats: {}", o.describe())));
+    }
+    if let Some(f) = &r.failure {
+        notes.push(Note::plain(format!(
+            "failed at point {}: {}; the sweep stopped there",
+            f.point, f.message
+        )));
+    }
+    if r.interrupted {
+        notes.push(Note::plain(
+            "interrupted: the points not listed did not run",
+        ));
+    }
+    d.notes(notes);
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_sizes_are_placed_by_bytes() {
+        assert_eq!(size_value("4k"), Some(4096.0));
+        assert_eq!(size_value("1M"), Some(1048576.0));
+        assert_eq!(size_value("512"), Some(512.0));
+        assert_eq!(size_value("64KiB"), Some(65536.0));
+        assert_eq!(size_value("read"), None);
+    }
+}
