@@ -134,6 +134,18 @@ impl PartialEq<&str> for WarningCode {
     }
 }
 
+impl PartialEq<String> for WarningCode {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<WarningCode> for String {
+    fn eq(&self, other: &WarningCode) -> bool {
+        self == other.as_str()
+    }
+}
+
 impl PartialEq<WarningCode> for &str {
     fn eq(&self, other: &WarningCode) -> bool {
         *self == other.as_str()
