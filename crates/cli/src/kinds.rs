@@ -462,7 +462,7 @@ mod tests {
         ];
         assert_eq!(
             headline(Kind::Compare, &c),
-            "seqwrite-1m write: ext4 32.20, xfs 37.00 MB/s"
+            "seqwrite-1m write: ext4 32.20, xfs 37 MB/s"
         );
         let s = vec![
             Metric::new("bs=4k rw=read MB/s", 362.7, "MB/s"),

@@ -6,29 +6,12 @@
 
 mod common;
 
+use iolab_testkit::{require, skip};
 use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Stdio};
 use std::time::{Duration, Instant};
 
-use common::iolab;
-
-fn is_root() -> bool {
-    iolab_lab::is_root()
-}
-
-fn need_root(fs: &[&str]) -> bool {
-    if !is_root() {
-        eprintln!("skipped: needs root (loop devices, mkfs, mount)");
-        return false;
-    }
-    for f in fs {
-        if let iolab_lab::support::Support::Missing(why) = iolab_lab::support::check(f) {
-            eprintln!("skipped: {why}");
-            return false;
-        }
-    }
-    true
-}
+use common::{basic_compare, basic_compare_proc, iolab, BASIC_COMPARE};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -47,32 +30,13 @@ fn loops_mention(p: &Path) -> bool {
 
 #[test]
 fn three_filesystems_side_by_side_with_skipped_targets() {
-    if !need_root(&["ext4", "xfs", "btrfs"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4", "xfs", "btrfs"]);
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     let db = dir.path().join("results.db");
-    let out = iolab()
+    let out = basic_compare(&["--fs", "ext4,xfs,btrfs,nosuchfs,f2fs", "--size", "1G"])
         .env("IOLAB_DB", &db)
-        .args([
-            "compare",
-            "--fs",
-            "ext4,xfs,btrfs,nosuchfs,f2fs",
-            "--size",
-            "1G",
-            "--suite",
-            "basic",
-        ])
-        .args([
-            "--repeat",
-            "1",
-            "--runtime",
-            "1",
-            "--baseline",
-            "ext4",
-            "--workdir",
-        ])
+        .args(["--runtime", "1", "--baseline", "ext4", "--workdir"])
         .arg(&work)
         .timeout(Duration::from_secs(150))
         .output()
@@ -162,9 +126,7 @@ fn three_filesystems_side_by_side_with_skipped_targets() {
 /// stored result alike.
 #[test]
 fn a_formatted_target_records_its_mkfs_and_mount() {
-    if !need_root(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     let db = dir.path().join("results.db");
@@ -256,7 +218,7 @@ fn device_without_destroy_data_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    if is_root() {
+    if iolab_testkit::req::is_root() {
         assert!(
             err.contains("/dev/loop0") && err.contains("--destroy-data"),
             "{err}"
@@ -310,9 +272,7 @@ impl Drop for Mounted {
 
 #[test]
 fn mounted_device_is_refused_with_its_mount_point() {
-    if !need_root(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let m = Mounted::new();
     let out = iolab()
         .args(["compare", "--fs", "ext4", "--destroy-data", "--device"])
@@ -346,26 +306,10 @@ fn mount_point_of(dev: &Path) -> Option<PathBuf> {
 
 #[test]
 fn kill_9_mid_workload_then_cleanup_leaves_nothing() {
-    if !need_root(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("killed");
-    let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
-        .env("IOLAB_DB", common::test_db())
-        .args([
-            "compare",
-            "--fs",
-            "ext4",
-            "--size",
-            "320M",
-            "--suite",
-            "basic",
-            "--repeat",
-            "1",
-            "--runtime",
-            "30",
-        ])
+    let mut child = basic_compare_proc(&["--fs", "ext4", "--size", "320M", "--runtime", "30"])
         .arg("--workdir")
         .arg(&work)
         .stdout(Stdio::null())
@@ -457,7 +401,7 @@ fn as_unprivileged(args: &[&str]) -> std::process::Output {
     if args.first() == Some(&"compare") {
         args.push("--no-store");
     }
-    if is_root() {
+    if iolab_testkit::req::is_root() {
         Proc::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
             .arg(bin)
@@ -484,28 +428,27 @@ fn directory_targets_without_root() {
     let tb = format!("B={}", b.path().display());
     let work = w.path().join("work");
     let args = [
-        "compare",
-        "--target",
-        &ta,
-        "--target",
-        &tb,
-        "--size",
-        "64M",
-        "--suite",
-        "basic",
-        "--repeat",
-        "1",
-        "--runtime",
-        "1",
-        "--baseline",
-        "A",
-        "--output-format",
-        "json",
-        "--output",
-        out_file.to_str().unwrap(),
-        "--workdir",
-        work.to_str().unwrap(),
-    ];
+        &BASIC_COMPARE[..],
+        &[
+            "--target",
+            &ta,
+            "--target",
+            &tb,
+            "--size",
+            "64M",
+            "--runtime",
+            "1",
+            "--baseline",
+            "A",
+            "--output-format",
+            "json",
+            "--output",
+            out_file.to_str().unwrap(),
+            "--workdir",
+            work.to_str().unwrap(),
+        ],
+    ]
+    .concat();
     let out = as_unprivileged(&args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value =
@@ -554,7 +497,7 @@ fn directory_targets_without_root() {
 
 #[test]
 fn formatting_without_root_says_so() {
-    if !is_root() {
+    if !iolab_testkit::req::is_root() {
         let out = iolab().args(["compare", "--fs", "ext4"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2));
         let err = text(&out.stderr);
@@ -658,10 +601,7 @@ fn bcache_input_is_checked_before_anything_runs() {
             text(&out.stderr)
         );
     }
-    if !is_root() {
-        eprintln!("skipped: the cache-device checks need root");
-        return;
-    }
+    require!(root);
     let out = iolab()
         .args([
             "compare",
@@ -689,8 +629,7 @@ fn bcache_input_is_checked_before_anything_runs() {
 #[test]
 fn bcache_targets_say_why_they_cannot_run_here() {
     if Path::new("/sys/fs/bcache/register").exists() {
-        eprintln!("skipped: this kernel has bcache (the virtual-machine test measures it)");
-        return;
+        skip!("this kernel has bcache (the virtual-machine test measures it)");
     }
     let out = iolab()
         .args([
@@ -764,26 +703,10 @@ fn list_suites_shows_the_jobs() {
 
 #[test]
 fn ctrl_c_mid_workload_cleans_up() {
-    if !need_root(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("interrupted");
-    let child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
-        .env("IOLAB_DB", common::test_db())
-        .args([
-            "compare",
-            "--fs",
-            "ext4",
-            "--size",
-            "320M",
-            "--suite",
-            "basic",
-            "--repeat",
-            "1",
-            "--runtime",
-            "30",
-        ])
+    let child = basic_compare_proc(&["--fs", "ext4", "--size", "320M", "--runtime", "30"])
         .arg("--workdir")
         .arg(&work)
         .stdout(Stdio::piped())
@@ -820,26 +743,12 @@ fn ctrl_c_mid_workload_cleans_up() {
 
 #[test]
 fn a_named_device_is_formatted_for_each_filesystem_and_left_attached() {
-    if !need_root(&["ext4", "xfs"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4", "xfs"]);
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("disk.img");
     iolab_lab::image::create_sparse(&img, 320 << 20).unwrap();
     let dev = iolab_lab::loopdev::attach(&img).unwrap();
-    let out = iolab()
-        .args([
-            "compare",
-            "--fs",
-            "ext4,xfs",
-            "--destroy-data",
-            "--suite",
-            "basic",
-            "--repeat",
-            "1",
-            "--runtime",
-            "1",
-        ])
+    let out = basic_compare(&["--fs", "ext4,xfs", "--destroy-data", "--runtime", "1"])
         .args(["--output-format", "csv", "--device"])
         .arg(&dev)
         .timeout(Duration::from_secs(60))
@@ -1011,16 +920,11 @@ fn wait_for_workload(under: &Path, child: &mut std::process::Child) -> PathBuf {
 
 #[test]
 fn second_ctrl_c_removes_everything_and_exits() {
-    if !need_root(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("twice");
-    let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
-        .env("IOLAB_DB", common::test_db())
-        .args(["compare", "--fs", "ext4", "--size", "320M", "--repeat", "1"])
-        .args(["--suite", "basic"])
-        .args(["--runtime", "30", "--workdir"])
+    let mut child = basic_compare_proc(&["--fs", "ext4", "--size", "320M", "--runtime", "30"])
+        .arg("--workdir")
         .arg(&work)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -1066,17 +970,11 @@ fn second_ctrl_c_removes_everything_and_exits() {
 
 #[test]
 fn the_next_compare_cleans_what_a_killed_run_left() {
-    if !need_root(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     // A private temp dir: the default workdirs go there, and only there
     // does the next run look for leftovers.
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))
-        .env("IOLAB_DB", common::test_db())
-        .args(["compare", "--fs", "ext4", "--size", "320M", "--repeat", "1"])
-        .args(["--suite", "basic"])
-        .args(["--runtime", "30"])
+    let mut child = basic_compare_proc(&["--fs", "ext4", "--size", "320M", "--runtime", "30"])
         .env("TMPDIR", tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -1164,9 +1062,7 @@ impl Drop for UserLoop {
 
 #[test]
 fn what_iolab_did_not_create_is_never_removed() {
-    if !need_root(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     // The user's image, attached to the user's loop device, where the
     // lab would put its own.
@@ -1176,13 +1072,19 @@ fn what_iolab_did_not_create_is_never_removed() {
     iolab_lab::image::create_sparse(&img, 64 << 20).unwrap();
     let user = UserLoop(iolab_lab::loopdev::attach(&img).unwrap());
     let run = |work: &Path| {
-        iolab()
-            .args(["compare", "--fs", "ext4", "--size", "256M", "--repeat", "1"])
-            .args(["--suite", "basic", "--runtime", "1", "--workdir"])
-            .arg(work)
-            .timeout(Duration::from_secs(60))
-            .output()
-            .unwrap()
+        basic_compare(&[
+            "--fs",
+            "ext4",
+            "--size",
+            "256M",
+            "--runtime",
+            "1",
+            "--workdir",
+        ])
+        .arg(work)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap()
     };
     let out = run(&work);
     let stdout = text(&out.stdout);
@@ -1258,9 +1160,7 @@ fn job_files_cannot_put_files_outside_the_target() {
         assert!(common::entries(&a).is_empty(), "{option}");
         assert_eq!(common::entries(d.path()), ["A", "esc.fio"], "{option}");
     }
-    if !need_root(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     std::fs::write(
         &job,
         "[w]\nrw=write\nbs=4k\nsize=64k\nfilename=../escaped-file\n",
@@ -1477,21 +1377,9 @@ fn comparisons_are_found_by_their_targets() {
 
 #[test]
 fn a_failed_mkfs_keeps_its_message_short() {
-    if !need_root(&["xfs"]) {
-        return;
-    }
+    require!(root, filesystems = &["xfs"]);
     let dir = tempfile::tempdir().unwrap();
-    let out = iolab()
-        .args([
-            "compare",
-            "--fs",
-            "xfs:-bogus",
-            "--suite",
-            "basic",
-            "--repeat",
-            "1",
-        ])
-        .args(["--size", "320M", "--workdir"])
+    let out = basic_compare(&["--fs", "xfs:-bogus", "--size", "320M", "--workdir"])
         .arg(dir.path().join("w"))
         .timeout(Duration::from_secs(60))
         .output()
@@ -1519,9 +1407,7 @@ fn a_failed_mkfs_keeps_its_message_short() {
 /// made, with the suite's minimum; so is one a mkfs would refuse.
 #[test]
 fn a_suite_that_does_not_fit_the_image_is_refused_at_once() {
-    if !need_root(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let work = tempfile::tempdir().unwrap();
     let cases: &[(&[&str], &str)] = &[
         (&["--size", "64m"], "workload `stonewall-4` needs 64 MiB"),

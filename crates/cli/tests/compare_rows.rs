@@ -7,6 +7,7 @@
 
 mod common;
 
+use iolab_testkit::require;
 use std::path::Path;
 use std::time::Duration;
 
@@ -116,25 +117,9 @@ fn a_write_fsync_job_shows_its_fsync_latency() {
     }
 }
 
-fn need_root(fs: &[&str]) -> bool {
-    if !iolab_lab::is_root() {
-        eprintln!("skipped: needs root (loop devices, mkfs, mount)");
-        return false;
-    }
-    for f in fs {
-        if let iolab_lab::support::Support::Missing(why) = iolab_lab::support::check(f) {
-            eprintln!("skipped: {why}");
-            return false;
-        }
-    }
-    true
-}
-
 #[test]
 fn capacity_and_read_speed_rows_are_facts_explained_in_the_notes() {
-    if !need_root(&["ext4", "xfs"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4", "xfs"]);
     let d = tempfile::tempdir().unwrap();
     let job = fsync_job(d.path());
     let run = |format: &str| {

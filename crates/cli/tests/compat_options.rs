@@ -280,3 +280,90 @@ fn exec_runs_the_program_beside_the_job_and_stops_it_as_fio() {
     same_noio(&f, &i);
     assert!(i.done().files.is_empty());
 }
+
+// ---- ignore_error ----
+
+/// The error counts a report shows (fio shows them with continue_on_error
+/// or ignore_error only).
+fn error_counts(r: &Ran) -> (Option<u64>, Option<u64>) {
+    let j = r.job(0);
+    (j["total_err"].as_u64(), j["first_error"].as_u64())
+}
+
+#[test]
+fn ignore_error_lists_errors_per_kind_as_fio() {
+    require!(fio);
+    // Every read of the ftruncate engine fails with EINVAL (22), which is
+    // not among the errors continue_on_error goes on after by default.
+    let base = "[t]\nioengine=ftruncate\nrw=read\nsize=256k\nbs=64k\nfilename=DIR/f\n";
+    for (extra, goes_on, counts) in [
+        ("", false, (None, None)),
+        ("ignore_error=EINVAL\n", true, (Some(4), Some(22))),
+        ("ignore_error=22\n", true, (Some(4), Some(22))),
+        ("ignore_error=EIO:-22\n", true, (Some(4), Some(22))),
+        // A list for writes only: reads stop at the first error, which
+        // is not counted (fio counts the errors of kinds it may go on
+        // after).
+        ("ignore_error=,EINVAL\n", false, (Some(0), Some(0))),
+        ("continue_on_error=read\n", false, (Some(1), Some(22))),
+        (
+            "continue_on_error=read\nignore_error=EINVAL\n",
+            true,
+            (Some(4), Some(22)),
+        ),
+        // continue_on_error after ignore_error sets the kinds anew.
+        (
+            "ignore_error=EINVAL\ncontinue_on_error=none\n",
+            false,
+            (None, None),
+        ),
+    ] {
+        let text = format!("{base}{extra}");
+        let (f, i) = (fio(&text), iolab_run(&text));
+        let (fd, id) = (f.done(), i.done());
+        assert_eq!(id.files, fd.files, "{extra}");
+        assert_eq!(id.jobs[0].ios, fd.jobs[0].ios, "{extra}");
+        assert_eq!(id.jobs[0].ios[0], if goes_on { 4 } else { 1 }, "{extra}");
+        assert_eq!(error_counts(&i), error_counts(&f), "{extra}");
+        assert_eq!(error_counts(&i), counts, "{extra}");
+        // A job that went on reports no error in iolab; fio keeps the
+        // last one in its error field (and exits 0 all the same).
+        assert_eq!(id.jobs[0].error, if goes_on { 0 } else { 22 }, "{extra}");
+        assert_eq!(fd.jobs[0].error, 22, "{extra}");
+    }
+}
+
+#[test]
+fn ignore_error_with_a_name_fio_does_not_know_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iolab()
+        .current_dir(dir.path())
+        .args(["run", "--no-store", "--name=t", "--size=64k"])
+        .arg("--ignore_error=EILSEQ")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ignore_error") && err.contains("EILSEQ"),
+        "{err}"
+    );
+    assert!(entries(dir.path()).is_empty());
+}
+
+// ---- create_serialize ----
+
+#[test]
+fn create_serialize_lays_out_the_same_files_for_the_same_io_as_fio() {
+    require!(fio);
+    for v in [0, 1] {
+        let (_, i) = same_as_fio(&format!(
+            "[global]\ndirectory=DIR\nrw=read\nbs=64k\nsize=2m\nnrfiles=2\ncreate_serialize={v}\n\
+             [a]\n[b]\n"
+        ));
+        let d = i.done();
+        assert_eq!(d.files.len(), 4);
+        assert!(d.files.iter().all(|f| f.1 == 1 << 20), "{:?}", d.files);
+        assert_eq!(d.jobs[0].bytes, [2 << 20, 0, 0]);
+    }
+}

@@ -7,7 +7,7 @@
 
 mod common;
 use common::*;
-use iolab_testkit::{have, require};
+use iolab_testkit::{have, require, skip};
 
 use std::path::Path;
 use std::process::{Command as Proc, Output};
@@ -520,8 +520,7 @@ fn on_path(name: &str) -> Option<std::path::PathBuf> {
 #[test]
 fn bench_fio_drives_iolab_and_fio_plot_draws_its_results() {
     let (Some(bench), Some(plot)) = (on_path("bench-fio"), on_path("fio-plot")) else {
-        eprintln!("skipped: bench-fio and fio-plot are not installed (pip install fio-plot)");
-        return;
+        skip!("bench-fio and fio-plot are not installed (pip install fio-plot)");
     };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

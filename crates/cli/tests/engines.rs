@@ -5,13 +5,14 @@
 
 mod common;
 
+use iolab_testkit::skip_case;
 use std::path::Path;
 
 const ENGINES: &[&str] = &[
     "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "mmap",
 ];
 
-/// Whether O_DIRECT works in `dir`; says why direct cases skip when not.
+/// Whether O_DIRECT works in `dir`; records why direct cases skip when not.
 fn direct_works(dir: &Path) -> bool {
     let probe = dir.join("probe");
     let out = common::iolab()
@@ -22,8 +23,8 @@ fn direct_works(dir: &Path) -> bool {
         .unwrap();
     let _ = std::fs::remove_file(&probe);
     if !out.status.success() {
-        eprintln!(
-            "skipped direct cases: {}",
+        skip_case!(
+            "direct cases: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }

@@ -10,6 +10,7 @@
 
 mod common;
 
+use iolab_testkit::require;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Proc, Stdio};
@@ -18,10 +19,6 @@ use std::time::{Duration, Instant};
 use common::{entries, iolab, test_db};
 
 const NOBODY: u32 = 65534;
-
-fn is_root() -> bool {
-    iolab_engine::host::euid() == 0
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -90,9 +87,7 @@ fn compare_in(tmp: &Path, job: &Path, target: &Path) -> Proc {
 
 #[test]
 fn a_state_file_planted_by_another_user_is_left_alone() {
-    if !is_root() {
-        return eprintln!("skipped: planting as another user needs root");
-    }
+    require!(root);
     let tmp = shared_dir();
     let keep = tempfile::tempdir().unwrap();
     let precious = victim(keep.path());
@@ -143,9 +138,7 @@ fn a_state_file_planted_by_another_user_is_left_alone() {
 
 #[test]
 fn a_state_file_of_roots_that_names_paths_outside_is_not_acted_on() {
-    if !is_root() {
-        return eprintln!("skipped: needs root, as the lab's cleanup does");
-    }
+    require!(root);
     let keep = tempfile::tempdir().unwrap();
     let precious = victim(keep.path());
     // Root's own private workdir, but the records point elsewhere.
@@ -201,7 +194,7 @@ fn a_workdir_others_can_write_is_refused() {
     assert!(entries(&open).is_empty());
     assert!(entries(target.path()).is_empty());
 
-    if is_root() {
+    if iolab_testkit::req::is_root() {
         // Another user's directory, however private, is refused too.
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o700)).unwrap();
         std::os::unix::fs::chown(&open, Some(NOBODY), Some(NOBODY)).unwrap();
@@ -218,9 +211,7 @@ fn a_workdir_others_can_write_is_refused() {
 
 #[test]
 fn quick_does_not_write_through_planted_names() {
-    if !is_root() {
-        return eprintln!("skipped: planting as another user needs root");
-    }
+    require!(root);
     let dir = shared_dir();
     let keep = tempfile::tempdir().unwrap();
     let precious = victim(keep.path());

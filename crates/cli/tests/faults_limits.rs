@@ -7,7 +7,7 @@
 
 mod common;
 
-use iolab_testkit::require;
+use iolab_testkit::{need, require, skip, Missing};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Output};
@@ -206,10 +206,7 @@ fn failed_before_io(
 #[test]
 fn a_full_filesystem_fails_the_layout_as_fio_records_it() {
     let p = place();
-    let Some(_fs) = Tmpfs::mount(&p.work, "size=1m") else {
-        eprintln!("skipped: cannot mount a tmpfs (needs root)");
-        return;
-    };
+    let _fs = need!(Tmpfs::mount(&p.work, "size=1m"));
     let run = |fmt: &str| run_in(&p, &p.work, &["--name=x", "--size=16m", "--rw=read", fmt]);
     failed_before_io(
         &p,
@@ -231,10 +228,7 @@ fn a_full_filesystem_fails_the_layout_as_fio_records_it() {
 #[test]
 fn a_read_only_filesystem_fails_the_layout_with_erofs() {
     let p = place();
-    let Some(_fs) = Tmpfs::mount(&p.work, "ro,size=1m") else {
-        eprintln!("skipped: cannot mount a tmpfs (needs root)");
-        return;
-    };
+    let _fs = need!(Tmpfs::mount(&p.work, "ro,size=1m"));
     let run = |fmt: &str| run_in(&p, &p.work, &["--name=x", "--size=64k", "--rw=write", fmt]);
     failed_before_io(
         &p,
@@ -272,8 +266,7 @@ impl Drop for Ramfs {
 fn o_direct_where_the_filesystem_has_none_fails_with_einval_and_leaves_nothing() {
     let p = place();
     let Some(_fs) = Ramfs::mount(&p.work) else {
-        eprintln!("skipped: cannot mount a ramfs (needs root)");
-        return;
+        skip!("cannot mount a ramfs (needs root)");
     };
     // The file is laid out, then the job's O_DIRECT open fails: the file
     // iolab made for a run that measured nothing is removed.
@@ -298,8 +291,8 @@ const NOBODY: u32 = 65534;
 
 /// A place for a run as an unprivileged user: the iolab binary linked (or
 /// copied) where that user can run it, a home it owns for the database,
-/// and a work directory it owns with mode `work_mode`. None (and a skip
-/// message) when users cannot be switched (not root, no setpriv).
+/// and a work directory it owns with mode `work_mode`; why not when users
+/// cannot be switched (not root, no setpriv).
 struct Unprivileged {
     /// One at a time: RLIMIT_NPROC counts every task of the user, so one
     /// test's threads would take room from another's.
@@ -312,7 +305,7 @@ struct Unprivileged {
 }
 
 impl Unprivileged {
-    fn new(work_mode: u32) -> Option<Unprivileged> {
+    fn new(work_mode: u32) -> Result<Unprivileged, Missing> {
         static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         let switched = Proc::new("setpriv")
@@ -320,8 +313,9 @@ impl Unprivileged {
             .status()
             .is_ok_and(|s| s.success());
         if !switched {
-            eprintln!("skipped: cannot run as an unprivileged user (needs root and setpriv)");
-            return None;
+            return Err(Missing::here(
+                "cannot run as an unprivileged user (needs root and setpriv)",
+            ));
         }
         let tmp = tempfile::tempdir().unwrap();
         std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -337,7 +331,7 @@ impl Unprivileged {
             std::os::unix::fs::chown(d, Some(NOBODY), Some(NOBODY)).unwrap();
             std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode)).unwrap();
         }
-        Some(Unprivileged {
+        Ok(Unprivileged {
             _serial: serial,
             db: home.join("results.db"),
             bin,
@@ -376,9 +370,7 @@ impl Unprivileged {
 
 #[test]
 fn a_directory_the_user_cannot_write_fails_the_layout_with_eacces() {
-    let Some(u) = Unprivileged::new(0o500) else {
-        return;
-    };
+    let u = need!(Unprivileged::new(0o500));
     let p = Place {
         _tmp: tempfile::tempdir().unwrap(),
         work: u.work.clone(),
@@ -404,9 +396,7 @@ const NPROC: &str = "--nproc=16";
 
 #[test]
 fn a_worker_thread_that_cannot_be_created_stops_the_run_with_an_error() {
-    let Some(u) = Unprivileged::new(0o700) else {
-        return;
-    };
+    let u = need!(Unprivileged::new(0o700));
     // Job a runs first and does its I/O; job b (after a stonewall) needs
     // 64 threads where the limit leaves about a dozen.
     let o = u.run(
@@ -456,9 +446,7 @@ fn a_worker_thread_that_cannot_be_created_stops_the_run_with_an_error() {
 
 #[test]
 fn metadata_threads_that_cannot_be_created_are_an_error() {
-    let Some(u) = Unprivileged::new(0o700) else {
-        return;
-    };
+    let u = need!(Unprivileged::new(0o700));
     let o = u.iolab(
         &["prlimit", NPROC],
         &[

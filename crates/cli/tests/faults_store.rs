@@ -10,6 +10,7 @@
 
 mod common;
 
+use iolab_testkit::{need, require, skip_case, Missing};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Output};
@@ -193,11 +194,6 @@ fn a_job_data_file_that_is_the_database_is_refused_before_the_run() {
     assert_eq!(rows(&db), 1);
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// `iolab ARGS` as the unprivileged user 65534 with `IOLAB_DB` = `db`.
 fn as_nobody(db: &Path, dir: &Path, args: &[&str]) -> Output {
     Proc::new("setpriv")
@@ -213,10 +209,7 @@ fn as_nobody(db: &Path, dir: &Path, args: &[&str]) -> Output {
 
 #[test]
 fn a_read_only_database_file_is_refused_before_the_run_and_still_read() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run iolab as another user (setpriv)");
-        return;
-    }
+    require!(root);
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let db = db_with_one(d);
@@ -248,12 +241,12 @@ fn a_read_only_database_file_is_refused_before_the_run_and_still_read() {
     assert_eq!(rows(&db), 1);
 }
 
-/// A read-only bind mount of `src` on `dst`, undone when dropped; None
-/// (with the reason printed) when mounting is not allowed.
+/// A read-only bind mount of `src` on `dst`, undone when dropped; why
+/// not when mounting is not allowed.
 struct RoBind(PathBuf);
 
 impl RoBind {
-    fn new(src: &Path, dst: &Path) -> Option<RoBind> {
+    fn new(src: &Path, dst: &Path) -> Result<RoBind, Missing> {
         let mount = |args: &[&std::ffi::OsStr]| {
             Proc::new("mount")
                 .args(args)
@@ -261,15 +254,13 @@ impl RoBind {
                 .is_ok_and(|o| o.status.success())
         };
         if !mount(&["--bind".as_ref(), src.as_os_str(), dst.as_os_str()]) {
-            eprintln!("skipped: cannot bind-mount a directory (root needed)");
-            return None;
+            return Err(Missing::here("cannot bind-mount a directory (root needed)"));
         }
         let bind = RoBind(dst.to_path_buf());
         if !mount(&["-o".as_ref(), "remount,bind,ro".as_ref(), dst.as_os_str()]) {
-            eprintln!("skipped: cannot remount a bind mount read-only");
-            return None;
+            return Err(Missing::here("cannot remount a bind mount read-only"));
         }
-        Some(bind)
+        Ok(bind)
     }
 }
 
@@ -291,9 +282,7 @@ fn a_database_on_read_only_media_is_read_by_every_reader_and_refused_for_runs() 
         std::fs::create_dir(p).unwrap();
     }
     db_with_one(&src);
-    let Some(_bind) = RoBind::new(&src, &ro) else {
-        return;
-    };
+    let _bind = need!(RoBind::new(&src, &ro));
     let db = ro.join("results.db");
     let before = snapshot(&ro, &db);
     for args in [
@@ -534,10 +523,7 @@ fn kernel_has(fs: &str) -> bool {
 
 #[test]
 fn a_comparison_whose_every_target_is_skipped_exits_2_and_stores_nothing() {
-    if !is_root() {
-        eprintln!("skipped: formatting targets (--fs) needs root");
-        return;
-    }
+    require!(root);
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let db = db_with_one(d);
@@ -546,7 +532,7 @@ fn a_comparison_whose_every_target_is_skipped_exits_2_and_stores_nothing() {
     let before = snapshot(d, &db);
     let mut cases = vec![(vec!["--fs", "EXT4"], "did you mean `ext4`?")];
     if kernel_has("f2fs") {
-        eprintln!("skipped: the f2fs case: this kernel has f2fs");
+        skip_case!("the f2fs case: this kernel has f2fs");
     } else {
         cases.push((vec!["--fs", "f2fs"], "the kernel does not support f2fs"));
         cases.push((vec!["--fs", "f2fs,EXT4"], "did you mean `ext4`?"));
@@ -570,10 +556,7 @@ fn a_comparison_whose_every_target_is_skipped_exits_2_and_stores_nothing() {
 
 #[test]
 fn a_comparison_with_a_skipped_and_a_measured_target_keeps_both_columns() {
-    if !is_root() {
-        eprintln!("skipped: a --fs target needs root");
-        return;
-    }
+    require!(root);
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let db = db_with_one(d);

@@ -6,7 +6,7 @@
 
 mod common;
 use common::*;
-use iolab_testkit::require;
+use iolab_testkit::{need, require, Missing};
 
 use std::path::Path;
 use std::process::Command as Proc;
@@ -42,12 +42,8 @@ fn free(dir: &Path) -> u64 {
     iolab_engine::file::available_space(dir).unwrap()
 }
 
-fn small_tmpfs(dir: &Path) -> Option<Tmpfs> {
-    let fs = Tmpfs::mount(dir, &format!("size={FS_SIZE}"));
-    if fs.is_none() {
-        eprintln!("skipped: cannot mount a small tmpfs (needs root)");
-    }
-    fs
+fn small_tmpfs(dir: &Path) -> Result<Tmpfs, Missing> {
+    Tmpfs::mount(dir, &format!("size={FS_SIZE}"))
 }
 
 #[test]
@@ -56,9 +52,7 @@ fn fill_device_fills_the_filesystem_as_fio_does() {
     let tmp = tempfile::tempdir().unwrap();
     let mnt = tmp.path().join("fs");
     std::fs::create_dir(&mnt).unwrap();
-    let Some(_fs) = small_tmpfs(&mnt) else {
-        return;
-    };
+    let _fs = need!(small_tmpfs(&mnt));
     for rw in ["write", "read"] {
         let args = [
             "--name=f".to_string(),
@@ -100,9 +94,7 @@ fn fill_device_clones_share_the_space_and_end_without_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     let mnt = tmp.path().join("fs");
     std::fs::create_dir(&mnt).unwrap();
-    let Some(_fs) = small_tmpfs(&mnt) else {
-        return;
-    };
+    let _fs = need!(small_tmpfs(&mnt));
     let report = run_json(
         &mnt,
         &[

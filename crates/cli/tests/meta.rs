@@ -6,7 +6,7 @@
 mod common;
 
 use common::{entries, iolab, json_of, Tmpfs};
-use iolab_testkit::have;
+use iolab_testkit::{have, need};
 use serde_json::Value;
 
 fn phases(v: &Value) -> Vec<(String, u64)> {
@@ -197,8 +197,8 @@ fn bad_input_exits_2_and_creates_nothing() {
     let ro = dir.join("ro");
     std::fs::create_dir(&ro).unwrap();
     match Tmpfs::mount(&ro, "ro,size=1m") {
-        Some(_m) => refused(&[], &ro, "not writable"),
-        None => eprintln!("skipped the read-only case: mounting a tmpfs needs root"),
+        Ok(_m) => refused(&[], &ro, "not writable"),
+        Err(missing) => iolab_testkit::skipped_case(missing),
     }
 }
 
@@ -206,10 +206,7 @@ fn bad_input_exits_2_and_creates_nothing() {
 fn a_full_filesystem_fails_the_phase_and_removes_the_files() {
     let tmp = tempfile::tempdir().unwrap();
     // 64 inodes: the run's directory and some files fit, 500 files do not.
-    let Some(_fs) = Tmpfs::mount(tmp.path(), "size=1m,nr_inodes=64") else {
-        eprintln!("skipped: mounting a tmpfs needs root");
-        return;
-    };
+    let _fs = need!(Tmpfs::mount(tmp.path(), "size=1m,nr_inodes=64"));
     let out = iolab()
         .args(["meta", "--files", "500"])
         .arg(tmp.path())
@@ -250,10 +247,7 @@ fn a_failure_after_finished_phases_reports_them_in_the_output_file() {
     std::fs::create_dir(&fs).unwrap();
     // 64 inodes: the run's directory and its six tree directories fit,
     // 500 files do not; mkdir finishes, create fails.
-    let Some(_fs) = Tmpfs::mount(&fs, "size=1m,nr_inodes=64") else {
-        eprintln!("skipped: mounting a tmpfs needs root");
-        return;
-    };
+    let _fs = need!(Tmpfs::mount(&fs, "size=1m,nr_inodes=64"));
     let report = tmp.path().join("o2.txt");
     let out = iolab()
         .args(["meta", "--files", "500", "--dirs", "2", "--depth", "2"])
@@ -321,14 +315,6 @@ fn too_many_open_files_names_the_directory_that_did_not_open() {
     assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
 }
 
-fn is_root() -> bool {
-    std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
-}
-
 #[test]
 fn cold_phases_drop_caches_as_root_and_are_refused_otherwise() {
     let tmp = tempfile::tempdir().unwrap();
@@ -337,7 +323,7 @@ fn cold_phases_drop_caches_as_root_and_are_refused_otherwise() {
         .arg(tmp.path())
         .output()
         .unwrap();
-    if is_root() {
+    if iolab_testkit::req::is_root() {
         assert!(
             out.status.success(),
             "{}",

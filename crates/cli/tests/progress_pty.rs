@@ -7,22 +7,11 @@
 
 mod common;
 
+use iolab_testkit::require;
 use std::path::Path;
 use std::process::Command as Proc;
 
 /// Whether `script` (util-linux) is there to give a command a terminal.
-fn script_available() -> bool {
-    let ok = Proc::new("script")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("skipped: `script` (Debian package bsdutils) is not installed");
-    }
-    ok
-}
-
 /// `iolab ARGS` on a pseudo-terminal; everything it drew there, as bytes.
 fn on_a_terminal(db: &Path, args: &[String]) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
@@ -84,9 +73,7 @@ fn cleared_before(raw: &[u8], report_start: &str) {
 
 #[test]
 fn quick_counts_its_steps_names_the_layout_and_clears_the_line() {
-    if !script_available() {
-        return;
-    }
+    require!(tool = "script");
     let dir = tempfile::tempdir().unwrap();
     let keep = tempfile::tempdir().unwrap();
     let db = keep.path().join("results.db");
@@ -130,9 +117,7 @@ fn quick_counts_its_steps_names_the_layout_and_clears_the_line() {
 
 #[test]
 fn compare_counts_its_steps_names_its_phases_and_clears_the_line() {
-    if !script_available() {
-        return;
-    }
+    require!(tool = "script");
     let keep = tempfile::tempdir().unwrap();
     let db = keep.path().join("results.db");
     let work = tempfile::tempdir().unwrap();
@@ -142,7 +127,7 @@ fn compare_counts_its_steps_names_its_phases_and_clears_the_line() {
             iolab_lab::support::check("ext4"),
             iolab_lab::support::Support::Ready { .. }
         );
-    let mut args: Vec<String> = ["compare", "--suite", "basic", "--repeat", "1"]
+    let mut args: Vec<String> = common::BASIC_COMPARE
         .iter()
         .chain(&["--runtime", "1s", "--size", "64m", "--workdir"])
         .map(|s| s.to_string())

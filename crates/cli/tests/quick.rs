@@ -7,6 +7,7 @@
 
 mod common;
 
+use iolab_testkit::need;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -325,7 +326,6 @@ fn a_damaged_database_is_refused_before_anything_runs_and_left_untouched() {
     let db = keep.path().join("results.db");
     common::damaged_database(&db);
     let before = std::fs::read(&db).unwrap();
-    let started = Instant::now();
     let out = quick(dir.path(), &db, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -334,10 +334,6 @@ fn a_damaged_database_is_refused_before_anything_runs_and_left_untouched() {
         "{err}"
     );
     assert!(out.stdout.is_empty(), "nothing was measured");
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "refused before the suite"
-    );
     assert_eq!(std::fs::read(&db).unwrap(), before, "the database changed");
     assert_eq!(common::entries(keep.path()), ["results.db"]);
     assert!(common::entries(dir.path()).is_empty(), "nothing ran");
@@ -348,10 +344,7 @@ fn the_free_space_is_checked_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let keep = tempfile::tempdir().unwrap();
     let db = keep.path().join("results.db");
-    let Some(_fs) = common::Tmpfs::mount(tmp.path(), "size=100m") else {
-        eprintln!("skipped: mounting a tmpfs needs root");
-        return;
-    };
+    let _fs = need!(common::Tmpfs::mount(tmp.path(), "size=100m"));
     let out = quick(tmp.path(), &db, &["--size", "200m"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use iolab_testkit::{have, require};
+use iolab_testkit::{have, need, require};
 
 #[test]
 fn queued_engines_count_exactly_and_fill_the_queue() {
@@ -112,21 +112,7 @@ fn data_written_through_queued_engines_reads_back_through_psync() {
             ],
         );
         // Every block carries its own offset and a distinct write number.
-        let data = std::fs::read(dir.path().join(&file)).unwrap();
-        let mut seqs: Vec<u64> = data
-            .chunks(4096)
-            .enumerate()
-            .map(|(i, b)| {
-                assert_eq!(
-                    u64::from_le_bytes(b[..8].try_into().unwrap()),
-                    i as u64 * 4096,
-                    "{engine}"
-                );
-                u64::from_le_bytes(b[8..16].try_into().unwrap())
-            })
-            .collect();
-        seqs.sort();
-        assert_eq!(seqs, (1..=256).collect::<Vec<u64>>(), "{engine}");
+        iolab_testkit::stamps::assert_each_block_written_once(&dir.path().join(&file), 4096, 256);
         // And psync reads it all back.
         let v = common::run_json(
             dir.path(),
@@ -243,9 +229,7 @@ fn trim_modes_discard_a_block_device_and_count_as_fio_counts() {
         .unwrap()
         .set_len(32 << 20)
         .unwrap();
-    let Some(lo) = common::LoopDev::attach(&img) else {
-        return;
-    };
+    let lo = need!(common::LoopDev::attach(&img));
     let fill = || {
         common::run_json(
             dir.path(),

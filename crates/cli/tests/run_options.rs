@@ -7,7 +7,7 @@
 
 mod common;
 use common::*;
-use iolab_testkit::require;
+use iolab_testkit::{need, require, skip, skip_case};
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -78,10 +78,7 @@ fn continue_on_error_prints_the_error_count_where_fio_does() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
-    let Some(_mounted) = Tmpfs::mount(&mnt, "size=1m") else {
-        eprintln!("skipped: cannot mount a 1 MiB tmpfs to fill (needs root)");
-        return;
-    };
+    let _mounted = need!(Tmpfs::mount(&mnt, "size=1m"));
     let args = |fmt: &str| {
         vec![
             "run".to_string(),
@@ -243,8 +240,7 @@ fn continue_on_error_goes_on_after_eio_and_counts_as_fio() {
     let failing = match FailingFile::make() {
         Ok(f) => f,
         Err(why) => {
-            eprintln!("skipped: cannot make a file that fails reads: {why}");
-            return;
+            skip!("cannot make a file that fails reads: {why}");
         }
     };
     let args = [
@@ -268,8 +264,7 @@ fn continue_on_error_goes_on_after_eio_and_counts_as_fio() {
         .clone();
     let (errs, first, bytes, ios, clat_n) = error_counts(&out);
     if errs == 0 {
-        eprintln!("skipped: the filesystem placed the file below the cut");
-        return;
+        skip!("the filesystem placed the file below the cut");
     }
     assert_eq!(first, 5, "EIO");
     assert_eq!(ios, 2048, "every read is counted");
@@ -280,7 +275,11 @@ fn continue_on_error_goes_on_after_eio_and_counts_as_fio() {
         Ok(o) if o.status.success() => {
             assert_eq!(error_counts(&o.stdout), (errs, first, bytes, ios, clat_n));
         }
-        _ => eprintln!("fio not run: the comparison with fio is skipped"),
+        Ok(o) => skip_case!(
+            "the comparison with fio: fio failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => skip_case!("the comparison with fio: {e}"),
     }
     // Without continue_on_error the first failed read stops the job.
     iolab()
@@ -409,9 +408,7 @@ fn a_mounted_block_device_is_not_written_to() {
     // fio's allow_mounted_write=0: writing under a mounted filesystem
     // corrupts it, so iolab refuses before anything runs; reading is fine.
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = LoopFs::new(dir.path(), "ext4", 64, "") else {
-        return;
-    };
+    let fs = need!(LoopFs::new(dir.path(), "ext4", 64, ""));
     fs::write(fs.mnt.join("keep"), b"data that must survive").unwrap();
     let src = Proc::new("findmnt")
         .args(["-n", "-o", "SOURCE"])
@@ -483,19 +480,10 @@ fn fadvise_hint_chooses_the_advice_given_at_open() {
     assert_eq!(advice("read", Some("random")), ["POSIX_FADV_RANDOM"]);
 }
 
-/// The write order of a file written with the default (scrambled) data:
-/// each 4 KiB block starts with its offset and the sequence number of the
-/// write that put it there.
+/// The write order of a file written with the default (scrambled) data,
+/// in 4 KiB blocks.
 fn write_order(path: &Path) -> Vec<u64> {
-    let data = fs::read(path).unwrap();
-    data.chunks(4096)
-        .enumerate()
-        .map(|(i, b)| {
-            let offset = u64::from_le_bytes(b[..8].try_into().unwrap());
-            assert_eq!(offset, i as u64 * 4096, "the stamp of block {i}");
-            u64::from_le_bytes(b[8..16].try_into().unwrap())
-        })
-        .collect()
+    iolab_testkit::stamps::write_order(path, 4096)
 }
 
 /// Two random-write runs with `opts`, to files `a` and `b`; their bytes.
@@ -580,9 +568,7 @@ fn a_device_held_by_another_opener_is_written_only_with_allow_mounted_write() {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("img");
     fs::File::create(&img).unwrap().set_len(16 << 20).unwrap();
-    let Some(lo) = LoopDev::attach(&img) else {
-        return;
-    };
+    let lo = need!(LoopDev::attach(&img));
     use std::os::unix::fs::OpenOptionsExt;
     let held = fs::OpenOptions::new()
         .read(true)

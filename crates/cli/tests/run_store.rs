@@ -10,6 +10,7 @@
 
 mod common;
 
+use iolab_testkit::{need, skip};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command as Proc, Stdio};
@@ -554,7 +555,7 @@ fn repeats_say_why_the_caches_could_not_be_dropped() {
     // As root, in a mount namespace of its own where /proc/sys is
     // read-only, as in a container.
     if iolab_engine::host::euid() != 0 {
-        return eprintln!("skipped: needs root to make /proc/sys read-only in a namespace");
+        skip!("needs root to make /proc/sys read-only in a namespace");
     }
     let dir = tempfile::tempdir().unwrap();
     let script = "mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys \
@@ -568,8 +569,8 @@ fn repeats_say_why_the_caches_could_not_be_dropped() {
         .output()
         .unwrap();
     if !out.status.success() && String::from_utf8_lossy(&out.stdout).is_empty() {
-        return eprintln!(
-            "skipped: cannot make /proc/sys read-only in a mount namespace: {}",
+        skip!(
+            "cannot make /proc/sys read-only in a mount namespace: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
@@ -589,12 +590,8 @@ fn repeats_say_why_the_caches_could_not_be_dropped() {
 #[test]
 fn runs_that_differ_are_flagged_and_their_interval_is_their_range() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 64, "") else {
-        return;
-    };
-    let Some(throttle) = common::Throttle::new() else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "ext4", 64, ""));
+    let throttle = need!(common::Throttle::new());
     // Direct reads for a second, three times; the device slowed down to
     // 1 MB/s once the first run has been reported.
     let mut child = Proc::new(assert_cmd::cargo::cargo_bin("iolab"))

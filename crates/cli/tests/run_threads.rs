@@ -7,6 +7,7 @@
 
 mod common;
 use common::*;
+use iolab_testkit::skip;
 
 use std::collections::BTreeMap;
 use std::process::{Command as Proc, Stdio};
@@ -57,8 +58,7 @@ fn cpus_allowed_and_nice_place_each_clone_thread() {
     let ncpus = iolab_engine::host::configured_cpus();
     let online = iolab_engine::host::thread_cpus().unwrap();
     if online.len() < 2 || !online.contains(&0) || !online.contains(&1) {
-        eprintln!("skipped: needs CPUs 0 and 1 usable, have {online:?}");
-        return;
+        skip!("needs CPUs 0 and 1 usable, have {online:?}");
     }
     let base = iolab_engine::host::thread_nice().unwrap();
     assert!(ncpus >= 2);

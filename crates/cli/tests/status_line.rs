@@ -5,17 +5,13 @@
 
 mod common;
 
+use iolab_testkit::require;
 use std::path::Path;
 use std::process::Command as Proc;
 
 /// Runs iolab with `args` under a pseudo-terminal; returns what the
-/// terminal showed, or None (with the reason printed) when `script` is
-/// missing.
-fn in_pty(dir: &Path, args: &[&str]) -> Option<String> {
-    if Proc::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: util-linux `script` is not installed, no pseudo-terminal to test in");
-        return None;
-    }
+/// terminal showed (the test requires `script`).
+fn in_pty(dir: &Path, args: &[&str]) -> String {
     let bin = assert_cmd::cargo::cargo_bin("iolab");
     let mut cmd = format!("cd '{}' && '{}' run", dir.display(), bin.display());
     for a in args {
@@ -31,7 +27,7 @@ fn in_pty(dir: &Path, args: &[&str]) -> Option<String> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The status lines in terminal output, split at carriage returns and
@@ -66,9 +62,8 @@ const JOB: &[&str] = &[
 #[test]
 fn the_status_line_shows_increasing_progress_and_ends_at_100() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(text) = in_pty(dir.path(), JOB) else {
-        return;
-    };
+    require!(tool = "script");
+    let text = in_pty(dir.path(), JOB);
     let lines = status_lines(&text);
     assert!(lines.len() >= 4, "a line every 250 ms over 2 s: {text:?}");
     let pcts: Vec<f64> = lines.iter().map(|l| percent(l)).collect();
@@ -104,14 +99,13 @@ fn never_means_never_and_newline_starts_new_lines() {
     let dir = tempfile::tempdir().unwrap();
     let mut args = JOB.to_vec();
     args.push("--eta=never");
-    let Some(text) = in_pty(dir.path(), &args) else {
-        return;
-    };
+    require!(tool = "script");
+    let text = in_pty(dir.path(), &args);
     assert!(status_lines(&text).is_empty(), "{text:?}");
 
     let mut args = JOB.to_vec();
     args.push("--eta-newline=500ms");
-    let text = in_pty(dir.path(), &args).unwrap();
+    let text = in_pty(dir.path(), &args);
     let on_own_lines = text
         .split('\n')
         .filter(|l| l.trim_start_matches('\r').trim().starts_with("Jobs: "))

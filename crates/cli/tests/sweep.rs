@@ -7,7 +7,7 @@
 
 mod common;
 
-use iolab_testkit::require;
+use iolab_testkit::{need, require};
 use std::path::Path;
 use std::process::Command as Proc;
 
@@ -240,9 +240,9 @@ fn a_place_where_no_file_can_be_made_exits_2_and_writes_nothing() {
     // A directory the user may not write in.
     let ro = tmp.path().join("ro");
     std::fs::create_dir(&ro).unwrap();
-    let Some(_m) = Tmpfs::mount(&ro, "ro,size=1m") else {
-        eprintln!("skipped the read-only case: mounting a tmpfs needs root");
-        return;
+    let _m = match Tmpfs::mount(&ro, "ro,size=1m") {
+        Ok(m) => m,
+        Err(missing) => return iolab_testkit::skipped_case(missing),
     };
     let out = sweep_in(
         tmp.path(),
@@ -266,10 +266,7 @@ fn a_failed_point_reports_the_points_before_it_and_removes_the_files() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path().join("T");
     std::fs::create_dir(&t).unwrap();
-    let Some(_fs) = Tmpfs::mount(&t, "size=1m") else {
-        eprintln!("skipped: mounting a tmpfs needs root");
-        return;
-    };
+    let _fs = need!(Tmpfs::mount(&t, "size=1m"));
     // 700 KiB fit once in 1 MiB; with two jobs the second file does not.
     let out = sweep_in(
         tmp.path(),

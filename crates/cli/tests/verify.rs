@@ -8,7 +8,7 @@
 
 mod common;
 use common::*;
-use iolab_testkit::require;
+use iolab_testkit::{require, skip_case};
 
 use std::fs;
 use std::os::unix::fs::FileExt;
@@ -64,11 +64,11 @@ fn job(dir: &Path, name: &str, rw: &str, engine: &str, extra: &[&str]) -> Run {
     run(dir, &a)
 }
 
-/// Whether this machine runs `engine`; says why when it does not.
+/// Whether this machine runs `engine`; records the case's skip when not.
 fn engine_runs(engine: &str, r: &Run) -> bool {
     if r.code == 2 && r.stderr.contains(engine) {
-        eprintln!(
-            "skipped {engine}: the engine is not available here: {}",
+        skip_case!(
+            "{engine}: the engine is not available here: {}",
             r.stderr.trim()
         );
         return false;

@@ -7,6 +7,7 @@
 //! Skipped, with the reason, where the machine cannot be made (no QEMU,
 //! no static busybox, no kernel package); scripts/setup.sh installs them.
 
+use iolab_testkit::{require, skip};
 use std::path::Path;
 use std::process::Command;
 
@@ -65,6 +66,7 @@ exit 0
 
 #[test]
 fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
+    require!(qemu);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = tempfile::tempdir().unwrap();
     let job = out.path().join("job.sh");
@@ -78,8 +80,9 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
         .expect("run scripts/vm-test.sh");
     let stderr = String::from_utf8_lossy(&res.stderr);
     if res.status.code() == Some(77) {
-        eprintln!("{}", stderr.trim());
-        return;
+        // vm-test.sh says `skipped: REASON` on its last line.
+        let why = stderr.trim().lines().last().unwrap_or_default();
+        skip!("{}", why.trim_start_matches("skipped: "));
     }
     let dir = out.path().join("out");
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();

@@ -6,6 +6,7 @@
 
 mod common;
 
+use iolab_testkit::{need, skip, skip_case, Missing};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Stdio};
@@ -40,9 +41,7 @@ fn has(v: &Value, code: &str) -> bool {
 #[test]
 fn buffered_writes_the_device_did_not_see_measure_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 256, "") else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "ext4", 256, ""));
     let job = [
         "--name=w",
         "--filename=f",
@@ -106,9 +105,12 @@ fn buffered_writes_the_device_did_not_see_measure_memory() {
 #[test]
 fn compressible_data_on_a_compressing_filesystem_is_flagged() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "btrfs", 512, "compress=zstd") else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(
+        dir.path(),
+        "btrfs",
+        512,
+        "compress=zstd"
+    ));
     // Not preallocated: btrfs writes into preallocated extents as they
     // are, uncompressed (warnings_planted.rs has that case).
     let (zeros, default) = zeros_and_default_data(&fs.mnt, &["--fallocate=none"]);
@@ -141,15 +143,15 @@ struct Zram {
 }
 
 impl Zram {
-    fn new(dir: &Path) -> Option<Zram> {
+    fn new(dir: &Path) -> Result<Zram, Missing> {
         let control = Path::new("/sys/class/zram-control/hot_add");
         if !control.exists() {
-            eprintln!("skipped: no zram in this kernel (modprobe zram, as root)");
-            return None;
+            return Err(Missing::here(
+                "no zram in this kernel (modprobe zram, as root)",
+            ));
         }
         let Ok(id) = fs::read_to_string(control) else {
-            eprintln!("skipped: cannot add a zram device (root needed)");
-            return None;
+            return Err(Missing::here("cannot add a zram device (root needed)"));
         };
         let mut z = Zram {
             id: id.trim().to_string(),
@@ -157,13 +159,14 @@ impl Zram {
             mounted: false,
         };
         let sys = PathBuf::from(format!("/sys/block/zram{}", z.id));
-        fs::write(sys.join("disksize"), "128M").ok()?;
+        fs::write(sys.join("disksize"), "128M")
+            .map_err(|e| Missing::here(format!("cannot size {}: {e}", sys.display())))?;
         let dev = format!("/dev/zram{}", z.id);
         let ok = Proc::new("mkfs.ext4")
             .args(["-q", "-F", &dev])
             .status()
             .is_ok_and(|s| s.success());
-        fs::create_dir_all(&z.mnt).ok()?;
+        fs::create_dir_all(&z.mnt).unwrap();
         z.mounted = ok
             && Proc::new("mount")
                 .arg(&dev)
@@ -171,10 +174,11 @@ impl Zram {
                 .status()
                 .is_ok_and(|s| s.success());
         if !z.mounted {
-            eprintln!("skipped: cannot make and mount ext4 on {dev}");
-            return None;
+            return Err(Missing::here(format!(
+                "cannot make and mount ext4 on {dev}"
+            )));
         }
-        Some(z)
+        Ok(z)
     }
 }
 
@@ -191,9 +195,7 @@ impl Drop for Zram {
 #[test]
 fn compressible_data_on_a_compressing_device_is_flagged() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(z) = Zram::new(dir.path()) else {
-        return;
-    };
+    let z = need!(Zram::new(dir.path()));
     let (zeros, default) = zeros_and_default_data(&z.mnt, &["--direct=1"]);
     let t = text(&zeros, "compression");
     assert!(
@@ -207,9 +209,7 @@ fn compressible_data_on_a_compressing_device_is_flagged() {
 #[test]
 fn btrfs_files_are_watched_on_the_device_under_the_filesystem() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "btrfs", 512, "") else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "btrfs", 512, ""));
     // btrfs gives its files an anonymous device number; the loop device
     // comes from the mount.
     let source = fs::read_to_string("/proc/self/mountinfo")
@@ -284,7 +284,7 @@ fn reports_holes(dir: &Path) -> bool {
 fn reads_of_a_never_written_file_are_sparse() {
     let dir = tempfile::tempdir().unwrap();
     if !reports_holes(dir.path()) {
-        return eprintln!("skipped: the test directory's filesystem reports no holes (SEEK_HOLE)");
+        skip!("the test directory's filesystem reports no holes (SEEK_HOLE)");
     }
     // A hole (ftruncate) and unwritten extents (fallocate): neither was
     // ever written.
@@ -299,7 +299,7 @@ fn reads_of_a_never_written_file_are_sparse() {
     if unwritten {
         files.push("alloc");
     } else {
-        eprintln!("skipped the fallocated file: no unwritten extents reported as holes here");
+        skip_case!("the fallocated file: no unwritten extents reported as holes here");
     }
     for file in files {
         let out = common::iolab()
@@ -340,9 +340,7 @@ fn a_queue_depth_a_sync_engine_cannot_reach_is_in_the_result() {
 #[test]
 fn a_clean_direct_random_read_raises_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 256, "") else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "ext4", 256, ""));
     // The file laid out by a run before, and the image's pages dropped
     // from the host's cache: the loop device reads its image through
     // that cache, which the layout's writes filled.
@@ -400,7 +398,7 @@ fn the_null_engine_is_cpu_bound_and_has_no_device_warnings() {
     let dir = tempfile::tempdir().unwrap();
     // A directory on a loop device, whose counters the null engine never
     // moves: no device-based warning may come of that.
-    let fs = common::LoopFs::new(dir.path(), "ext4", 64, "");
+    let fs = common::LoopFs::new(dir.path(), "ext4", 64, "").ok();
     let at = fs.as_ref().map_or(dir.path(), |f| f.mnt.as_path());
     let v = common::run_json(
         at,
@@ -429,12 +427,8 @@ fn the_null_engine_is_cpu_bound_and_has_no_device_warnings() {
 #[test]
 fn a_start_much_faster_than_the_rest_is_flagged_with_a_ramp_time() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 128, "") else {
-        return;
-    };
-    let Some(throttle) = common::Throttle::new() else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "ext4", 128, ""));
+    let throttle = need!(common::Throttle::new());
     // Lay the file out first, so the job starts reading at once.
     let job = [
         "--name=r",
@@ -485,7 +479,7 @@ fn a_working_set_that_fits_in_memory_with_no_device_is_flagged() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        return eprintln!("skipped: cannot mount overlayfs (root needed)");
+        skip!("cannot mount overlayfs (root needed)");
     }
     let overlay = common::Mounted(d.join("m"));
     let v = common::iolab()

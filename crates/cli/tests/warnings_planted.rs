@@ -9,6 +9,8 @@
 
 mod common;
 
+use iolab_testkit::need;
+use iolab_testkit::{skip, Missing};
 use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Stdio};
 
@@ -83,9 +85,7 @@ fn lay_out(dir: &Path) -> Value {
 fn direct_reads_of_a_loop_image_the_host_has_cached_come_from_memory() {
     let _cache = page_cache_lock();
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 128, "") else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "ext4", 128, ""));
     let img = dir.path().join("ext4.img");
     let _ = lay_out(&fs.mnt);
     // Not cached: the loop device reads the disk under the image, each
@@ -114,9 +114,7 @@ fn direct_reads_of_a_loop_image_the_host_has_cached_come_from_memory() {
 #[test]
 fn re_reads_the_hosts_cache_of_a_loop_image_served_are_memorys() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 128, "") else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "ext4", 128, ""));
     let _ = lay_out(&fs.mnt);
     let _cache = page_cache_lock();
     common::drop_file_cache(&dir.path().join("ext4.img"));
@@ -149,12 +147,8 @@ fn a_loop_image_on_tmpfs_is_memory() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t");
     std::fs::create_dir(&t).unwrap();
-    let Some(_tmpfs) = common::Tmpfs::mount(&t, "size=160m") else {
-        return eprintln!("skipped: cannot mount a tmpfs (root needed)");
-    };
-    let Some(fs) = common::LoopFs::new(&t, "ext4", 96, "") else {
-        return;
-    };
+    let _tmpfs = need!(common::Tmpfs::mount(&t, "size=160m"));
+    let fs = need!(common::LoopFs::new(&t, "ext4", 96, ""));
     let _ = lay_out(&fs.mnt);
     let v = common::run_json(&fs.mnt, &DIRECT_RANDREAD);
     let text = find(&v, "page-cache", "is on tmpfs").unwrap_or_else(|| panic!("{v:#}"));
@@ -167,9 +161,7 @@ fn compare_with_its_workdir_on_tmpfs_says_the_images_are_in_memory() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    let Some(_tmpfs) = common::Tmpfs::mount(&work, "size=200m,mode=0700") else {
-        return eprintln!("skipped: cannot mount a tmpfs (root needed)");
-    };
+    let _tmpfs = need!(common::Tmpfs::mount(&work, "size=200m,mode=0700"));
     let job = dir.path().join("r.fio");
     std::fs::write(&job, "[r]\nrw=read\nbs=64k\nsize=1m\n").unwrap();
     let out = common::iolab()
@@ -182,7 +174,7 @@ fn compare_with_its_workdir_on_tmpfs_says_the_images_are_in_memory() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("root") && !out.status.success() {
-        return eprintln!("skipped: {stderr}");
+        skip!("{stderr}");
     }
     assert!(out.status.success(), "{stderr}");
     let v = common::json_of(&out.stdout);
@@ -213,7 +205,7 @@ fn compare_with_its_workdir_on_a_disk_has_no_memory_note() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("root") && !out.status.success() {
-        return eprintln!("skipped: {stderr}");
+        skip!("{stderr}");
     }
     assert!(out.status.success(), "{stderr}");
     let v = common::json_of(&out.stdout);
@@ -254,9 +246,7 @@ fn device_reads(v: &Value) -> u64 {
 fn reads_from_the_page_cache_are_flagged_while_a_neighbour_reads_the_device() {
     let _cache = page_cache_lock();
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 128, "") else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "ext4", 128, ""));
     let laid = lay_out(&fs.mnt);
     let dev = format!("/dev/{}", laid["disk_util"][0]["name"].as_str().unwrap());
     let _n = Killed(neighbour(&dev));
@@ -315,9 +305,12 @@ fn write_16m(dir: &Path, extra: &[&str]) -> Value {
 #[test]
 fn btrfs_compression_is_judged_by_what_was_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "btrfs", 256, "compress-force=zstd") else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(
+        dir.path(),
+        "btrfs",
+        256,
+        "compress-force=zstd"
+    ));
     // Zeros into the extents the default fallocate made: btrfs writes
     // preallocated extents in place, uncompressed.
     let v = write_16m(&fs.mnt, &["--zero_buffers"]);
@@ -349,9 +342,7 @@ fn btrfs_compression_is_judged_by_what_was_stored() {
 #[test]
 fn btrfs_without_compression_never_warns_of_it() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "btrfs", 256, "") else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "btrfs", 256, ""));
     for extra in [
         &["--zero_buffers", "--fallocate=none"][..],
         &[
@@ -373,23 +364,23 @@ struct DirectLoopFs {
 }
 
 impl DirectLoopFs {
-    fn new(dir: &Path, size_mib: u64) -> Option<DirectLoopFs> {
+    fn new(dir: &Path, size_mib: u64) -> Result<DirectLoopFs, Missing> {
+        iolab_testkit::req::loop_devices()?;
         let img = dir.join("direct.img");
         std::fs::File::create(&img)
-            .ok()?
+            .unwrap()
             .set_len(size_mib << 20)
-            .ok()?;
+            .unwrap();
         let out = Proc::new("losetup")
             .args(["--find", "--show", "--direct-io=on"])
             .arg(&img)
             .output()
-            .ok()?;
+            .unwrap();
         if !out.status.success() {
-            eprintln!(
-                "skipped: cannot attach a loop device with direct I/O (root needed): {}",
+            return Err(Missing::here(format!(
+                "cannot attach a loop device with direct I/O: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
-            );
-            return None;
+            )));
         }
         let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
         let mnt = dir.join("direct-mnt");
@@ -400,10 +391,9 @@ impl DirectLoopFs {
         ))
         .unwrap_or_default();
         if dio.trim() != "1" {
-            eprintln!("skipped: direct I/O refused on {}", made.dev);
-            return None;
+            return Err(Missing::here(format!("direct I/O refused on {}", made.dev)));
         }
-        std::fs::create_dir(&made.mnt).ok()?;
+        std::fs::create_dir(&made.mnt).unwrap();
         let ok = Proc::new("mkfs.ext4")
             .args(["-q", "-F", &made.dev])
             .status()
@@ -414,7 +404,7 @@ impl DirectLoopFs {
                 .status()
                 .is_ok_and(|s| s.success());
         assert!(ok, "mkfs.ext4 and mount of {}", made.dev);
-        Some(made)
+        Ok(made)
     }
 }
 
@@ -460,9 +450,7 @@ fn quick_notes(dir: &Path) -> Vec<String> {
 fn quick_on_a_loop_image_without_direct_io_says_why_its_figures_are_memorys() {
     let _cache = page_cache_lock();
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = common::LoopFs::new(dir.path(), "ext4", 160, "") else {
-        return;
-    };
+    let fs = need!(common::LoopFs::new(dir.path(), "ext4", 160, ""));
     let notes = quick_notes(&fs.mnt);
     let all = notes.join("\n");
     assert!(
@@ -483,9 +471,7 @@ fn quick_on_a_loop_image_without_direct_io_says_why_its_figures_are_memorys() {
 #[test]
 fn quick_on_a_loop_device_with_direct_io_has_no_memory_notes() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(fs) = DirectLoopFs::new(dir.path(), 160) else {
-        return;
-    };
+    let fs = need!(DirectLoopFs::new(dir.path(), 160));
     let notes = quick_notes(&fs.mnt).join("\n");
     assert!(!notes.contains("loop device"), "{notes}");
     assert!(!notes.contains("page cache"), "{notes}");

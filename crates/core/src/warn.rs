@@ -1218,7 +1218,7 @@ mod tests {
     fn the_jobs_own_reads_decide_whatever_a_neighbour_did_on_the_device() {
         let dir = std::env::current_dir().unwrap();
         let Some(disk) = disk_of(&dir) else {
-            return println!("skip: no block device under {}", dir.display());
+            iolab_testkit::skip!("no block device under {}", dir.display());
         };
         let p = plan(&format!(
             "[j]\nfilename={}/f\nsize=64m\nrw=read\n",
@@ -1271,7 +1271,7 @@ mod tests {
         // The job's file on a real disk: the current directory's.
         let dir = std::env::current_dir().unwrap();
         let Some(disk) = disk_of(&dir) else {
-            return println!("skip: no block device under {}", dir.display());
+            iolab_testkit::skip!("no block device under {}", dir.display());
         };
         let p = plan(&format!(
             "[j]\nfilename={}/f\nsize=64m\nrw=randread\ndirect=1\n",

@@ -1,6 +1,7 @@
 //! The environment probe on this machine's real mounts: the facts it
 //! reports agree with `uname`, `findmnt` and /sys.
 
+use iolab_testkit::{skip, skip_case};
 use std::path::Path;
 use std::process::Command;
 
@@ -30,7 +31,7 @@ fn check(path: &Path) -> Environment {
     assert_eq!(env.hypervisor, iolab_core::virt::detect());
     assert!(env.target.starts_with(&env.mount_point), "{env:?}");
     let Some(fs_type) = findmnt("FSTYPE", path) else {
-        eprintln!("skipped comparing with findmnt: findmnt is not installed");
+        skip_case!("comparing with findmnt: findmnt is not installed");
         return env;
     };
     assert_eq!(env.fs_type, fs_type, "{env:#?}");
@@ -82,8 +83,7 @@ fn probe_of_tmp_and_a_path_not_yet_there() {
 fn probe_of_a_tmpfs_has_no_block_device() {
     let shm = Path::new("/dev/shm");
     if findmnt("FSTYPE", shm).as_deref() != Some("tmpfs") {
-        eprintln!("skipped: /dev/shm is not a tmpfs mount here");
-        return;
+        skip!("/dev/shm is not a tmpfs mount here");
     }
     let env = check(shm);
     assert_eq!(env.fs_type, "tmpfs");
@@ -122,8 +122,7 @@ fn probe_of_a_loop_mount_finds_the_disk_under_its_image() {
     let dev = match out {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
         _ => {
-            eprintln!("skipped: cannot attach a loop device (needs root and losetup)");
-            return;
+            skip!("cannot attach a loop device (needs root and losetup)");
         }
     };
     let mnt = dir.path().join("mnt");
@@ -135,8 +134,7 @@ fn probe_of_a_loop_mount_finds_the_disk_under_its_image() {
     };
     let mkfs = Command::new("mkfs.ext4").args(["-q", &dev]).status();
     if !mkfs.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: mkfs.ext4 is not available");
-        return;
+        skip!("mkfs.ext4 is not available");
     }
     let mounted = Command::new("mount").arg(&dev).arg(&mnt).status();
     assert!(mounted.is_ok_and(|s| s.success()), "mount {dev}");

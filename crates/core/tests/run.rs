@@ -40,20 +40,7 @@ fn a_random_write_pass_writes_every_block_exactly_once() {
     // Every block starts with its own offset and a write sequence number;
     // 1024 blocks carrying 1024 distinct numbers 1..=1024 means each block
     // was written once and no write was lost.
-    let data = std::fs::read(&f).unwrap();
-    let mut seqs: Vec<u64> = data
-        .chunks(4096)
-        .enumerate()
-        .map(|(i, b)| {
-            assert_eq!(
-                u64::from_le_bytes(b[..8].try_into().unwrap()),
-                i as u64 * 4096
-            );
-            u64::from_le_bytes(b[8..16].try_into().unwrap())
-        })
-        .collect();
-    seqs.sort();
-    assert_eq!(seqs, (1..=1024).collect::<Vec<u64>>());
+    iolab_testkit::stamps::assert_each_block_written_once(&f, 4096, 1024);
 }
 
 #[test]

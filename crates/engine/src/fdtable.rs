@@ -302,8 +302,7 @@ mod tests {
         // The message alone, for kernels where tmpfs does take O_DIRECT.
         let shm = Path::new("/dev/shm");
         if fs_type(shm).ok() != Some(FsType::Tmpfs) {
-            println!("skip tmpfs message test: /dev/shm is not tmpfs");
-            return;
+            iolab_testkit::skip!("/dev/shm is not tmpfs");
         }
         let spec = FileSpec {
             path: shm.join("iolab-not-created"),
@@ -338,7 +337,7 @@ mod tests {
             let mount = match Mount::new(fstype, &mountpoint) {
                 Ok(m) => m,
                 Err(why) => {
-                    println!("skip O_DIRECT refusal on {fstype}: {why}");
+                    iolab_testkit::skip_case!("O_DIRECT refusal on {fstype}: {why}");
                     continue;
                 }
             };
@@ -347,6 +346,6 @@ mod tests {
             }
             println!("{fstype} takes O_DIRECT on this kernel");
         }
-        println!("skip O_DIRECT refusal test: no filesystem without O_DIRECT could be mounted");
+        iolab_testkit::skip!("no filesystem without O_DIRECT could be mounted");
     }
 }

@@ -550,7 +550,7 @@ mod tests {
         assert!(!block_device_busy(&img));
         let lo = match crate::testutil::LoopDev::new(&img) {
             Ok(lo) => lo,
-            Err(why) => return println!("skip: {why}"),
+            Err(why) => iolab_testkit::skip!("{why}"),
         };
         assert!(!block_device_busy(&lo.0));
         use std::os::unix::fs::OpenOptionsExt;
@@ -572,7 +572,7 @@ mod tests {
         let st = match cache_stat(&f) {
             Ok(st) => st,
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
-                return println!("skip: no cachestat(2) before Linux 6.5");
+                iolab_testkit::skip!("no cachestat(2) before Linux 6.5");
             }
             Err(e) => panic!("cachestat: {e}"),
         };
@@ -608,7 +608,7 @@ mod tests {
         f.sync_all().unwrap();
         let holes = hole_bytes(&path, 0, 4 << 20).unwrap();
         if holes == 0 {
-            return println!("skip: this filesystem reports no holes (no SEEK_HOLE)");
+            iolab_testkit::skip!("this filesystem reports no holes (no SEEK_HOLE)");
         }
         assert_eq!(holes, 3 << 20);
         assert_eq!(hole_bytes(&path, 1 << 20, 1 << 20).unwrap(), 0);
@@ -693,7 +693,7 @@ mod tests {
             assert_eq!(m.len(), len);
             assert!(m.blocks() * 512 >= len, "native: {} blocks", m.blocks());
         } else {
-            println!("skip native check: filesystem has no fallocate");
+            iolab_testkit::skip_case!("the native check: the filesystem has no fallocate");
         }
 
         let f = rw_file(&dir.path().join("keep"));
@@ -706,7 +706,7 @@ mod tests {
                     assert!(m.blocks() * 512 >= len, "keep: {} blocks", m.blocks());
                 }
             }
-            Err(e) => println!("skip keep check: {e}"),
+            Err(e) => iolab_testkit::skip_case!("the keep check: {e}"),
         }
 
         let f = rw_file(&dir.path().join("empty"));

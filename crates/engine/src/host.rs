@@ -368,7 +368,7 @@ mod tests {
         assert_eq!((io.read_bytes, io.write_bytes), (8192, 4096));
         assert_eq!(ThreadIo::parse("rchar: 1\n"), None);
         let Some(before) = thread_io() else {
-            return println!("skip: no per-thread I/O accounting in this kernel");
+            iolab_testkit::skip!("no per-thread I/O accounting in this kernel");
         };
         // A file written and still cached: reading it back reads nothing
         // from storage.

@@ -640,7 +640,7 @@ mod tests {
     fn eight_in_flight_direct() {
         let dir = temp();
         if !probe_o_direct(dir.path()).unwrap_or(false) {
-            return println!("skip: {} does not take O_DIRECT", dir.path().display());
+            iolab_testkit::skip!("{} does not take O_DIRECT", dir.path().display());
         }
         pattern_8_in_flight(dir.path(), true);
     }
@@ -837,7 +837,7 @@ mod tests {
         if !matches!(fs, Some(FsType::Ext | FsType::Xfs | FsType::Btrfs))
             || !probe_o_direct(dir.path()).unwrap_or(false)
         {
-            return println!("skip: {fs:?} is not a block filesystem with O_DIRECT");
+            iolab_testkit::skip!("{fs:?} is not a block filesystem with O_DIRECT");
         }
         let path = dir.path().join("direct");
         std::fs::write(&path, vec![7u8; 2 << 20]).unwrap();

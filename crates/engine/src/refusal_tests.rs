@@ -7,6 +7,7 @@
 
 use crate::testutil::opts;
 use crate::{create, EngineError};
+use iolab_testkit::{need, Missing};
 
 /// Runs `f` on a new thread on which system call `nr` fails with EPERM;
 /// None when the kernel does not let the filter be installed.
@@ -72,20 +73,19 @@ fn with_syscall_refused<T: Send + 'static>(
     .expect("the filtered thread")
 }
 
-fn refusal(engine: &'static str, nr: libc::c_long) -> Option<EngineError> {
-    with_syscall_refused(nr, move || create(engine, &opts(8, 4096)).err())
-        .or_else(|| {
-            eprintln!("skip: this kernel does not take a seccomp filter");
-            None
-        })
-        .flatten()
+/// The error creating `engine` gives with system call `nr` refused; why
+/// not when this kernel takes no seccomp filter.
+fn refusal(engine: &'static str, nr: libc::c_long) -> Result<EngineError, Missing> {
+    match with_syscall_refused(nr, move || create(engine, &opts(8, 4096)).err()) {
+        None => Err(Missing::here("this kernel does not take a seccomp filter")),
+        Some(None) => panic!("{engine} was created with its setup call refused"),
+        Some(Some(e)) => Ok(e),
+    }
 }
 
 #[test]
 fn io_uring_refused_by_seccomp_names_the_errno_and_a_working_engine() {
-    let Some(e) = refusal("io_uring", libc::SYS_io_uring_setup) else {
-        return;
-    };
+    let e = need!(refusal("io_uring", libc::SYS_io_uring_setup));
     assert!(
         matches!(
             e,
@@ -105,9 +105,7 @@ fn io_uring_refused_by_seccomp_names_the_errno_and_a_working_engine() {
 
 #[test]
 fn libaio_refused_by_seccomp_names_the_errno_and_a_working_engine() {
-    let Some(e) = refusal("libaio", libc::SYS_io_setup) else {
-        return;
-    };
+    let e = need!(refusal("libaio", libc::SYS_io_setup));
     let text = e.to_string();
     assert!(
         matches!(
@@ -129,6 +127,6 @@ fn libaio_refused_by_seccomp_names_the_errno_and_a_working_engine() {
 fn the_filter_refuses_only_its_own_thread() {
     // The same engine is created fine on this thread while another thread
     // is refused: the tests above cannot leak into the rest of the suite.
-    assert!(refusal("io_uring", libc::SYS_io_uring_setup).is_some());
+    assert!(refusal("io_uring", libc::SYS_io_uring_setup).is_ok());
     assert!(create("io_uring", &opts(8, 4096)).is_ok());
 }

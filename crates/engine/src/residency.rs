@@ -276,7 +276,7 @@ mod tests {
         match cachestat_range(&f, 0, 0) {
             Ok(n) => assert_eq!(n, 0),
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
-                return println!("skip: no cachestat(2) before Linux 6.5")
+                iolab_testkit::skip!("no cachestat(2) before Linux 6.5")
             }
             Err(e) => panic!("cachestat: {e}"),
         }
@@ -319,7 +319,7 @@ mod tests {
                 }
             ),
             Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
-                println!("skip: no FIEMAP on the test directory's filesystem")
+                iolab_testkit::skip!("no FIEMAP on the test directory's filesystem")
             }
             Err(e) => panic!("fiemap: {e}"),
         }

@@ -168,7 +168,7 @@ mod tests {
         std::fs::write(&backing, vec![0xabu8; 4 << 20]).unwrap();
         let dev = match LoopDev::new(&backing) {
             Ok(d) => d,
-            Err(why) => return println!("skip block device trim test: {why}"),
+            Err(why) => iolab_testkit::skip!("{why}"),
         };
         assert!(is_block_device(&dev.0).unwrap());
         assert_eq!(file_size(&dev.0).unwrap(), 4 << 20);
@@ -180,7 +180,7 @@ mod tests {
         match run(e.as_mut(), io(0, d, Op::Trim, 65536, 65536)).result {
             Ok(n) => assert_eq!(n, 65536),
             Err(errno) => {
-                return println!("skip trim check: loop device refuses discard, errno {errno}")
+                iolab_testkit::skip!("the loop device refuses discard, errno {errno}")
             }
         }
         assert_eq!(

@@ -197,10 +197,7 @@ fn syncs_complete(name: &str, dir: &Path) {
 /// Direct I/O where the test directory's filesystem takes it.
 fn direct_io(name: &str, dir: &Path) {
     if !probe_o_direct(dir).unwrap_or(false) {
-        println!(
-            "skip {name} O_DIRECT test: {} does not take O_DIRECT",
-            dir.display()
-        );
+        iolab_testkit::skip_case!("{name} O_DIRECT: {} does not take O_DIRECT", dir.display());
         return;
     }
     let path = dir.join(format!("{name}.direct"));

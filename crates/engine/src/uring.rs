@@ -627,19 +627,17 @@ mod tests {
     use crate::testutil::{self, check, fill, io, opts, pattern_byte, spec, temp};
     use crate::{create, Completion, Engine, EngineError, EngineOpts, FileId, Op, Queued};
 
-    /// The engine, or `None` (with the reason printed) when this kernel
-    /// refuses io_uring.
-    fn uring(o: &EngineOpts) -> Option<Box<dyn Engine>> {
+    /// The engine, or why not when this kernel refuses io_uring.
+    fn uring(o: &EngineOpts) -> Result<Box<dyn Engine>, iolab_testkit::Missing> {
         match create("io_uring", o) {
-            Ok(e) => Some(e),
+            Ok(e) => Ok(e),
             Err(EngineError::Refused {
                 syscall: "io_uring_setup",
                 errno,
                 ..
-            }) => {
-                println!("skip io_uring test: io_uring_setup refused, errno {errno}");
-                None
-            }
+            }) => Err(iolab_testkit::Missing::here(format!(
+                "io_uring_setup refused, errno {errno}"
+            ))),
             Err(e) => panic!("{e}"),
         }
     }
@@ -654,7 +652,7 @@ mod tests {
 
     /// Writes 8 extents at once, then reads them back at once, and checks.
     fn eight_in_flight(o: &EngineOpts, path: &Path, direct: bool) {
-        let Some(mut e) = uring(o) else { return };
+        let mut e = iolab_testkit::need!(uring(o));
         let mut s = spec(path, true, true);
         s.direct = direct;
         let f = e.open(&s).unwrap();
@@ -698,9 +696,8 @@ mod tests {
 
     #[test]
     fn engine_contract() {
-        if uring(&opts(1, 4096)).is_some() {
-            testutil::engine_contract("io_uring");
-        }
+        iolab_testkit::need!(uring(&opts(1, 4096)));
+        testutil::engine_contract("io_uring");
     }
 
     #[test]
@@ -713,7 +710,7 @@ mod tests {
     fn eight_in_flight_o_direct() {
         let dir = temp();
         if !probe_o_direct(dir.path()).unwrap_or(false) {
-            return println!("skip io_uring O_DIRECT test: no O_DIRECT here");
+            iolab_testkit::skip!("no O_DIRECT here");
         }
         eight_in_flight(&opts(8, 8192), &dir.path().join("direct"), true);
     }
@@ -742,9 +739,7 @@ mod tests {
             fixedbufs,
             ..opts(65_536, 512)
         };
-        let Some(mut e) = uring(&many(None)) else {
-            return;
-        };
+        let mut e = iolab_testkit::need!(uring(&many(None)));
         let path = dir.path().join("plain");
         let f = e.open(&spec(&path, true, true)).unwrap();
         e.buf(9).fill(0x5a);
@@ -783,7 +778,7 @@ mod tests {
             registerfiles: Some(true),
             ..opts(2, 4096)
         };
-        let Some(mut e) = uring(&o) else { return };
+        let mut e = iolab_testkit::need!(uring(&o));
         let files: Vec<FileId> = (0..40)
             .map(|i| {
                 e.open(&spec(&dir.path().join(format!("f{i}")), true, true))
@@ -811,9 +806,7 @@ mod tests {
     #[test]
     fn busy_when_the_ring_is_full() {
         let dir = temp();
-        let Some(mut e) = uring(&opts(4, 4096)) else {
-            return;
-        };
+        let mut e = iolab_testkit::need!(uring(&opts(4, 4096)));
         let f = e.open(&spec(&dir.path().join("busy"), true, true)).unwrap();
         for slot in 0..4 {
             fill(e.as_mut(), slot, u64::from(slot) * 4096, 4096, 5);
@@ -837,9 +830,7 @@ mod tests {
     #[test]
     fn reap_returns_at_least_min() {
         let dir = temp();
-        let Some(mut e) = uring(&opts(8, 4096)) else {
-            return;
-        };
+        let mut e = iolab_testkit::need!(uring(&opts(8, 4096)));
         let f = e.open(&spec(&dir.path().join("min"), true, true)).unwrap();
         for slot in 0..8 {
             e.queue(&io(slot, f, Op::Write, u64::from(slot) * 4096, 4096))
@@ -863,9 +854,7 @@ mod tests {
     #[test]
     fn reap_submits_what_commit_did_not() {
         let dir = temp();
-        let Some(mut e) = uring(&opts(2, 4096)) else {
-            return;
-        };
+        let mut e = iolab_testkit::need!(uring(&opts(2, 4096)));
         let f = e
             .open(&spec(&dir.path().join("nocommit"), true, true))
             .unwrap();
@@ -880,9 +869,7 @@ mod tests {
     #[test]
     fn fsync_and_fdatasync_complete() {
         let dir = temp();
-        let Some(mut e) = uring(&opts(4, 4096)) else {
-            return;
-        };
+        let mut e = iolab_testkit::need!(uring(&opts(4, 4096)));
         let f = e
             .open(&spec(&dir.path().join("fsync"), true, true))
             .unwrap();
@@ -902,9 +889,7 @@ mod tests {
     fn errors_come_back_as_completions() {
         let dir = temp();
         let path = dir.path().join("wronly");
-        let Some(mut e) = uring(&opts(2, 4096)) else {
-            return;
-        };
+        let mut e = iolab_testkit::need!(uring(&opts(2, 4096)));
         let f = e.open(&spec(&path, false, true)).unwrap();
         e.queue(&io(0, f, Op::Read, 0, 4096)).unwrap();
         // The batch goes on past the failing SQE.
@@ -924,12 +909,12 @@ mod tests {
             hipri: true,
             ..opts(2, 4096)
         };
-        let Some(mut e) = uring(&o) else { return };
+        let mut e = iolab_testkit::need!(uring(&o));
         let path = dir.path().join("hipri");
         let err = e.open(&spec(&path, true, true)).unwrap_err();
         assert!(err.to_string().contains("direct=1"), "{err}");
         if !probe_o_direct(dir.path()).unwrap_or(false) {
-            return println!("skip io_uring hipri test: no O_DIRECT here");
+            iolab_testkit::skip!("no O_DIRECT here");
         }
         let mut s = spec(&path, true, true);
         s.direct = true;
@@ -944,7 +929,7 @@ mod tests {
             match reap_all(e.as_mut(), 1)[0].result {
                 Ok(n) => assert_eq!(n, 4096),
                 Err(libc::EOPNOTSUPP) => {
-                    return println!("skip io_uring hipri check: the device does not poll");
+                    iolab_testkit::skip!("the device does not poll");
                 }
                 Err(errno) => panic!("polled {op:?}: errno {errno}"),
             }
@@ -965,9 +950,7 @@ mod tests {
     #[test]
     fn dropping_with_io_in_flight_waits() {
         let dir = temp();
-        let Some(mut e) = uring(&opts(8, 65536)) else {
-            return;
-        };
+        let mut e = iolab_testkit::need!(uring(&opts(8, 65536)));
         let f = e.open(&spec(&dir.path().join("drop"), true, true)).unwrap();
         for slot in 0..8 {
             e.queue(&io(slot, f, Op::Write, u64::from(slot) << 16, 65536))

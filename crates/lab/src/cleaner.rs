@@ -75,8 +75,7 @@ mod tests {
         // following /dev/null after failing to open the device.
         use std::os::unix::process::CommandExt;
         let Some(tail) = crate::exec::find_program("tail") else {
-            eprintln!("skipped: no tail program on PATH");
-            return;
+            iolab_testkit::skip!("no tail program on PATH");
         };
         let mut child = std::process::Command::new(tail)
             .arg0("/sbin/nilfs_cleanerd")

@@ -2,14 +2,15 @@
 //! loop images with a tiny suite (root), skipped targets with reasons,
 //! directory targets (no root), and nothing left behind.
 
+use iolab_testkit::require;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use iolab_core::spec::Host;
 use iolab_lab::campaign::{self, Options, Progress};
 use iolab_lab::metrics;
 use iolab_lab::suite::{Suite, Workload};
 use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list};
+use iolab_spec::Host;
 
 fn tiny_suite() -> Suite {
     let job = |name: &str, rw: &str, bs: &str| {
@@ -50,25 +51,9 @@ fn options(workdir: Option<&Path>) -> Options {
     }
 }
 
-fn root_with(fs: &[&str]) -> bool {
-    if !iolab_lab::is_root() {
-        eprintln!("skipped: formatting and mounting need root");
-        return false;
-    }
-    for f in fs {
-        if let iolab_lab::support::Support::Missing(why) = iolab_lab::support::check(f) {
-            eprintln!("skipped: {why}");
-            return false;
-        }
-    }
-    true
-}
-
 #[test]
 fn three_filesystems_and_two_skipped() {
-    if !root_with(&["ext4", "xfs", "btrfs"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4", "xfs", "btrfs"]);
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("w");
     let mut targets = parse_fs_list("ext4,xfs,btrfs,nosuchfs,f2fs").unwrap();
@@ -227,9 +212,7 @@ fn bad_baseline_is_refused_before_anything() {
 
 #[test]
 fn an_image_larger_than_the_free_space_is_noted() {
-    if !root_with(&["ext4"]) {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small");
     std::fs::create_dir(&small).unwrap();
@@ -331,7 +314,7 @@ fn a_baseline_that_would_be_skipped_is_refused() {
     let e = campaign::preflight(&targets, &opts)
         .unwrap_err()
         .to_string();
-    if !iolab_lab::is_root() {
+    if !iolab_testkit::req::is_root() {
         assert!(e.contains("needs root"), "{e}");
         return;
     }

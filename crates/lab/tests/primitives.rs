@@ -2,30 +2,18 @@
 //! I/O, mkfs, mount, capacity, read speeds, the device checks on a mounted
 //! device, cold mount, and cleanup from the state file. Needs root.
 
+use iolab_testkit::{require, skip};
 use std::path::Path;
 
 use iolab_lab::state::{Entry, State};
 use iolab_lab::support::{self, Support};
 use iolab_lab::{capacity, cleanup, device, image, loopdev, mkfs, mount, mountinfo, readspeed};
 
-fn can_run() -> bool {
-    if !iolab_lab::is_root() {
-        eprintln!("skipped: needs root for loop devices and mount");
-        return false;
-    }
-    if !matches!(support::check("ext4"), Support::Ready { .. }) {
-        eprintln!("skipped: mkfs.ext4 or ext4 support missing");
-        return false;
-    }
-    true
-}
-
 #[test]
 fn f2fs_is_missing_on_this_kernel() {
     let kernel = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
     if kernel.contains("f2fs") {
-        eprintln!("skipped: this kernel has f2fs");
-        return;
+        skip!("this kernel has f2fs");
     }
     let Support::Missing(reason) = support::check("f2fs") else {
         panic!("f2fs reported ready on a kernel without it");
@@ -43,9 +31,7 @@ fn f2fs_is_missing_on_this_kernel() {
 
 #[test]
 fn loop_mkfs_mount_measure_and_clean() {
-    if !can_run() {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let Support::Ready { mkfs: tool } = support::check("ext4") else {
         unreachable!()
     };
@@ -113,9 +99,7 @@ fn loop_mkfs_mount_measure_and_clean() {
 
 #[test]
 fn unmounted_loop_device_passes_the_checks() {
-    if !can_run() {
-        return;
-    }
+    require!(root, filesystems = &["ext4"]);
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("x.img");
     image::create_sparse(&img, 64 << 20).unwrap();

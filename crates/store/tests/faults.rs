@@ -5,6 +5,7 @@
 
 mod common;
 
+use iolab_testkit::{need, Missing};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -90,12 +91,12 @@ fn missing_and_empty_files_read_as_no_database_and_stay_as_they_were() {
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
 }
 
-/// A read-only bind mount of `src` on `dst`, undone when dropped; None
-/// (with the reason printed) when mounting is not allowed.
+/// A read-only bind mount of `src` on `dst`, undone when dropped; why
+/// not when mounting is not allowed.
 struct RoBind(std::path::PathBuf);
 
 impl RoBind {
-    fn new(src: &Path, dst: &Path) -> Option<RoBind> {
+    fn new(src: &Path, dst: &Path) -> Result<RoBind, Missing> {
         let ok = |args: &[&std::ffi::OsStr]| {
             Command::new("mount")
                 .args(args)
@@ -103,15 +104,13 @@ impl RoBind {
                 .is_ok_and(|o| o.status.success())
         };
         if !ok(&["--bind".as_ref(), src.as_os_str(), dst.as_os_str()]) {
-            eprintln!("skipped: cannot bind-mount a directory (root needed)");
-            return None;
+            return Err(Missing::here("cannot bind-mount a directory (root needed)"));
         }
         let bind = RoBind(dst.to_path_buf());
         if !ok(&["-o".as_ref(), "remount,bind,ro".as_ref(), dst.as_os_str()]) {
-            eprintln!("skipped: cannot remount a bind mount read-only");
-            return None;
+            return Err(Missing::here("cannot remount a bind mount read-only"));
         }
-        Some(bind)
+        Ok(bind)
     }
 }
 
@@ -134,9 +133,7 @@ fn a_database_on_read_only_media_is_read_and_refused_for_writing() {
         1,
         "only the database"
     );
-    let Some(_bind) = RoBind::new(&src, &ro) else {
-        return;
-    };
+    let _bind = need!(RoBind::new(&src, &ro));
     let db = ro.join("r.db");
     let store = Store::open_for_reading(&db).unwrap().unwrap();
     assert_eq!(store.len().unwrap(), 1);

@@ -1,6 +1,7 @@
 //! The harness every iolab test uses: what a test needs from the machine
 //! (`require!`), a skip that is recorded with its reason (`skip!`), and a
-//! fresh directory with a private results database per test (`dir`, `db`).
+//! fresh directory with a private results database per test (`dir`, `db`),
+//! and readers of what iolab writes (`stamps`).
 //!
 //! Rust's test runner has no skip at run time, so a test that cannot run
 //! here returns early and says so: it prints
@@ -20,6 +21,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub mod req;
+pub mod stamps;
 
 pub use req::Missing;
 
@@ -47,6 +49,22 @@ macro_rules! skip {
         $crate::skipped($crate::Missing::here(format!($($arg)+)));
         return;
     }};
+}
+
+/// The value of a `Result<T, Missing>` (what a helper that prepares the
+/// machine returns: a mounted filesystem, a loop device), or a return from
+/// the test with the skip recorded: `let fs = need!(LoopFs::new(..));`.
+#[macro_export]
+macro_rules! need {
+    ($made:expr) => {
+        match $made {
+            Ok(made) => made,
+            Err(missing) => {
+                $crate::skipped(missing);
+                return;
+            }
+        }
+    };
 }
 
 /// Records that the test leaves out one of its cases, with the reason

@@ -3,7 +3,6 @@
 //! would have installed it.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// Why a test cannot run here.
 #[derive(Debug, Clone)]
@@ -124,23 +123,32 @@ pub fn mkfs(fs: &str) -> Result<(), Missing> {
     tool(&format!("mkfs.{fs}"))
 }
 
-/// The kernel knows filesystem `fs` (in /proc/filesystems, or as a module
-/// that can be loaded); `fs_kernel = "f2fs"`.
+/// The kernel knows filesystem `fs`: in /proc/filesystems, or a module
+/// of that name that can be loaded (`fs_kernel = "f2fs"`).
 pub fn fs_kernel(fs: &str) -> Result<(), Missing> {
-    let known = |t: &str| t.lines().any(|l| l.split_whitespace().last() == Some(fs));
-    if std::fs::read_to_string("/proc/filesystems").is_ok_and(|t| known(&t)) {
-        return Ok(());
+    let listed = std::fs::read_to_string("/proc/filesystems")
+        .is_ok_and(|t| t.lines().any(|l| l.split_whitespace().last() == Some(fs)));
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let module = Path::new("/lib/modules")
+        .join(release.trim())
+        .join("kernel/fs")
+        .join(fs);
+    if listed || module.is_dir() {
+        Ok(())
+    } else {
+        Err(Missing::here(format!("this kernel has no {fs}")))
     }
-    let loaded = Command::new("modprobe")
-        .arg(fs)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if loaded && std::fs::read_to_string("/proc/filesystems").is_ok_and(|t| known(&t)) {
-        return Ok(());
+}
+
+/// Each of `fs` can be made and mounted here: its mkfs tool and a kernel
+/// that knows it (`filesystems = &["ext4", "xfs"]`; formatting also needs
+/// root, which `require!` names apart).
+pub fn filesystems(fs: &[&str]) -> Result<(), Missing> {
+    for f in fs {
+        mkfs(f)?;
+        fs_kernel(f)?;
     }
-    Err(Missing::here(format!("this kernel has no {fs}")))
+    Ok(())
 }
 
 /// io_uring is allowed (not disabled by the kernel.io_uring_disabled

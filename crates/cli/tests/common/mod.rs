@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Proc;
 
 use assert_cmd::Command;
+use iolab_testkit::Missing;
 use serde_json::Value;
 
 /// The iolab binary of this build.
@@ -16,6 +17,24 @@ use serde_json::Value;
 pub fn iolab() -> Command {
     let mut c = Command::cargo_bin("iolab").expect("the iolab binary is built");
     c.env("IOLAB_DB", test_db());
+    c
+}
+
+/// The lab's shortest comparison, to which a test adds its targets and
+/// options: one run of each workload of the basic suite.
+pub const BASIC_COMPARE: [&str; 5] = ["compare", "--suite", "basic", "--repeat", "1"];
+
+/// `iolab compare --suite basic --repeat 1 ARGS`, with the test's database.
+pub fn basic_compare(args: &[&str]) -> Command {
+    let mut c = iolab();
+    c.args(BASIC_COMPARE).args(args);
+    c
+}
+
+/// The same comparison as a process to start in the background.
+pub fn basic_compare_proc(args: &[&str]) -> Proc {
+    let mut c = Proc::new(assert_cmd::cargo::cargo_bin("iolab"));
+    c.env("IOLAB_DB", test_db()).args(BASIC_COMPARE).args(args);
     c
 }
 
@@ -115,16 +134,23 @@ pub fn strace_iolab_run(
 pub struct Tmpfs(PathBuf);
 
 impl Tmpfs {
-    /// Mounts with `opts` (e.g. `size=1m`, `ro`); None when that is not
-    /// allowed (not root).
-    pub fn mount(dir: &Path, opts: &str) -> Option<Tmpfs> {
-        let ok = Proc::new("mount")
+    /// Mounts with `opts` (e.g. `size=1m`, `ro`); why not when that is
+    /// not allowed (not root).
+    pub fn mount(dir: &Path, opts: &str) -> Result<Tmpfs, Missing> {
+        iolab_testkit::req::root()
+            .map_err(|_| Missing::here(format!("mounting a tmpfs ({opts}) needs root")))?;
+        let out = Proc::new("mount")
             .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
             .arg(dir)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        ok.then(|| Tmpfs(dir.to_path_buf()))
+            .output()
+            .map_err(|e| Missing::here(format!("mount: {e}")))?;
+        if !out.status.success() {
+            return Err(Missing::here(format!(
+                "cannot mount a tmpfs ({opts}): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(Tmpfs(dir.to_path_buf()))
     }
 }
 
@@ -165,14 +191,16 @@ pub struct LoopFs {
 
 impl LoopFs {
     /// Makes a `size_mib` image of `fs` in `dir` and mounts it with `opts`
-    /// (may be empty); None, with the reason printed, when the machine
-    /// does not allow it (not root, no mkfs tool, no loop devices).
-    pub fn new(dir: &Path, fs: &str, size_mib: u64, opts: &str) -> Option<LoopFs> {
+    /// (may be empty); why not when the machine does not allow it (not
+    /// root, no mkfs tool, no loop devices, a kernel without `fs`).
+    pub fn new(dir: &Path, fs: &str, size_mib: u64, opts: &str) -> Result<LoopFs, Missing> {
+        iolab_testkit::req::mkfs(fs)?;
+        iolab_testkit::req::loop_devices()?;
         let img = dir.join(format!("{fs}.img"));
         let mnt = dir.join(format!("{fs}-mnt"));
-        std::fs::create_dir_all(&mnt).ok()?;
-        let f = std::fs::File::create(&img).ok()?;
-        f.set_len(size_mib << 20).ok()?;
+        std::fs::create_dir_all(&mnt).unwrap();
+        let f = std::fs::File::create(&img).unwrap();
+        f.set_len(size_mib << 20).unwrap();
         let mkfs = Proc::new(format!("mkfs.{fs}"))
             .arg(if fs == "xfs" || fs == "btrfs" {
                 "-f"
@@ -185,16 +213,12 @@ impl LoopFs {
         match mkfs {
             Ok(o) if o.status.success() => {}
             Ok(o) => {
-                eprintln!(
-                    "skipped: mkfs.{fs} failed: {}",
-                    String::from_utf8_lossy(&o.stderr)
-                );
-                return None;
+                return Err(Missing::here(format!(
+                    "mkfs.{fs} failed: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                )))
             }
-            Err(e) => {
-                eprintln!("skipped: mkfs.{fs}: {e}");
-                return None;
-            }
+            Err(e) => return Err(Missing::here(format!("mkfs.{fs}: {e}"))),
         }
         let mut o = String::from("loop");
         if !opts.is_empty() {
@@ -206,15 +230,14 @@ impl LoopFs {
             .arg(&img)
             .arg(&mnt)
             .output()
-            .ok()?;
+            .map_err(|e| Missing::here(format!("mount: {e}")))?;
         if !out.status.success() {
-            eprintln!(
-                "skipped: cannot mount a loop {fs} (root needed): {}",
+            return Err(Missing::here(format!(
+                "cannot mount a loop {fs}: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
-            );
-            return None;
+            )));
         }
-        Some(LoopFs { mnt })
+        Ok(LoopFs { mnt })
     }
 }
 
@@ -237,20 +260,22 @@ pub fn dev_of(dir: &Path) -> String {
 pub struct Throttle(PathBuf);
 
 impl Throttle {
-    pub fn new() -> Option<Throttle> {
+    pub fn new() -> Result<Throttle, Missing> {
         let root = Path::new("/sys/fs/cgroup/blkio");
         if !root.join("blkio.throttle.read_bps_device").exists() {
-            eprintln!("skipped: no cgroup v1 blkio controller to slow a device down with");
-            return None;
+            return Err(Missing::here(
+                "no cgroup v1 blkio controller to slow a device down with",
+            ));
         }
         static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = root.join(format!("iolab-test-{}-{n}", std::process::id()));
-        if std::fs::create_dir(&dir).is_err() {
-            eprintln!("skipped: cannot make a blkio cgroup (root needed)");
-            return None;
+        if let Err(e) = std::fs::create_dir(&dir) {
+            return Err(Missing::here(format!(
+                "cannot make a blkio cgroup (root needed): {e}"
+            )));
         }
-        Some(Throttle(dir))
+        Ok(Throttle(dir))
     }
 
     /// Limits reads of device `dev` (major:minor) to `bps` for the
@@ -307,28 +332,23 @@ pub struct LoopDev {
 }
 
 impl LoopDev {
-    /// Attaches `img`; None, with the reason printed, when the machine does
-    /// not allow it (not root, no loop devices).
-    pub fn attach(img: &Path) -> Option<LoopDev> {
+    /// Attaches `img`; why not when the machine does not allow it (not
+    /// root, no loop devices).
+    pub fn attach(img: &Path) -> Result<LoopDev, Missing> {
+        iolab_testkit::req::loop_devices()?;
         let out = Proc::new("losetup")
             .args(["--find", "--show"])
             .arg(img)
             .output();
         match out {
-            Ok(o) if o.status.success() => Some(LoopDev {
+            Ok(o) if o.status.success() => Ok(LoopDev {
                 dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
             }),
-            Ok(o) => {
-                eprintln!(
-                    "skipped: cannot attach a loop device (root needed): {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                );
-                None
-            }
-            Err(e) => {
-                eprintln!("skipped: losetup: {e}");
-                None
-            }
+            Ok(o) => Err(Missing::here(format!(
+                "cannot attach a loop device: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ))),
+            Err(e) => Err(Missing::here(format!("losetup: {e}"))),
         }
     }
 }

@@ -19,8 +19,8 @@ use crate::gen::{Rng, Seeds, Stream};
 use iolab_stats::UnifiedRw;
 
 use super::{
-    BsSpec, EngineTuning, ExitWhat, Fadvise, FileService, JobFile, Layout, LogSpec, PaceSpec, Plan,
-    PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
+    BsSpec, EngineTuning, ErrorPolicy, ExitWhat, Fadvise, FileService, JobFile, Layout, LogSpec,
+    PaceSpec, Plan, PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
 };
 
 /// The logical block size every device takes; direct I/O needs multiples.
@@ -389,7 +389,12 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             Some("stonewall") => ExitWhat::Stonewall,
             _ => ExitWhat::Group,
         },
-        continue_on_error: job.choice(Opt::ContinueOnError).unwrap_or("none"),
+        errors: ErrorPolicy::new(
+            job.choice(Opt::ContinueOnError).unwrap_or("none"),
+            job.text(Opt::IgnoreError).as_deref(),
+            given_after(job, Opt::ContinueOnError, Opt::IgnoreError),
+        )
+        .map_err(|e| cx.err(Some(Opt::IgnoreError), e))?,
         exec,
         stop_after: Vec::new(),
         buffers,
@@ -397,6 +402,17 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         description: job.text(Opt::Description).unwrap_or_default(),
         options,
     })
+}
+
+/// Whether the job text gives `a` after `b` (both given, on lines of one
+/// file or in arguments of the command line).
+fn given_after(job: &JobSpec, a: Opt, b: Opt) -> bool {
+    use iolab_spec::Location::{Arg, File};
+    match (job.origin(a), job.origin(b)) {
+        (Some(File { path: p, line: x }), Some(File { path: q, line: y })) => p == q && x > y,
+        (Some(Arg { index: x, .. }), Some(Arg { index: y, .. })) => x > y,
+        _ => false,
+    }
 }
 
 /// What the engines that do no I/O take from the job, as fio's set it up:

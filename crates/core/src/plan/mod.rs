@@ -5,10 +5,12 @@
 
 mod buffers;
 mod build;
+mod errors;
 mod files;
 pub mod limits;
 
 pub use build::build;
+pub use errors::ErrorPolicy;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -327,7 +329,9 @@ pub struct PlanJob {
     pub nice: i32,
     pub exitall: bool,
     pub exit_what: ExitWhat,
-    pub continue_on_error: &'static str,
+    /// Which I/O errors the job goes on after (`continue_on_error`,
+    /// `ignore_error`).
+    pub errors: ErrorPolicy,
     /// `exec`: the program the engine runs.
     pub exec: Option<iolab_engine::ExecSpec>,
     /// `cpuio` with `exit_on_io_done`: the clones (indexes into
@@ -367,7 +371,7 @@ impl PlanJob {
             clat_percentiles: self.stats.clat_percentiles,
             lat_percentiles: self.stats.lat_percentiles,
             slat_percentiles: self.stats.slat_percentiles,
-            continue_on_error: self.continue_on_error != "none",
+            continue_on_error: self.errors.any(),
             unified_rw: self.stats.unified_rw,
             ..JobSetup::default()
         }

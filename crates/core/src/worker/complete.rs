@@ -9,7 +9,7 @@ use iolab_engine::clock::Clock;
 use iolab_engine::{errno_text, Completion, Op};
 use iolab_stats::{DepthDist, Dir, JobResult};
 
-use super::errors::{continues_after, strerror};
+use super::errors::strerror;
 use super::logs::Logged;
 use super::measure::Measure;
 use super::setup::engine_error;
@@ -282,12 +282,14 @@ impl Worker {
                 return false;
             }
             Err(errno) => {
-                out.total_err += 1;
-                if out.first_error == 0 {
-                    out.first_error = errno;
-                    out.first_error_text = strerror(errno);
+                if job.errors.counts(io.dir, errno) {
+                    out.total_err += 1;
+                    if out.first_error == 0 {
+                        out.first_error = errno;
+                        out.first_error_text = strerror(errno);
+                    }
                 }
-                if !continues_after(job.continue_on_error, io.dir, errno) {
+                if !job.errors.continues_after(io.dir, errno) {
                     out.error = errno;
                     out.error_detail = format!(
                         "{} (errno {errno}) on {} of {} bytes at offset {} in `{}`",

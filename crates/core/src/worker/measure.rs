@@ -209,12 +209,16 @@ mod tests {
     use iolab_spec::value::RwMode;
 
     /// Samples taken by I/Os completing every 10 ms up to `end_ms`, with
-    /// 100 ms windows and the deadline at `deadline_ms`.
+    /// 100 ms windows and the deadline at `deadline_ms`. Times are tenths
+    /// of the window in ticks, so that a window's end, its tenth I/O and
+    /// the deadline are the same tick whatever the clock's calibration
+    /// (ticks(1000 ms) may be a tick more than ten ticks(100 ms)).
     fn samples(end_ms: u64, deadline_ms: Option<u64>) -> (u64, u64) {
         let clock = Clock::get();
-        let ms = |n: u64| clock.ticks(Duration::from_millis(n));
-        let every = Some(Duration::from_millis(100));
-        let mut m = Measure::new(clock, 0, Duration::ZERO, every, every);
+        let window = Duration::from_millis(100);
+        let every = clock.ticks(window);
+        let ms = |n: u64| n / 10 * every / 10;
+        let mut m = Measure::new(clock, 0, Duration::ZERO, Some(window), Some(window));
         m.cut_off_at(deadline_ms.map(ms));
         let mix = RwMix::new(RwMode::Read, 100);
         let mut out = JobResult::default();

@@ -124,21 +124,35 @@ impl Think {
     /// Counts an I/O and thinks when a batch is complete.
     #[inline]
     pub fn after_io(&mut self, now_ns: u64, deadline_ns: Option<u64>) {
+        if let Some((spin, total)) = self.pause(now_ns, deadline_ns) {
+            think(spin, total);
+        }
+    }
+
+    /// Counts an I/O; when it completes a batch, how long to think (ns):
+    /// spinning first, then in all, capped by the time left before the
+    /// deadline.
+    #[inline]
+    fn pause(&mut self, now_ns: u64, deadline_ns: Option<u64>) -> Option<(u64, u64)> {
         self.since += 1;
         if self.since < self.blocks {
-            return;
+            return None;
         }
         self.since = 0;
         let left = deadline_ns.map_or(u64::MAX, |d| d.saturating_sub(now_ns));
         let total = self.total_ns.min(left);
-        let spin = self.spin_ns.min(total);
-        let t = Instant::now();
-        let spin_for = Duration::from_nanos(spin);
-        while t.elapsed() < spin_for {
-            std::hint::spin_loop();
-        }
-        sleep_ns(total - spin);
+        Some((self.spin_ns.min(total), total))
     }
+}
+
+/// Thinks for `total` ns, spinning the first `spin` of them.
+fn think(spin: u64, total: u64) {
+    let t = Instant::now();
+    let spin_for = Duration::from_nanos(spin);
+    while t.elapsed() < spin_for {
+        std::hint::spin_loop();
+    }
+    sleep_ns(total - spin);
 }
 
 /// The minimum rates: after a settle period of 2 s (fio's), each direction
@@ -309,15 +323,33 @@ mod tests {
     }
 
     #[test]
+    fn think_time_spins_first_then_sleeps() {
+        let mut s = spec();
+        s.thinktime = Duration::from_millis(100);
+        s.thinktime_spin = Duration::from_millis(50);
+        let mut t = Think::new(&s).unwrap();
+        assert_eq!(t.pause(0, None), Some((50_000_000, 100_000_000)));
+        // The deadline cuts the spin too.
+        assert_eq!(t.pause(0, Some(30_000_000)), Some((30_000_000, 30_000_000)));
+    }
+
+    #[test]
     fn think_time_is_capped_by_the_deadline() {
         let mut s = spec();
         s.thinktime = Duration::from_secs(10);
         s.thinktime_blocks = 2;
         let mut t = Think::new(&s).unwrap();
-        let t0 = Instant::now();
-        t.after_io(0, Some(1_000_000_000));
-        assert!(t0.elapsed() < Duration::from_millis(100), "first of two");
-        t.after_io(999_000_000, Some(1_000_000_000));
-        assert!(t0.elapsed() < Duration::from_millis(500), "1 ms left");
+        assert_eq!(t.pause(0, Some(1_000_000_000)), None, "first of two");
+        assert_eq!(
+            t.pause(999_000_000, Some(1_000_000_000)),
+            Some((0, 1_000_000)),
+            "1 ms left"
+        );
+        assert_eq!(t.pause(999_500_000, None), None, "first of the next two");
+        assert_eq!(
+            t.pause(999_600_000, None),
+            Some((0, 10_000_000_000)),
+            "no deadline"
+        );
     }
 }

@@ -64,7 +64,7 @@ impl Verifier {
             clone,
             log: Vec::new(),
             check_reads: !job.rw.mode.writes(),
-            tolerated: matches!(job.continue_on_error, "verify" | "all"),
+            tolerated: job.errors.tolerates_verify_failures(),
             failures: 0,
             first: None,
             fatal_hit: false,

@@ -366,6 +366,11 @@ option_table! {
         .default("0")
         .help("Create files when they are first opened for I/O instead of before the job")
         .example("1");
+    CreateSerialize = opt("create_serialize", Kind::Bool, C::Files)
+        .default("1")
+        .ignored("iolab lays out every file before the jobs start, one file at a time (fio's create_serialize=1); with 0 fio lays them out in the jobs' threads at once, which changes where data lands on disk, not the I/O")
+        .help("Lay out files one at a time (0: each job its own, all jobs at once)")
+        .example("0");
     AllowFileCreate = opt("allow_file_create", Kind::Bool, C::Files)
         .default("1")
         .help("Allow creating files that do not exist yet")
@@ -590,6 +595,9 @@ option_table! {
         .default("none")
         .help("Kinds of error after which the job goes on instead of stopping")
         .example("io");
+    IgnoreError = opt("ignore_error", Kind::Str, C::Timing)
+        .help("Errors to go on after: READ_LIST,WRITE_LIST,VERIFY_LIST, each `:`-separated")
+        .example("EAGAIN,ENOSPC:122");
 
     // ---- Rate limits and think time ----
     Rate = opt("rate", Kind::SizePerDir, C::Rate)

@@ -457,6 +457,12 @@ fn fio_defaults_and_units() {
         .collect();
     assert_eq!(
         ignored,
-        ["thread", "threads", "random_generator", "clocksource"]
+        [
+            "create_serialize",
+            "thread",
+            "threads",
+            "random_generator",
+            "clocksource"
+        ]
     );
 }
