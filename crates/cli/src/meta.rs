@@ -145,6 +145,7 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
     match outcome {
         Ok(result) => {
             output::emit(args.output.as_deref(), &render_meta(&result, format))?;
+            keep::note_emulation("meta");
             let mut record = keep::record(Kind::Meta, &args.dir, &args.store);
             record.result_json = serde_json::to_string(&result)?;
             record.metrics = metrics(&result);
@@ -244,6 +245,7 @@ fn run_repeated(
         ..median.clone()
     };
     output::emit(args.output.as_deref(), &render_meta(&result, format))?;
+    keep::note_emulation("meta");
     if result.repeat.as_ref().map(|o| o.stopped) == Some(StopReason::Interrupted) {
         eprintln!("iolab meta: interrupted; the runs above were not stored");
         return Ok(Status::Failed);
