@@ -214,7 +214,7 @@ fn zoned_offsets_are_fios() {
 
 /// Runs `prog args` (fio, or iolab with `run --no-store` first), which must
 /// exit with `want_ok`; its output.
-fn run_tool(prog: &str, args: &[String], want_ok: bool) -> String {
+fn run_tool(dir: &Path, prog: &str, args: &[String], want_ok: bool) -> String {
     let mut cmd = if prog == "fio" {
         Proc::new("fio")
     } else {
@@ -222,7 +222,8 @@ fn run_tool(prog: &str, args: &[String], want_ok: bool) -> String {
         c.args(["run", "--no-store"]).env("IOLAB_DB", test_db());
         c
     };
-    let out = cmd.args(args).output().unwrap();
+    // In the scratch directory: fio leaves its verify state files there.
+    let out = cmd.args(args).current_dir(dir).output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -260,10 +261,11 @@ fn verify_headers_written_by_either_tool_verify_with_the_other() {
         for (writer, reader) in [("fio", "iolab"), ("iolab", "fio")] {
             let _ = std::fs::remove_file(&file);
             let write = [m, &["--do_verify=0"]].concat();
-            run_tool(writer, &base("randwrite", &write), true);
-            run_tool(reader, &base("read", m), true);
+            run_tool(dir.path(), writer, &base("randwrite", &write), true);
+            run_tool(dir.path(), reader, &base("read", m), true);
             // verify_only: the writing job's own read-back.
             run_tool(
+                dir.path(),
                 reader,
                 &base("randwrite", &[m, &["--verify_only"]].concat()),
                 true,
@@ -278,7 +280,7 @@ fn verify_headers_written_by_either_tool_verify_with_the_other() {
             };
             bytes[at] ^= 0xff;
             std::fs::write(&file, &bytes).unwrap();
-            run_tool(reader, &base("read", m), false);
+            run_tool(dir.path(), reader, &base("read", m), false);
             println!("{m:?}: {writer} writes, {reader} verifies");
         }
     }
