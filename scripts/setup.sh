@@ -3,8 +3,10 @@
 # compatibility tests; xfsprogs and btrfs-progs for the filesystem lab;
 # strace to watch system calls from outside; QEMU, busybox and the mkfs
 # tools of f2fs, nilfs2, jfs, reiserfs and bcache for the virtual machine
-# of scripts/vm-test.sh, which fetches Debian's kernel package itself) when
-# they are missing and we are root. Safe to run again.
+# of scripts/vm-test.sh, which fetches Debian's kernel package itself;
+# OpenMPI and libclang to build and test the `mpi` feature; Chromium to
+# open the HTML reports) when they are missing and we are root. Safe to
+# run again.
 set -euo pipefail
 
 # The toolchain rust-toolchain.toml pins: when rustup does not know it by
@@ -36,6 +38,13 @@ command -v mkfs.nilfs2 >/dev/null 2>&1 || need+=(nilfs-tools)
 command -v mkfs.jfs >/dev/null 2>&1 || need+=(jfsutils)
 command -v mkfs.reiserfs >/dev/null 2>&1 || need+=(reiserfsprogs)
 command -v make-bcache >/dev/null 2>&1 || need+=(bcache-tools)
+# Headless Chromium opens the HTML reports (crates/cli/tests/report_browser.rs).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# The `mpi` feature: mpirun for its tests, MPI's headers and mpicc for
+# mpi-sys, and libclang for the bindings it generates.
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+command -v mpicc >/dev/null 2>&1 || need+=(libopenmpi-dev)
+dpkg-query -W -f='${Status}' libclang-dev 2>/dev/null | grep -q 'ok installed' || need+=(libclang-dev)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

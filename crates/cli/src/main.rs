@@ -13,6 +13,8 @@ mod keep;
 mod kinds;
 mod manual;
 mod meta;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod outargs;
 mod output;
 mod progress;

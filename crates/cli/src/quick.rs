@@ -178,7 +178,13 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         }
     };
     // A job file that replays the suite (`iolab rerun ID`).
-    let job_text = quick::replay_job_file(&setup);
+    let job_text = match quick::replay_job_file(&setup) {
+        Ok(t) => t,
+        Err(e) => {
+            quick::discard(&setup);
+            return bad(e.to_string());
+        }
+    };
     let mut first = Some(setup);
     let mut dir_tested = PathBuf::new();
     let once = |i: u32| {

@@ -61,6 +61,9 @@ Run flags:
                         terminal; not with --output or a JSON format, so
                         that tools which treat any stderr as failure work),
                         stderr (always), report (never)
+  --mpi-stonewall       under MPI: each phase ends for every rank when the
+                        first rank finishes it (IOR's stonewalling; off by
+                        default); see docs/mpi.md
   --version             print the version as fio does, iolab's after it:
                         `fio-3.33 (iolab X.Y.Z)`
   --eta=WHEN            status line on stderr: auto (a terminal, no JSON on
@@ -83,10 +86,22 @@ pub fn run(args: &[String]) -> Result<Status> {
         write_out(None, USAGE)?;
         return Ok(Status::Success);
     }
+    #[cfg(feature = "mpi")]
+    if crate::mpi::launched() {
+        let world = crate::mpi::World::init()?;
+        return crate::mpi::run::run(args, &world);
+    }
     let cmd = match cmdline::parse_args(args) {
         Ok(c) => c,
         Err(e) => return Ok(bad_input(&e)),
     };
+    if cmd.flag("mpi-stonewall").is_some() {
+        eprintln!(
+            "iolab: --mpi-stonewall: stonewalling across ranks needs a run under mpirun or srun \
+             of an iolab built with MPI (cargo build --features mpi); see docs/mpi.md"
+        );
+        return Ok(Status::BadInput);
+    }
     if cmd.flag("help").is_some() {
         write_out(None, USAGE)?;
         return Ok(Status::Success);
@@ -465,7 +480,7 @@ fn forget_caches(plan: &plan::Plan) -> String {
 }
 
 /// The directory a run measured, for its provenance.
-fn plan_target(plan: &plan::Plan) -> PathBuf {
+pub(crate) fn plan_target(plan: &plan::Plan) -> PathBuf {
     plan.files
         .first()
         .and_then(|f| f.path.parent().map(|p| p.to_path_buf()))
@@ -522,7 +537,7 @@ fn write_out(path: Option<&str>, text: &str) -> Result<()> {
     output::emit(path.map(Path::new), text)
 }
 
-fn render_opts(jobs: &JobSet) -> RenderOpts {
+pub(crate) fn render_opts(jobs: &JobSet) -> RenderOpts {
     let first = jobs.jobs.first();
     let kb_base = match first.map(|j| j.kb_base()) {
         Some(iolab_spec::value::KbBase::K1000) => 1000,

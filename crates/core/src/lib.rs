@@ -3,10 +3,6 @@
 //! sweeps, the environment probe and the checks that raise warnings.
 #![forbid(unsafe_code)]
 pub mod data;
-// The lab and other callers reach the engines and the job language
-// through core, as DESIGN.md's dependency map has them.
-pub use iolab_engine as engine;
-pub use iolab_spec as spec;
 
 pub mod compressing;
 pub mod devuse;
@@ -21,6 +17,7 @@ pub mod probe;
 pub mod progress;
 pub mod quick;
 pub mod quickdir;
+pub mod ranks;
 pub mod run;
 pub mod sweep;
 pub mod verify;

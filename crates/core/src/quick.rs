@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use iolab_engine::file::{available_space, probe_o_direct};
 use iolab_engine::{create, EngineOpts};
+use iolab_spec::raw::{RawSection, UnwritableValue};
 use iolab_spec::Context;
 use iolab_stats::meta::MetaPhaseKind;
 use iolab_stats::quick::{QuickResult, QuickTest};
@@ -442,6 +443,12 @@ fn prepare_in(
     for test in setup.profile.tests() {
         plan_of(&setup, test, &ctx)?;
     }
+    // The job file that replays the suite can be written.
+    replay_job_file(&setup).map_err(|e| {
+        QuickError::Plan(format!(
+            "{e}; the suite's job file names the directory, so choose one whose path has none"
+        ))
+    })?;
     Ok(setup)
 }
 
@@ -461,7 +468,7 @@ fn host_context() -> Context {
 
 /// The plan of one test.
 fn plan_of(setup: &QuickSetup, test: &SuiteTest, ctx: &Context) -> Result<plan::Plan, QuickError> {
-    let jobs = iolab_spec::parse_text("quick", &job_text(setup, test), ctx)
+    let jobs = iolab_spec::resolve_sections("quick", vec![job_section(setup, test)], ctx)
         .map_err(|e| QuickError::Plan(e.to_string()))?;
     plan::build(&jobs).map_err(|e| QuickError::Plan(e.to_string()))
 }
@@ -476,38 +483,34 @@ pub fn best_engine() -> String {
     "psync".to_string()
 }
 
-/// The job text of one test.
-pub fn job_text(setup: &QuickSetup, test: &SuiteTest) -> String {
-    let mut text = format!(
-        "[{name}]\nfilename={file}\nsize={size}\nioengine={engine}\ndirect={direct}\n\
-         rw={rw}\nbs={bs}\niodepth={depth}\ntime_based=1\nruntime={ms}ms\n",
-        name = test.name.replace(' ', "-"),
-        file = setup.file.display(),
-        size = setup.file_bytes,
-        engine = setup.engine,
-        direct = u8::from(setup.direct && !test.fsync),
-        rw = test.rw,
-        bs = test.bs,
-        depth = test.iodepth,
-        ms = setup.test_time.as_millis(),
-    );
-    text.push_str(&test_options(test));
-    text
+/// The job of one test, built from typed values (a directory whose path
+/// holds `:` stays one file).
+pub fn job_section(setup: &QuickSetup, test: &SuiteTest) -> RawSection {
+    let job = RawSection::builtin(&test.name.replace(' ', "-"))
+        .with_files(&[&setup.file])
+        .with("size", setup.file_bytes)
+        .with("ioengine", &setup.engine)
+        .with("direct", u8::from(setup.direct && !test.fsync))
+        .with("rw", test.rw)
+        .with("bs", test.bs)
+        .with("iodepth", test.iodepth)
+        .with("time_based", 1)
+        .with("runtime", format!("{}ms", setup.test_time.as_millis()));
+    with_test_options(job, test)
 }
 
 /// What a test adds to its job beyond the file, engine and time: several
 /// threads reported as one, fsync after each write.
-fn test_options(test: &SuiteTest) -> String {
-    let mut text = String::new();
+fn with_test_options(mut job: RawSection, test: &SuiteTest) -> RawSection {
     if test.threads > 1 {
-        text.push_str(&format!("numjobs={}\ngroup_reporting=1\n", test.threads));
+        job = job.with("numjobs", test.threads).with("group_reporting", 1);
     }
     if test.fsync {
         // A database's commit: a small write, then fsync, through the page
         // cache.
-        text.push_str("fsync=1\n");
+        job = job.with("fsync", 1);
     }
-    text
+    job
 }
 
 /// The suite as one fio job file that replays it with `iolab run` (or
@@ -515,31 +518,18 @@ fn test_options(test: &SuiteTest) -> String {
 /// the one before (`stonewall`), each CrystalDiskMark pass and
 /// preparation run a job of its own (the pause between tests a
 /// `startdelay`), on one test file in `dir`, removed by the last job. The
-/// metadata pass is no fio job; a comment says how to run it.
-pub fn replay_job_file(setup: &QuickSetup) -> String {
+/// metadata pass is no fio job; a comment says how to run it. An error
+/// when the directory's path holds a line break, which job text cannot
+/// carry.
+pub fn replay_job_file(setup: &QuickSetup) -> Result<String, UnwritableValue> {
     let file = setup.dir.join("iolab-quick.data");
-    let mut text = format!(
-        "; iolab quick, profile {profile} ({about}), on {dir}:\n\
-         ; the suite as one job file: `iolab run FILE` or `iolab rerun ID`.\n",
-        profile = setup.profile.name(),
-        about = setup.profile.about(),
-        dir = setup.dir.display(),
-    );
-    if setup.meta_files > 0 {
-        text.push_str(&format!(
-            "; its metadata pass is `iolab meta {} --files {} --phases create,stat,unlink`.\n",
-            setup.dir.display(),
-            setup.meta_files
-        ));
-    }
-    text.push_str(&format!(
-        "[global]\nfilename={file}\nsize={size}\nioengine={engine}\ntime_based=1\n\
-         runtime={ms}ms\nstonewall\n",
-        file = file.display(),
-        size = setup.file_bytes,
-        engine = setup.engine,
-        ms = setup.test_time.as_millis(),
-    ));
+    let mut sections = vec![RawSection::builtin("global")
+        .with_files(&[&file])
+        .with("size", setup.file_bytes)
+        .with("ioengine", &setup.engine)
+        .with("time_based", 1)
+        .with("runtime", format!("{}ms", setup.test_time.as_millis()))
+        .with_flag("stonewall")];
     let tests = setup.profile.tests();
     for (i, test) in tests.iter().enumerate() {
         let runs: Vec<String> = if setup.profile.is_cdm() {
@@ -556,24 +546,47 @@ pub fn replay_job_file(setup: &QuickSetup) -> String {
             if !run.is_empty() {
                 name = format!("{name}-{run}");
             }
-            text.push_str(&format!(
-                "\n[{}]\nrw={}\nbs={}\niodepth={}\ndirect={}\n",
-                name.replace('+', "-"),
-                test.rw,
-                test.bs,
-                test.iodepth,
-                u8::from(setup.direct && !test.fsync),
-            ));
-            text.push_str(&test_options(test));
+            let mut job = RawSection::builtin(&name.replace('+', "-"))
+                .with("rw", test.rw)
+                .with("bs", test.bs)
+                .with("iodepth", test.iodepth)
+                .with("direct", u8::from(setup.direct && !test.fsync));
+            job = with_test_options(job, test);
             if k == 0 && i > 0 && !setup.interval.is_zero() {
-                text.push_str(&format!("startdelay={}ms\n", setup.interval.as_millis()));
+                job = job.with("startdelay", format!("{}ms", setup.interval.as_millis()));
             }
             if i + 1 == tests.len() && k + 1 == runs.len() {
-                text.push_str("unlink=1\n");
+                job = job.with("unlink", 1);
             }
+            sections.push(job);
         }
     }
-    text
+    let dir = setup.dir.display().to_string();
+    if dir.contains(['\n', '\r']) {
+        return Err(UnwritableValue {
+            name: "directory".into(),
+            value: dir,
+        });
+    }
+    let mut text = format!(
+        "; iolab quick, profile {profile} ({about}), on {dir}:\n\
+         ; the suite as one job file: `iolab run FILE` or `iolab rerun ID`.\n",
+        profile = setup.profile.name(),
+        about = setup.profile.about(),
+    );
+    if setup.meta_files > 0 {
+        text.push_str(&format!(
+            "; its metadata pass is `iolab meta {dir} --files {} --phases create,stat,unlink`.\n",
+            setup.meta_files
+        ));
+    }
+    for (i, section) in sections.iter().enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str(&section.to_text()?);
+    }
+    Ok(text)
 }
 
 /// Watches one test while it runs, on a thread of its own: gets the
@@ -989,7 +1002,7 @@ mod tests {
             ..opts(d.path())
         })
         .unwrap();
-        let text = replay_job_file(&setup);
+        let text = replay_job_file(&setup).unwrap();
         discard(&setup);
         let jobs = iolab_spec::parse_text("replay", &text, &host_context()).unwrap();
         // Eight tests, each a preparation run and two passes.
@@ -1040,7 +1053,8 @@ mod tests {
             ncpus: 2,
         });
         for test in SUITE {
-            let text = job_text(&setup, test);
+            let section = job_section(&setup, test);
+            let text = section.to_text().unwrap();
             let jobs = iolab_spec::parse_text("q", &text, &ctx).unwrap();
             let plan = plan::build(&jobs).unwrap();
             let job = &plan.jobs[0];
@@ -1048,6 +1062,33 @@ mod tests {
             assert_eq!(job.fsync, u32::from(test.fsync), "{text}");
             assert_eq!(job.runtime, Some(Duration::from_secs(1)));
         }
+    }
+
+    #[test]
+    fn a_directory_with_a_colon_is_one_test_file() {
+        let top = tempfile::tempdir().unwrap();
+        let dir = top.path().join("a:b");
+        std::fs::create_dir(&dir).unwrap();
+        let setup = prepare(&opts(&dir)).unwrap();
+        let plan = plan_of(&setup, &SUITE[0], &host_context()).unwrap();
+        let files: Vec<&Path> = plan.files.iter().map(|f| f.path.as_path()).collect();
+        assert_eq!(files, [setup.file.as_path()]);
+        let replay = replay_job_file(&setup).unwrap();
+        discard(&setup);
+        let jobs = iolab_spec::parse_text("replay", &replay, &host_context()).unwrap();
+        let plan = plan::build(&jobs).unwrap();
+        assert_eq!(plan.files.len(), 1, "{replay}");
+        assert_eq!(plan.files[0].path, dir.join("iolab-quick.data"));
+    }
+
+    #[test]
+    fn a_directory_with_a_line_break_is_refused_before_anything_is_made() {
+        let top = tempfile::tempdir().unwrap();
+        let dir = top.path().join("a\nunlink=1");
+        std::fs::create_dir(&dir).unwrap();
+        let e = prepare(&opts(&dir)).unwrap_err().to_string();
+        assert!(e.contains("line break"), "{e}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::gen::{Rng, Stream};
 use crate::layout::prepare;
 use crate::plan::{ExitWhat, Plan, PlanJob};
 use crate::progress::Progress;
+use crate::ranks::{Ranks, Ready, Solo};
 use crate::worker::{not_run, run_clone, Shared};
 
 /// No such file or directory.
@@ -71,6 +72,19 @@ pub fn run_observed(
     notice: &mut dyn FnMut(Notice),
     progress: &Progress,
 ) -> Result<RunOutcome, StartError> {
+    run_ranked(plan, stop, notice, progress, &mut Solo)
+}
+
+/// `run_observed` as one of the ranks of a run over many processes: each
+/// phase starts when `ranks` says every rank is ready for it, and a rank
+/// that cannot start one (a file it cannot make) ends the run for all.
+pub fn run_ranked(
+    plan: &Plan,
+    stop: &AtomicBool,
+    notice: &mut dyn FnMut(Notice),
+    progress: &Progress,
+    ranks: &mut dyn Ranks,
+) -> Result<RunOutcome, StartError> {
     // An engine that cannot be had fails the run before anything exists.
     let mut checked: Vec<&str> = Vec::new();
     for job in &plan.jobs {
@@ -96,71 +110,90 @@ pub fn run_observed(
     // Each clone's "has finished", which wait_for watches.
     let finished: Vec<AtomicBool> = plan.jobs.iter().map(|_| AtomicBool::new(false)).collect();
     let mut layout_rng = Rng::for_job(0x1a7, 0, Stream::Data);
+    // A failure that ends the run before its next phase.
+    let mut abort = false;
+    // Another rank's failure ended it.
+    let mut stopped_by_others = false;
 
-    'phases: for phase in &plan.phases {
-        if stop.load(Ordering::Relaxed) || phase.clone().all(|ji| halts[ji].load(Ordering::Relaxed))
-        {
-            // Interrupted, or every job of the phase stopped by an
-            // exit_what=all before it began: nothing is laid out or run.
-            break;
-        }
-        for ji in phase.clone() {
-            let job = &plan.jobs[ji];
-            let (files, bytes) = to_lay_out(plan, job, &prepared);
-            if files > 0 {
-                notice(Notice::LayingOut {
-                    job: job.name.clone(),
-                    files,
-                    bytes,
-                });
+    for (pi, phase) in plan.phases.iter().enumerate() {
+        let ready = 'ready: {
+            if abort {
+                break 'ready Ready::Failed;
             }
-            for jf in &job.files {
-                let pf = &plan.files[jf.file];
-                if !job.allow_file_create && job.engine != "null" && !pf.path.exists() {
-                    failure = Some(format!(
-                        "job `{}`: `{}` does not exist and allow_file_create=0 forbids creating it",
-                        job.name,
-                        pf.path.display()
-                    ));
-                    clones[ji] = Some(failed_setup(
-                        job,
-                        ENOENT,
-                        "open",
-                        &pf.path,
-                        &crate::worker::strerror(ENOENT),
-                    ));
-                    break 'phases;
+            if stop.load(Ordering::Relaxed)
+                || phase.clone().all(|ji| halts[ji].load(Ordering::Relaxed))
+            {
+                // Interrupted, or every job of the phase stopped by an
+                // exit_what=all before it began: nothing is laid out or run.
+                break 'ready Ready::Stop;
+            }
+            for ji in phase.clone() {
+                let job = &plan.jobs[ji];
+                let (files, bytes) = to_lay_out(plan, job, &prepared);
+                if files > 0 {
+                    notice(Notice::LayingOut {
+                        job: job.name.clone(),
+                        files,
+                        bytes,
+                    });
                 }
-                if prepared[jf.file] {
-                    continue;
-                }
-                match prepare(pf, job.fallocate, &mut layout_rng) {
-                    Ok(p) => created[jf.file] = p.created,
-                    Err(e) => {
-                        // Recorded on the job as fio records it: its error
-                        // field, and the call and file in the detail.
-                        let r = failed_setup(
-                            job,
-                            e.errno(),
-                            e.call,
-                            &pf.path,
-                            &crate::worker::strerror(e.errno()),
-                        );
+                for jf in &job.files {
+                    let pf = &plan.files[jf.file];
+                    if !job.allow_file_create && job.engine != "null" && !pf.path.exists() {
                         failure = Some(format!(
-                            "job `{}`: err={}/{} (laying out the file)",
-                            job.name, r.error, r.error_detail
+                            "job `{}`: `{}` does not exist and allow_file_create=0 forbids creating it",
+                            job.name,
+                            pf.path.display()
                         ));
-                        clones[ji] = Some(r);
-                        // A file half made is iolab's to remove, whatever
-                        // the job says.
-                        if pf.existing.is_none() && !pf.block_device {
-                            let _ = std::fs::remove_file(&pf.path);
-                        }
-                        break 'phases;
+                        clones[ji] = Some(failed_setup(
+                            job,
+                            ENOENT,
+                            "open",
+                            &pf.path,
+                            &crate::worker::strerror(ENOENT),
+                        ));
+                        abort = true;
+                        break 'ready Ready::Failed;
                     }
+                    if prepared[jf.file] {
+                        continue;
+                    }
+                    match prepare(pf, job.fallocate, &mut layout_rng) {
+                        Ok(p) => created[jf.file] = p.created,
+                        Err(e) => {
+                            // Recorded on the job as fio records it: its error
+                            // field, and the call and file in the detail.
+                            let r = failed_setup(
+                                job,
+                                e.errno(),
+                                e.call,
+                                &pf.path,
+                                &crate::worker::strerror(e.errno()),
+                            );
+                            failure = Some(format!(
+                                "job `{}`: err={}/{} (laying out the file)",
+                                job.name, r.error, r.error_detail
+                            ));
+                            clones[ji] = Some(r);
+                            // A file half made is iolab's to remove, whatever
+                            // the job says.
+                            if pf.existing.is_none() && !pf.block_device {
+                                let _ = std::fs::remove_file(&pf.path);
+                            }
+                            abort = true;
+                            break 'ready Ready::Failed;
+                        }
+                    }
+                    prepared[jf.file] = true;
                 }
-                prepared[jf.file] = true;
             }
+            Ready::Go
+        };
+        let all = ranks.start_phase(pi, ready);
+        if all != Ready::Go {
+            // Another rank failed: the run ends here as if this one had.
+            stopped_by_others = all == Ready::Failed && ready != Ready::Failed;
+            break;
         }
         // Loop devices under the phase's files, with the files laid out
         // (their writes may have filled the host's cache).
@@ -207,12 +240,27 @@ pub fn run_observed(
                     }
                 }
             }
+            // Until this rank is done with the phase, or the ranks say
+            // that it ends for all.
+            let started: Vec<usize> = handles.iter().map(|(ji, _)| *ji).collect();
+            let done = || {
+                started
+                    .iter()
+                    .all(|&ji| finished[ji].load(Ordering::Acquire))
+            };
+            let halt = || {
+                for ji in phase.clone() {
+                    halts[ji].store(true, Ordering::Relaxed);
+                }
+            };
+            ranks.watch_phase(pi, &done, &halt);
             let results: Vec<(usize, JobResult)> = handles
                 .into_iter()
                 .map(|(ji, h)| (ji, h.join().unwrap_or_else(|_| not_run(&plan.jobs[ji]))))
                 .collect();
             (results, spawn_failed)
         });
+        ranks.end_phase(pi);
         for (ji, r) in results {
             if r.error != 0 && failure.is_none() {
                 failure = Some(format!("job `{}`: {}", r.name, r.error_detail));
@@ -243,7 +291,8 @@ pub fn run_observed(
                 if started == 1 { "was" } else { "were" },
             ));
             clones[ji] = Some(r);
-            break 'phases;
+            // The next phase does not start, here or on any rank.
+            abort = true;
         }
     }
     // Jobs that never ran are reported with nothing done, as fio lists them.
@@ -260,7 +309,8 @@ pub fn run_observed(
     // created for such jobs go too, and so does every file iolab created
     // when the run failed before any job did I/O (nothing was measured on
     // them).
-    let none_did_io = failure.is_some() && !clones.iter().any(JobResult::did_io);
+    let none_did_io =
+        (failure.is_some() || stopped_by_others) && !clones.iter().any(JobResult::did_io);
     for job in &plan.jobs {
         for jf in &job.files {
             let pf = &plan.files[jf.file];

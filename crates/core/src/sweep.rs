@@ -110,14 +110,15 @@ pub fn bs_axis(spec: &str) -> Result<GridAxis, SweepError> {
             .map(|t| size(t))
             .collect::<Result<_, _>>()?
     };
-    let labels: Vec<String> = values.iter().map(|&b| size_label(b)).collect();
+    // The job gets the byte count, which means the same whatever the base
+    // job's kb_base; the label is for people.
     Ok(GridAxis {
         name: "bs".into(),
-        sets: labels
+        sets: values
             .iter()
-            .map(|l| vec![("bs".into(), l.clone())])
+            .map(|b| vec![("bs".into(), b.to_string())])
             .collect(),
-        values: labels,
+        values: values.iter().map(|&b| size_label(b)).collect(),
     })
 }
 
@@ -575,7 +576,7 @@ mod tests {
     fn bs_ranges_double() {
         let a = bs_axis("4k..64k").unwrap();
         assert_eq!(a.values, ["4k", "8k", "16k", "32k", "64k"]);
-        assert_eq!(a.sets[0], [("bs".to_string(), "4k".to_string())]);
+        assert_eq!(a.sets[0], [("bs".to_string(), "4096".to_string())]);
         assert_eq!(bs_axis("1k..1g").unwrap().values.len(), 21);
         assert_eq!(bs_axis("512,4k").unwrap().values, ["512", "4k"]);
         assert_eq!(bs_axis("3k..12k").unwrap().values, ["3k", "6k", "12k"]);
@@ -613,6 +614,30 @@ mod tests {
         assert_eq!(jobs.jobs[0].name, "sweep");
         let text = jobs.to_job_text();
         assert!(text.contains("bs=64k") && !text.contains("bs=4k"), "{text}");
+    }
+
+    #[test]
+    fn a_swept_block_size_is_the_same_bytes_whatever_the_base_jobs_kb_base() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("f").display().to_string();
+        let src = Sources {
+            global: vec![
+                raw("kb_base", "1000"),
+                raw("size", "1m"),
+                raw("rw", "read"),
+                raw("direct", "1"),
+                raw("filename", &f),
+            ],
+            ..Sources::default()
+        };
+        let p = prepare(&src, &[bs_axis("4k,16k").unwrap()], &ctx()).unwrap();
+        let bs: Vec<u64> = p
+            .points
+            .iter()
+            .map(|pt| pt.plan.jobs[0].bs[0].min())
+            .collect();
+        assert_eq!(bs, [4096, 16384]);
+        assert_eq!(p.points[0].values, ["4k"]);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use iolab_core::private;
-use iolab_core::spec::Host;
+use iolab_spec::Host;
 use iolab_stats::repeat_rule::{self, RepeatRule};
 use iolab_stats::{Comparison, TargetColumn, TargetSetup, WorkloadRun};
 
@@ -955,9 +955,9 @@ fn add_figure(figures: &mut Vec<(String, Vec<f64>)>, name: String, v: f64) {
 /// Why device reads on a loop image are an upper bound.
 /// The filesystem of `dir` when it keeps its files in memory.
 fn memory_fs(dir: &Path) -> Option<&'static str> {
-    match iolab_core::engine::file::fs_type(dir).ok()? {
-        iolab_core::engine::file::FsType::Tmpfs => Some("tmpfs"),
-        iolab_core::engine::file::FsType::Ramfs => Some("ramfs"),
+    match iolab_engine::file::fs_type(dir).ok()? {
+        iolab_engine::file::FsType::Tmpfs => Some("tmpfs"),
+        iolab_engine::file::FsType::Ramfs => Some("ramfs"),
         _ => None,
     }
 }

@@ -21,8 +21,7 @@ pub struct Capacity {
 
 /// statvfs of the filesystem holding `path`.
 pub fn of(path: &Path) -> Result<Capacity, LabError> {
-    let s = iolab_core::engine::file::space(path)
-        .map_err(|e| LabError::io("cannot statvfs", path, e))?;
+    let s = iolab_engine::file::space(path).map_err(|e| LabError::io("cannot statvfs", path, e))?;
     Ok(Capacity {
         size_bytes: s.size_bytes,
         avail_bytes: s.avail_bytes,

@@ -11,7 +11,7 @@
 //! Some mkfs tools refuse small devices of their own accord
 //! ([`fs_minimum`]); that is checked here too.
 
-use iolab_core::spec::Host;
+use iolab_spec::Host;
 
 use crate::suite::{self, Suite};
 use crate::workload::{self, Params};

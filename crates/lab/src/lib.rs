@@ -41,5 +41,5 @@ pub fn is_root() -> bool {
 
 /// This process's effective uid, for messages.
 pub fn uid() -> u32 {
-    iolab_core::engine::host::euid()
+    iolab_engine::host::euid()
 }

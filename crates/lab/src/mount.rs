@@ -52,14 +52,13 @@ pub fn umount(dir: &Path) -> Result<Duration, LabError> {
 
 /// Flushes dirty data of every filesystem.
 pub fn sync() {
-    iolab_core::engine::host::sync();
+    iolab_engine::host::sync();
 }
 
 /// Writes back dirty data and drops clean caches (needs root).
 pub fn drop_caches() -> Result<(), LabError> {
-    sync();
-    let path = "/proc/sys/vm/drop_caches";
-    std::fs::write(path, "3\n").map_err(|e| LabError::io("cannot write", path, e))
+    iolab_engine::host::drop_caches()
+        .map_err(|e| LabError::io("cannot write", "/proc/sys/vm/drop_caches", e))
 }
 
 /// Unmounts, drops caches and mounts again; returns the mount's time.

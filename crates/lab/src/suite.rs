@@ -316,7 +316,7 @@ pub fn file_size(bytes: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_core::spec::{parse_text, Context, Host};
+    use iolab_spec::{parse_text, Context, Host};
 
     /// The lab's variables, for parsing the suites' job texts.
     fn lab_context() -> Context {
@@ -384,7 +384,7 @@ mod tests {
 
     #[test]
     fn the_stonewalled_item_follows_job_text_a() {
-        use iolab_core::spec::value::RwMode;
+        use iolab_spec::value::RwMode;
         let ctx = lab_context();
         let s = builtin("studies").unwrap();
         let w = s

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use iolab_core::probe::resolve_existing;
-use iolab_core::spec::filename::{expand_filename_format, DEFAULT_FORMAT};
-use iolab_core::spec::{parse_text, Context, Host, JobSet, JobSpec, Location, Opt, Value};
 use iolab_core::{plan, run};
+use iolab_spec::filename::{expand_filename_format, DEFAULT_FORMAT};
+use iolab_spec::{parse_text, Context, Host, JobSet, JobSpec, Location, Opt, Value};
 use iolab_stats::RunResult;
 
 use crate::error::LabError;

@@ -6,11 +6,11 @@ use iolab_testkit::require;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use iolab_core::spec::Host;
 use iolab_lab::campaign::{self, Options, Progress};
 use iolab_lab::metrics;
 use iolab_lab::suite::{Suite, Workload};
 use iolab_lab::target::{assign_labels, parse_dir_target, parse_fs_list};
+use iolab_spec::Host;
 
 fn tiny_suite() -> Suite {
     let job = |name: &str, rw: &str, bs: &str| {

@@ -66,6 +66,9 @@ pub(crate) fn document(run: &RunResult, opts: &RenderOpts, plus: bool) -> Obj {
     }
     let mut iolab = Obj::new();
     iolab.add("interrupted", Json::Bool(run.interrupted));
+    if let Some(ranks) = &run.ranks {
+        iolab.obj("mpi", crate::ranks::json(ranks));
+    }
     root.obj("iolab", iolab);
     root
 }

@@ -19,6 +19,7 @@ pub mod kinds;
 pub mod meta;
 mod normal;
 pub mod quick;
+mod ranks;
 pub mod repeats;
 pub mod sweep;
 mod terse;

@@ -132,6 +132,9 @@ pub fn render(run: &RunResult, opts: &RenderOpts) -> String {
             );
         }
     }
+    if let Some(ranks) = &run.ranks {
+        out.push_str(&crate::ranks::text(ranks, opts));
+    }
     out
 }
 

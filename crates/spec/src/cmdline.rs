@@ -128,6 +128,11 @@ pub static PROGRAM_FLAGS: &[ProgramFlag] = &[
         "With --repeat=auto: start no run that would end after this time",
     ),
     flag("tag", Arity::Required, "Label the kept result (repeatable)"),
+    flag(
+        "mpi-stonewall",
+        Arity::None,
+        "Under MPI: each phase ends for every rank when the first finishes it",
+    ),
     flag("help", Arity::None, "Show usage of `iolab run`"),
     fio_flag("server", Arity::Optional),
     fio_flag("client", Arity::Required),

@@ -1,7 +1,8 @@
 //! What the job language reads from outside the job text: environment
-//! variables for `${VAR}`, and the host facts behind the keywords
-//! `$pagesize`, `$mb_memory` and `$ncpus`. The caller fills it in, so the
-//! parser itself stays a pure function of its inputs.
+//! variables for `${VAR}`, the host facts behind the keywords
+//! `$pagesize`, `$mb_memory` and `$ncpus`, and the process's place in an
+//! MPI run behind `$rank` and `$nranks` (0 and 1 outside one). The caller
+//! fills it in, so the parser itself stays a pure function of its inputs.
 
 use std::collections::HashMap;
 
@@ -23,6 +24,10 @@ pub struct Host {
 pub struct Context {
     pub host: Host,
     pub vars: HashMap<String, String>,
+    /// `$rank`: this process's rank in an MPI run (0 outside one).
+    pub rank: u32,
+    /// `$nranks`: how many ranks the run has (1 outside one).
+    pub nranks: u32,
 }
 
 impl Context {
@@ -31,6 +36,8 @@ impl Context {
         Context {
             host,
             vars: std::env::vars().collect(),
+            rank: 0,
+            nranks: 1,
         }
     }
 
@@ -39,6 +46,8 @@ impl Context {
         Context {
             host,
             vars: HashMap::new(),
+            rank: 0,
+            nranks: 1,
         }
     }
 }
@@ -51,7 +60,7 @@ pub struct Expanded {
     pub keyword: bool,
 }
 
-pub(crate) const KEYWORDS: [&str; 3] = ["$pagesize", "$mb_memory", "$ncpus"];
+pub(crate) const KEYWORDS: [&str; 5] = ["$pagesize", "$mb_memory", "$ncpus", "$nranks", "$rank"];
 
 /// Replaces `${VAR}` with the variable's value (an unset variable is an
 /// error that names it) and the keywords with the host's numbers. When a
@@ -59,6 +68,14 @@ pub(crate) const KEYWORDS: [&str; 3] = ["$pagesize", "$mb_memory", "$ncpus"];
 /// in parentheses so that the value parsers evaluate it: `8*$mb_memory`
 /// becomes `(8*24000)`.
 pub fn expand(text: &str, ctx: &Context) -> Result<Expanded, ValueError> {
+    expand_as(text, ctx, true)
+}
+
+/// `expand` for a value of a given kind: a `numeric` one is wrapped for
+/// arithmetic as `expand` says (`offset=$rank*64m` becomes `(2*64m)`); a
+/// text one (a file name, a directory) is left as written around the
+/// numbers (`directory=/mnt/$rank` becomes `/mnt/2`).
+pub fn expand_as(text: &str, ctx: &Context, numeric: bool) -> Result<Expanded, ValueError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -91,6 +108,8 @@ pub fn expand(text: &str, ctx: &Context) -> Result<Expanded, ValueError> {
             let n = match kw {
                 "$pagesize" => ctx.host.page_size,
                 "$mb_memory" => ctx.host.mb_memory,
+                "$nranks" => u64::from(ctx.nranks),
+                "$rank" => u64::from(ctx.rank),
                 _ => ctx.host.ncpus,
             };
             out = out.replace(kw, &n.to_string());
@@ -98,6 +117,7 @@ pub fn expand(text: &str, ctx: &Context) -> Result<Expanded, ValueError> {
         }
     }
     if keyword
+        && numeric
         && out.contains(['+', '-', '*', '/', '%', '^'])
         && !out.contains([',', ':'])
         && !out.trim_start().starts_with('(')
@@ -152,5 +172,19 @@ mod tests {
         assert_eq!(expand("$pagesize,8k", &ctx()).unwrap().text, "4096,8k");
         // Without a keyword, a dash (a range) is left alone.
         assert_eq!(expand("1k-4k", &ctx()).unwrap().text, "1k-4k");
+    }
+
+    #[test]
+    fn rank_keywords_are_numbers_in_sizes_and_text_in_names() {
+        let mut c = ctx();
+        c.rank = 2;
+        c.nranks = 4;
+        assert_eq!(expand("$rank*64m", &c).unwrap().text, "(2*64m)");
+        assert_eq!(expand("$nranks", &c).unwrap().text, "4");
+        let e = expand_as("/mnt/x-$rank/f.$rank.of.$nranks", &c, false).unwrap();
+        assert_eq!(e.text, "/mnt/x-2/f.2.of.4");
+        // Outside MPI a job file with them runs as rank 0 of 1.
+        let e = expand_as("/mnt/$rank-of-$nranks", &ctx(), false).unwrap();
+        assert_eq!(e.text, "/mnt/0-of-1");
     }
 }

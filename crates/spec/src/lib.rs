@@ -26,5 +26,5 @@ pub use context::{Context, Host};
 pub use error::{Location, SpecError, ValueError};
 pub use jobspec::{JobSet, JobSpec};
 pub use options::{Opt, OptDef, OPTIONS};
-pub use resolve::{load, parse_text};
+pub use resolve::{load, parse_text, resolve_sections};
 pub use value::Value;

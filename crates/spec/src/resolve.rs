@@ -4,15 +4,15 @@
 //! typo suggestions, `kb_base` applied before any size is read, and values
 //! typed by the option table.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cmdline::CmdLine;
-use crate::context::{expand, Context};
+use crate::context::{expand_as, Context};
 use crate::error::{clip, Location, SpecError};
 use crate::jobfile;
 use crate::jobspec::{JobSet, JobSpec};
 use crate::kinds::{format_value, parse_value};
-use crate::options::{self, Opt, Store};
+use crate::options::{self, Kind, Opt, Store};
 use crate::raw::{RawOption, RawSection};
 use crate::value::{KbBase, Value};
 
@@ -51,11 +51,20 @@ pub fn load(cmd: &CmdLine, ctx: &Context) -> Result<JobSet, SpecError> {
 
 /// Parses job-file text (for built-in suites and tests).
 pub fn parse_text(name: &str, text: &str, ctx: &Context) -> Result<JobSet, SpecError> {
-    let path = PathBuf::from(name);
-    let sections = jobfile::parse_job_text(&path, text)?;
+    let sections = jobfile::parse_job_text(Path::new(name), text)?;
+    resolve_sections(name, sections, ctx)
+}
+
+/// Resolves sections iolab built itself (a built-in suite's jobs) as one
+/// job file named `name`: typed values, no text to parse back.
+pub fn resolve_sections(
+    name: &str,
+    sections: Vec<RawSection>,
+    ctx: &Context,
+) -> Result<JobSet, SpecError> {
     resolve(
         &Sources {
-            files: vec![(path, sections)],
+            files: vec![(PathBuf::from(name), sections)],
             ..Sources::default()
         },
         ctx,
@@ -146,7 +155,8 @@ fn echo(opts: &[RawOption], sorted: bool, ctx: &Context) -> Vec<(String, String)
         .filter_map(|raw| {
             let opt = options::lookup(&raw.name)?;
             let value = match &raw.value {
-                Some(written) => expand(written, ctx).map_or_else(|_| written.clone(), |e| e.text),
+                Some(written) => expand_as(written, ctx, numeric_kind(opt.def().kind))
+                    .map_or_else(|_| written.clone(), |e| e.text),
                 None => String::new(),
             };
             Some((echo_priority(opt), opt.name().to_string(), value))
@@ -284,7 +294,7 @@ fn build_job(
         let opt = find_option(raw)?;
         let value = match &raw.value {
             Some(v) => Some(
-                expand(v, ctx)
+                expand_as(v, ctx, numeric_kind(opt.def().kind))
                     .map_err(|e| SpecError::new(raw.location.clone(), e.0))?
                     .text,
             ),
@@ -360,4 +370,10 @@ fn value_error(raw: &RawOption, msg: String) -> SpecError {
         None => clip(&raw.name),
     };
     SpecError::new(raw.location.clone(), format!("`{shown}`: {msg}"))
+}
+
+/// Whether a keyword in a value of this kind may stand in arithmetic
+/// (file names, directories and other text take it as written).
+fn numeric_kind(kind: Kind) -> bool {
+    !matches!(kind, Kind::Str | Kind::OptStr | Kind::Files)
 }

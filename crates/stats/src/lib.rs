@@ -41,6 +41,7 @@ mod compare;
 pub mod dist;
 pub mod meta;
 pub mod quick;
+pub mod ranks;
 pub mod repeated;
 mod repeats;
 pub mod sweep;

@@ -484,6 +484,9 @@ pub struct RunResult {
     /// left out of `jobs` and `groups`, but fio lists an empty entry for
     /// each in its JSON and terse output. The elapsed seconds of each.
     pub stats_off: Vec<u64>,
+    /// A run over many processes (MPI ranks) merged into one: its ranks,
+    /// hosts and aggregate figures. None for a run of one process.
+    pub ranks: Option<crate::ranks::RanksSummary>,
 }
 
 impl RunResult {

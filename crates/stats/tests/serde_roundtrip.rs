@@ -119,6 +119,20 @@ fn sample_run() -> RunResult {
         interrupted: true,
         global_options: vec![("direct".into(), "1".into())],
         stats_off: vec![2],
+        ranks: Some(iolab_stats::ranks::RanksSummary {
+            nranks: 2,
+            stonewall: true,
+            phases: vec![iolab_stats::ranks::RankedPhase {
+                wall_ns: 1_000_000_007,
+                start_skew_ns: 1234,
+            }],
+            hosts: vec![iolab_stats::ranks::HostFigures {
+                host: "node1".into(),
+                ranks: vec![0, 1],
+                jobs: Vec::new(),
+            }],
+            ..Default::default()
+        }),
     }
 }
 

@@ -191,7 +191,7 @@ fn tone(t: crate::doc::Tone) -> &'static str {
 
 const LH: f64 = 340.0;
 const ML: f64 = 70.0;
-const MR: f64 = 16.0;
+const MR: f64 = 28.0;
 const MT: f64 = 10.0;
 const MB: f64 = 44.0;
 
@@ -228,13 +228,17 @@ fn lines(f: &Figure) -> Markup {
     if f.y.scale == Scale::Linear {
         y_lo = y_lo.min(0.0);
     }
-    let xticks: Vec<f64> = if !f.x.ticks.is_empty() {
+    let mut xticks: Vec<f64> = if !f.x.ticks.is_empty() {
         f.x.ticks.iter().map(|(x, _)| *x).collect()
     } else if f.x.scale == Scale::Log {
         log_ticks(x_lo, x_hi)
     } else {
         linear_ticks(x_lo, x_hi)
     };
+    // Counts (samples, runs) take whole-number ticks.
+    if f.x.ticks.is_empty() && xs.iter().all(|x| x.fract() == 0.0) {
+        xticks.retain(|x| x.fract() == 0.0);
+    }
     let yticks: Vec<f64> = if !f.y.ticks.is_empty() {
         f.y.ticks.iter().map(|(y, _)| *y).collect()
     } else if f.y.scale == Scale::Log {

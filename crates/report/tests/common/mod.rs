@@ -446,6 +446,7 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
         interrupted: false,
         global_options: options(js.get("global options")),
         stats_off: Vec::new(),
+        ranks: None,
     };
     (run, opts)
 }
