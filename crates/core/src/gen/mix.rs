@@ -3,8 +3,12 @@
 //!
 //! - `read`/`randread`, `write`/`randwrite`, `trim`/`randtrim`: always that
 //!   direction;
-//! - `rw`/`randrw`: each I/O is a read with probability `rwmixread`% and a
-//!   write otherwise, drawn independently (default 50);
+//! - `rw`/`randrw`: reads and writes in the ratio `rwmixread` (default 50),
+//!   decided as fio 3.33 decides (`get_rw_ddir`): a draw v from 1 to 100 of
+//!   fio's 32-bit mix stream makes the next I/O a read when v <= rwmixread;
+//!   after a change of direction the new one is kept, without drawing, until
+//!   its count of issued I/Os reaches the old direction's count times the new
+//!   direction's share / 100, so the sequence of directions is fio's;
 //! - `trimwrite`/`randtrimwrite`: a trim, then a write of the same block,
 //!   and so on. The write's `Pick` says `reuse_last`: it takes the offset
 //!   and size of the trim just issued instead of asking the offset and
@@ -13,7 +17,7 @@
 use iolab_spec::value::RwMode;
 use iolab_stats::Dir;
 
-use super::rng::Rng;
+use super::taus::Frand;
 
 /// The direction of the next I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,8 +37,18 @@ pub struct RwMix {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Kind {
     Only(Dir),
-    Mixed { read_pct: u32 },
-    TrimWrite { write_next: bool },
+    Mixed {
+        read_pct: u32,
+        /// The direction of the last I/O (fio starts at read).
+        cur: Dir,
+        /// I/Os issued per direction (read, write).
+        issues: [u64; 2],
+        /// The count of `cur` at which the next draw is made.
+        draw_at: u64,
+    },
+    TrimWrite {
+        write_next: bool,
+    },
 }
 
 impl RwMix {
@@ -47,29 +61,52 @@ impl RwMix {
             RwMode::Trim | RwMode::RandTrim => Kind::Only(Dir::Trim),
             RwMode::ReadWrite | RwMode::RandRw => Kind::Mixed {
                 read_pct: rwmixread.min(100),
+                cur: Dir::Read,
+                issues: [0; 2],
+                draw_at: 0,
             },
             RwMode::TrimWrite | RwMode::RandTrimWrite => Kind::TrimWrite { write_next: false },
         };
         RwMix { kind }
     }
 
-    /// The next I/O's direction. Draws from `rng` (normally the clone's
-    /// `Stream::RwMix`) only for mixed reads and writes.
+    /// The next I/O's direction, counted as issued. Draws from `rng` (fio's
+    /// mix stream of the clone) only for mixed reads and writes.
     #[inline(always)]
-    pub fn next(&mut self, rng: &mut Rng) -> Pick {
+    pub fn next(&mut self, rng: &mut Frand) -> Pick {
         match &mut self.kind {
             Kind::Only(dir) => Pick {
                 dir: *dir,
                 reuse_last: false,
             },
-            Kind::Mixed { read_pct } => Pick {
-                dir: if rng.percent(*read_pct) {
-                    Dir::Read
-                } else {
-                    Dir::Write
-                },
-                reuse_last: false,
-            },
+            Kind::Mixed {
+                read_pct,
+                cur,
+                issues,
+                draw_at,
+            } => {
+                let c = *cur as usize;
+                if issues[c] >= *draw_at {
+                    let dir = if rng.between(1, 100) <= u64::from(*read_pct) {
+                        Dir::Read
+                    } else {
+                        Dir::Write
+                    };
+                    if dir != *cur {
+                        let share = match dir {
+                            Dir::Read => *read_pct,
+                            _ => 100 - *read_pct,
+                        };
+                        *draw_at = issues[c] * u64::from(share) / 100;
+                    }
+                    *cur = dir;
+                }
+                issues[*cur as usize] += 1;
+                Pick {
+                    dir: *cur,
+                    reuse_last: false,
+                }
+            }
             Kind::TrimWrite { write_next } => {
                 let write = *write_next;
                 *write_next = !write;
@@ -85,7 +122,7 @@ impl RwMix {
     pub fn uses(&self, dir: Dir) -> bool {
         match self.kind {
             Kind::Only(d) => d == dir,
-            Kind::Mixed { read_pct } => match dir {
+            Kind::Mixed { read_pct, .. } => match dir {
                 Dir::Read => read_pct > 0,
                 Dir::Write => read_pct < 100,
                 Dir::Trim => false,
@@ -98,10 +135,9 @@ impl RwMix {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gen::rng::Stream;
 
-    fn rng() -> Rng {
-        Rng::for_job(1, 0, Stream::RwMix)
+    fn rng() -> Frand {
+        Frand::new(1, false)
     }
 
     fn reads(mode: RwMode, pct: u32, n: u32) -> u32 {
@@ -113,9 +149,9 @@ mod tests {
     #[test]
     fn rwmixread_sets_the_share_of_reads() {
         let got = reads(RwMode::RandRw, 20, 100_000);
-        assert!((got as i64 - 20_000).abs() < 1_000, "{got}");
+        assert!((got as i64 - 20_000).abs() < 2_000, "{got}");
         let got = reads(RwMode::ReadWrite, 50, 100_000);
-        assert!((got as i64 - 50_000).abs() < 1_000, "{got}");
+        assert!((got as i64 - 50_000).abs() < 2_000, "{got}");
         assert_eq!(reads(RwMode::RandRw, 0, 1000), 0);
         assert_eq!(reads(RwMode::RandRw, 100, 1000), 1000);
         assert_eq!(reads(RwMode::RandRw, 150, 1000), 1000);
@@ -132,7 +168,7 @@ mod tests {
     fn the_same_seed_gives_the_same_directions() {
         let dirs = |seed| {
             let mut m = RwMix::new(RwMode::RandRw, 30);
-            let mut r = Rng::for_job(seed, 0, Stream::RwMix);
+            let mut r = Frand::new(seed, false);
             (0..200).map(|_| m.next(&mut r).dir).collect::<Vec<_>>()
         };
         assert_eq!(dirs(1), dirs(1));
@@ -195,5 +231,45 @@ mod tests {
         }
         let m = RwMix::new(RwMode::RandRw, 100);
         assert!(m.uses(Dir::Read) && !m.uses(Dir::Write) && !m.uses(Dir::Trim));
+    }
+}
+
+#[cfg(test)]
+mod fio_tests {
+    use super::*;
+    use crate::gen::taus::{FioSeeds, Purpose};
+
+    #[test]
+    fn a_new_direction_is_kept_until_its_share_is_issued() {
+        // Draws happen only when the current direction's count reaches the
+        // mark set at the last change; count them through the stream.
+        let seeds = FioSeeds::new(1, true, false, None, 0, false);
+        let mut m = RwMix::new(RwMode::RandRw, 70);
+        let mut r = seeds.frand32(Purpose::RwMix);
+        let mut shadow = seeds.frand32(Purpose::RwMix);
+        let mut draws = 0;
+        let mut issues = [0u64; 2];
+        let (mut cur, mut at) = (Dir::Read, 0u64);
+        for _ in 0..10_000 {
+            let got = m.next(&mut r).dir;
+            if issues[cur as usize] >= at {
+                draws += 1;
+                let d = if shadow.between(1, 100) <= 70 {
+                    Dir::Read
+                } else {
+                    Dir::Write
+                };
+                if d != cur {
+                    let share = if d == Dir::Read { 70 } else { 30 };
+                    at = issues[cur as usize] * share / 100;
+                }
+                cur = d;
+            }
+            issues[cur as usize] += 1;
+            assert_eq!(got, cur);
+        }
+        assert!(draws > 0);
+        let reads = issues[0] as f64 / 10_000.0;
+        assert!((reads - 0.7).abs() < 0.05, "{reads}");
     }
 }

@@ -5,22 +5,30 @@
 //! after that, every `next` is pure arithmetic on state the generator already
 //! owns: no allocation, lock or system call per I/O.
 //!
-//! `perm` (the full-period permutation behind fio's random map) and `dist`
-//! (zipf, pareto, normal and zoned samplers) are the building blocks of
+//! The streams that shape the I/O (directions, sizes, offsets) are fio's
+//! own (`taus`: its Tausworthe generators and per-purpose seeds), so that a
+//! job issues the same I/O as under fio 3.33 for the same seeds; `fiodist`
+//! holds fio's zipf, pareto and normal generators and its zone table.
+//! `perm` (a full-period permutation, for `random_generator=lfsr`) and
+//! `dist` (iolab's own skewed samplers, for random runs and mixes of
+//! random and sequential offsets) are the other building blocks of
 //! `offset`.
 
 pub mod bs;
 pub mod dist;
+pub mod fiodist;
 pub mod mix;
 pub mod offset;
 pub mod perm;
 pub mod rng;
+pub mod taus;
 
 pub use bs::BsGen;
 pub use mix::{Pick, RwMix};
-pub use offset::{OffsetGen, Pattern, Region};
+pub use offset::{FioOffsets, OffsetGen, OffsetRand, Pattern, Region};
 pub use perm::Permutation;
 pub use rng::{Rng, Seeds, Stream};
+pub use taus::{FioSeeds, Frand, Purpose};
 
 use std::fmt;
 

@@ -24,6 +24,14 @@
 //! `offset + len` inside the region. A random block too close to the end
 //! for `len` is moved back to the last block where `len` fits.
 //!
+//! `fio` switches a random generator to fio 3.33's own offsets: a block
+//! drawn uniformly from fio's offset stream (or the zone's blocks, or a
+//! zipf, pareto or normal range), and with the random map on, when that
+//! block is taken, the next free one after it, the I/O then cut to the
+//! free blocks that follow; `draw` then takes each I/O's size after its
+//! offset, as fio does, so that offsets and sizes are fio's for the same
+//! seeds.
+//!
 //! With the random map on and I/Os that may span several blocks,
 //! `cover_once` adds fio's map of the blocks a pass has touched (one bit
 //! per block): `next_fit` then starts each I/O at an untouched block and
@@ -32,9 +40,12 @@
 
 use iolab_spec::value::{Distribution, RwSpec};
 
+use super::bs::BsGen;
 use super::dist::Skewed;
+use super::fiodist::{zone_table, FioSkew, ZoneIndex};
 use super::perm::Permutation;
 use super::rng::Rng;
+use super::taus::Frand;
 use super::GenError;
 
 /// The bytes a generator works in: `[start, start + len)`, in blocks of
@@ -121,6 +132,49 @@ pub struct OffsetGen {
     ios: u64,
     /// The blocks this pass has touched, when `cover_once` asked for them.
     touched: Option<Touched>,
+    /// fio's offsets, when `fio` turned them on.
+    fio: Option<FioSource>,
+}
+
+/// The random streams of a clone that fio's offsets draw from: its offset
+/// stream (`random_state`) and its 32-bit zone stream (`zone_state`),
+/// shared by the clone's files.
+#[derive(Clone, Debug)]
+pub struct OffsetRand {
+    pub offset: Frand,
+    pub zone: Frand,
+}
+
+/// What `OffsetGen::fio` needs to draw fio's offsets in one file.
+#[derive(Clone, Debug)]
+pub struct FioOffsets<'a> {
+    pub distribution: &'a Distribution,
+    pub norandommap: bool,
+    /// fio's `min_bs` of the direction: with a larger size than the
+    /// offset granularity, the last blocks cannot start an I/O.
+    pub min_bs: u64,
+    /// The unit of the zipf, pareto and normal ranges (the smaller of the
+    /// read and write minimum block sizes).
+    pub range_size: u64,
+    /// The seed of this file's zipf, pareto or normal generator.
+    pub skew_seed: u32,
+}
+
+#[derive(Clone, Debug)]
+struct FioSource {
+    kind: FioKind,
+    /// fio's `last_block`: the blocks a uniform draw spans.
+    lastb: u64,
+}
+
+#[derive(Clone, Debug)]
+enum FioKind {
+    Uniform,
+    Zoned {
+        table: Box<[ZoneIndex]>,
+        absolute: bool,
+    },
+    Skew(FioSkew),
 }
 
 /// One bit per block of the region: set once an I/O of this pass covered
@@ -133,6 +187,20 @@ struct Touched {
 }
 
 impl Touched {
+    /// A map of `blocks` untouched blocks.
+    fn new(blocks: u64) -> Result<Touched, GenError> {
+        let too_large = || GenError::MapTooLarge {
+            bytes: touched_map_bytes(blocks),
+        };
+        let n = usize::try_from(blocks.div_ceil(64)).map_err(|_| too_large())?;
+        let mut words = Vec::new();
+        words.try_reserve_exact(n).map_err(|_| too_large())?;
+        words.resize(n, 0);
+        let mut t = Touched { words, left: 0 };
+        t.clear(blocks);
+        Ok(t)
+    }
+
     #[inline]
     fn get(&self, b: u64) -> bool {
         self.words[(b / 64) as usize] & (1 << (b % 64)) != 0
@@ -261,7 +329,168 @@ impl OffsetGen {
             passes: 0,
             ios: 0,
             touched: None,
+            fio: None,
         })
+    }
+
+    /// Draws this random generator's offsets as fio 3.33 does (see the
+    /// module's text), with fio's random map of touched blocks unless
+    /// `norandommap` or a distribution other than uniform turns it off.
+    /// Nothing changes for sequential patterns, `rw=randread:N` and
+    /// `percentage_random` below 100, which keep iolab's offsets. Fails,
+    /// allocating nothing, when the map's memory cannot be had.
+    pub fn fio(&mut self, o: &FioOffsets) -> Result<(), GenError> {
+        if !matches!(
+            self.mode,
+            Mode::Random {
+                run: 1,
+                percentage_random: 100,
+                ..
+            }
+        ) {
+            return Ok(());
+        }
+        let lastb = (self.len - o.min_bs.saturating_sub(self.block).min(self.len)) / self.block;
+        let (kind, mapped) = match zone_table(o.distribution) {
+            // fio 3.33 keeps no random map for the zoned distributions:
+            // their blocks may repeat.
+            Some((table, absolute)) => (FioKind::Zoned { table, absolute }, false),
+            None => {
+                let range = o.range_size.max(1);
+                let nranges = self.len.div_ceil(range);
+                match FioSkew::new(o.distribution, nranges, o.skew_seed) {
+                    Some(s) => (FioKind::Skew(s), false),
+                    None => (FioKind::Uniform, true),
+                }
+            }
+        };
+        if mapped && !o.norandommap && self.touched.is_none() {
+            self.touched = Some(Touched::new(self.blocks)?);
+        } else if !mapped || o.norandommap {
+            self.touched = None;
+        }
+        self.fio = Some(FioSource {
+            kind,
+            lastb: lastb.max(1),
+        });
+        Ok(())
+    }
+
+    /// The offset and size of the next I/O, the size drawn by `bs` from
+    /// `bs_rng` after the offset, to fit before the region's end at it, as
+    /// fio draws them; with fio's offsets (`fio`), the offset comes from
+    /// `rand` and the map of touched blocks cuts the I/O to the free
+    /// blocks it starts.
+    #[inline]
+    pub fn draw(
+        &mut self,
+        bs: &mut BsGen,
+        bs_rng: &mut Frand,
+        rand: &mut OffsetRand,
+    ) -> (u64, u32) {
+        if self.fio.is_some() {
+            return self.draw_fio(bs, bs_rng, rand);
+        }
+        let room = match self.mode {
+            Mode::Sequential { .. } if self.cursor + u64::from(bs.min()) <= self.len => {
+                self.len - self.cursor
+            }
+            _ => self.len,
+        };
+        let len = match bs.next(bs_rng, room) {
+            0 => bs.min(),
+            n => n,
+        };
+        self.next_fit(len)
+    }
+
+    fn draw_fio(
+        &mut self,
+        bs: &mut BsGen,
+        bs_rng: &mut Frand,
+        rand: &mut OffsetRand,
+    ) -> (u64, u32) {
+        let b = self.fio_block(rand);
+        let last = self.blocks - 1;
+        let mut off = b.min(last) * self.block;
+        let room = self.len - off;
+        let mut len = match bs.next(bs_rng, room) {
+            0 => bs.min(),
+            n => n,
+        };
+        if u64::from(len) > room {
+            // A fixed size larger than the blocks left: moved back to fit.
+            off = self.len.saturating_sub(u64::from(len)) / self.block * self.block;
+        }
+        if let Some(t) = &mut self.touched {
+            let first = off / self.block;
+            let want = u64::from(len).div_ceil(self.block).max(1);
+            let mut n = 0;
+            while n < want && first + n < self.blocks && !t.get(first + n) {
+                t.set(first + n);
+                n += 1;
+            }
+            if n > 0 && n * self.block < u64::from(len) {
+                // n * block < len <= u32::MAX.
+                len = (n * self.block) as u32;
+            }
+            if t.left == 0 && n > 0 {
+                self.passes += 1;
+            }
+        } else {
+            self.ios += 1;
+            if self.ios == self.blocks {
+                self.ios = 0;
+                self.passes += 1;
+            }
+        }
+        self.cursor = off + u64::from(len);
+        (self.start + off, len)
+    }
+
+    /// fio's block for the next random I/O, relative to the region.
+    fn fio_block(&mut self, rand: &mut OffsetRand) -> u64 {
+        let Some(fio) = &mut self.fio else {
+            return 0;
+        };
+        let mut cleared = false;
+        loop {
+            let (b, base) = match &mut fio.kind {
+                FioKind::Skew(s) => return s.sample(),
+                FioKind::Uniform => ((fio.lastb as f64 * rand.offset.fraction()) as u64, 0),
+                FioKind::Zoned { table, absolute } => {
+                    let z = table[(rand.zone.between(1, 100) - 1) as usize];
+                    let (base, span) = if *absolute {
+                        let first = z.prev / self.block;
+                        let end = (z.end / self.block).min(fio.lastb);
+                        (first, end.saturating_sub(first))
+                    } else {
+                        let base = z.prev * fio.lastb / 100;
+                        (base, fio.lastb * z.end.saturating_sub(z.prev) / 100)
+                    };
+                    ((span as f64 * rand.offset.fraction()) as u64, base)
+                }
+            };
+            // fio checks and searches its map at the block drawn, before
+            // a zone's start is added.
+            let Some(t) = &mut self.touched else {
+                return b + base;
+            };
+            if b >= self.blocks || !t.get(b) {
+                return b + base;
+            }
+            let from = if b + 1 >= self.blocks { 0 } else { b + 1 };
+            match t.next_free(from) {
+                Some(free) => return free + base,
+                None if !cleared => {
+                    // Every block taken: fio resets its map and draws
+                    // again (the pass was counted as it ended).
+                    t.clear(self.blocks);
+                    cleared = true;
+                }
+                None => return b + base,
+            }
+        }
     }
 
     /// Keeps fio's map of touched blocks for I/Os of up to `max_len`
@@ -282,19 +511,7 @@ impl OffsetGen {
         if !mapped || max_len <= self.block || self.touched.is_some() {
             return Ok(());
         }
-        let n = usize::try_from(self.blocks.div_ceil(64)).map_err(|_| GenError::MapTooLarge {
-            bytes: touched_map_bytes(self.blocks),
-        })?;
-        let mut words = Vec::new();
-        words
-            .try_reserve_exact(n)
-            .map_err(|_| GenError::MapTooLarge {
-                bytes: touched_map_bytes(self.blocks),
-            })?;
-        words.resize(n, 0);
-        let mut touched = Touched { words, left: 0 };
-        touched.clear(self.blocks);
-        self.touched = Some(touched);
+        self.touched = Some(Touched::new(self.blocks)?);
         Ok(())
     }
 
@@ -1154,6 +1371,92 @@ mod tests {
         ) {
             let (cover, _, _) = mapped_pass(blocks, &[4096, big * 4096, 12288], seed);
             prop_assert!(cover.iter().all(|c| *c == 1));
+        }
+    }
+
+    fn fio_gen(blocks: u64, dist: &Distribution, norandommap: bool) -> OffsetGen {
+        let mut g = gen(region(blocks), &random(norandommap, 1, 100), 1, 0);
+        g.fio(&FioOffsets {
+            distribution: dist,
+            norandommap,
+            min_bs: K4,
+            range_size: K4,
+            skew_seed: 7,
+        })
+        .unwrap();
+        g
+    }
+
+    fn fio_rand() -> OffsetRand {
+        let seeds = crate::gen::taus::FioSeeds::new(1, true, false, None, 0, false);
+        OffsetRand {
+            offset: seeds.frand(crate::gen::taus::Purpose::Offset),
+            zone: seeds.frand32(crate::gen::taus::Purpose::Zone),
+        }
+    }
+
+    #[test]
+    fn fio_offsets_visit_each_block_once_per_pass_with_the_map() {
+        let mut g = fio_gen(1000, &Distribution::Random, false);
+        let mut bs = BsGen::fixed(K4).unwrap();
+        let (mut bs_rng, mut rand) = (Frand::new(1, false), fio_rand());
+        for pass in 1..=2 {
+            let offs: Vec<u64> = (0..1000)
+                .map(|_| g.draw(&mut bs, &mut bs_rng, &mut rand).0)
+                .collect();
+            assert_permutation(&offs, 1000);
+            assert_eq!(g.pass(), pass);
+        }
+    }
+
+    #[test]
+    fn fio_offsets_cut_split_sizes_to_the_free_blocks() {
+        use iolab_spec::value::SplitEntry;
+        let mut g = fio_gen(4096, &Distribution::Random, false);
+        let e = |bs, pct| SplitEntry { bs, pct };
+        let mut bs = BsGen::split(&[e(K4, 50), e(16 * K4, 50)]).unwrap();
+        let (mut bs_rng, mut rand) = (Frand::new(3, false), fio_rand());
+        let mut seen = vec![false; 4096];
+        let mut bytes = 0;
+        while g.pass() == 0 {
+            let (off, len) = g.draw(&mut bs, &mut bs_rng, &mut rand);
+            for b in off / K4..(off + u64::from(len)) / K4 {
+                assert!(!seen[b as usize], "block {b} twice");
+                seen[b as usize] = true;
+            }
+            bytes += u64::from(len);
+        }
+        assert_eq!(bytes, 4096 * K4);
+        assert!(seen.iter().all(|s| *s));
+    }
+
+    #[test]
+    fn fio_offsets_without_the_map_or_skewed_stay_in_the_region() {
+        let dists = [
+            Distribution::Random,
+            Distribution::Zipf {
+                theta: 1.2,
+                center: None,
+            },
+            Distribution::Pareto {
+                h: 0.2,
+                center: None,
+            },
+            Distribution::Normal {
+                dev: 5.0,
+                center: None,
+            },
+            Distribution::Zoned(vec![(50.0, 10.0), (50.0, 90.0)]),
+        ];
+        for d in &dists {
+            let mut g = fio_gen(500, d, true);
+            let mut bs = BsGen::fixed(K4).unwrap();
+            let (mut bs_rng, mut rand) = (Frand::new(1, false), fio_rand());
+            for _ in 0..5000 {
+                let (off, len) = g.draw(&mut bs, &mut bs_rng, &mut rand);
+                assert!(off + u64::from(len) <= 500 * K4, "{d:?}");
+                assert_eq!(off % K4, 0);
+            }
         }
     }
 }

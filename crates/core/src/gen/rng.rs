@@ -72,6 +72,10 @@ impl Stream {
 pub struct Seeds {
     pub pattern: u64,
     pub other: u64,
+    /// The options as given, for fio's own per-purpose seeds (`fio`).
+    repeat: bool,
+    all_repeat: bool,
+    randseed: Option<u64>,
 }
 
 impl Seeds {
@@ -80,9 +84,15 @@ impl Seeds {
             return Seeds {
                 pattern: seed,
                 other: seed,
+                repeat: randrepeat,
+                all_repeat: allrandrepeat,
+                randseed,
             };
         }
         Seeds {
+            repeat: randrepeat,
+            all_repeat: allrandrepeat,
+            randseed,
             pattern: if randrepeat || allrandrepeat {
                 DEFAULT_SEED
             } else {
@@ -94,6 +104,21 @@ impl Seeds {
                 entropy_seed()
             },
         }
+    }
+
+    /// fio's per-purpose seeds of the job clone that fio numbers `thread`
+    /// (1 for the run's first clone), for the 64-bit generator when
+    /// `use64`. Without `randrepeat` and `randseed` they are fresh, from
+    /// the pattern seed (itself fresh then).
+    pub fn fio(&self, thread: u32, use64: bool) -> super::taus::FioSeeds {
+        super::taus::FioSeeds::new(
+            thread,
+            self.repeat,
+            self.all_repeat,
+            self.randseed,
+            self.pattern ^ u64::from(thread).wrapping_mul(GOLDEN),
+            use64,
+        )
     }
 
     /// The base seed of a stream.
@@ -333,13 +358,7 @@ mod tests {
     fn seeds_follow_fios_options() {
         // randseed wins over everything.
         let s = Seeds::resolve(false, false, Some(42));
-        assert_eq!(
-            s,
-            Seeds {
-                pattern: 42,
-                other: 42
-            }
-        );
+        assert_eq!((s.pattern, s.other), (42, 42));
         // Default: the pattern repeats, data does not.
         let s = Seeds::resolve(true, false, None);
         assert_eq!(s.for_stream(Stream::Offset), DEFAULT_SEED);
@@ -348,13 +367,7 @@ mod tests {
         assert_ne!(s.for_stream(Stream::Data), DEFAULT_SEED);
         // allrandrepeat: everything repeats.
         let s = Seeds::resolve(false, true, None);
-        assert_eq!(
-            s,
-            Seeds {
-                pattern: DEFAULT_SEED,
-                other: DEFAULT_SEED
-            }
-        );
+        assert_eq!((s.pattern, s.other), (DEFAULT_SEED, DEFAULT_SEED));
         // Neither: two resolutions differ.
         let a = Seeds::resolve(false, false, None);
         let b = Seeds::resolve(false, false, None);

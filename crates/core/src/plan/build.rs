@@ -340,6 +340,10 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
                 _ => Distribution::Random,
             },
             percentage_random: job.int(Opt::PercentageRandom).unwrap_or(100).clamp(0, 100) as u32,
+            generator: job
+                .choice(Opt::RandomGenerator)
+                .and_then(crate::gen::taus::Generator::from_fio)
+                .unwrap_or_default(),
         },
         pace: PaceSpec {
             rate,

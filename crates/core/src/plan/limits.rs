@@ -35,9 +35,8 @@ const HISTS_PER_CLONE: u64 = 12;
 const CLONE_STATE: u64 = 64 << 10;
 
 /// A file's memory per clone that names it: its path, its place in the
-/// plan, its open state and offset generator. Random offsets are a
-/// permutation with constant state; only a random job whose I/Os may span
-/// several blocks keeps a map of the blocks it touched (`map_bytes`).
+/// plan, its open state and offset generator. A random job with fio's
+/// random map keeps a bit per block of the blocks it touched (`map_bytes`).
 const FILE_STATE: u64 = 2 << 10;
 
 /// What a job set would take.
@@ -133,9 +132,9 @@ pub fn estimate(set: &JobSet) -> Result<Vec<Cost>, PlanError> {
         .collect()
 }
 
-/// The map of touched blocks a random job clone keeps when its I/Os may
-/// span several blocks (one bit per smallest block), for the sizes the
-/// job text gives in bytes; 0 when it keeps none.
+/// fio's random map of touched blocks that a random job clone keeps (one
+/// bit per smallest block), for the sizes the job text gives in bytes; 0
+/// when it keeps none.
 fn map_bytes(job: &iolab_spec::JobSpec, files: u64, min_bs: u64, max_bs: u64) -> u64 {
     let mapped = job.rw().mode.is_random()
         && !job.flag(Opt::Norandommap)
@@ -144,7 +143,8 @@ fn map_bytes(job: &iolab_spec::JobSpec, files: u64, min_bs: u64, max_bs: u64) ->
             job.get(Opt::RandomDistribution),
             Some(Value::Distribution(d)) if *d != iolab_spec::value::Distribution::Random
         );
-    if !mapped || max_bs <= min_bs || min_bs == 0 {
+    let lfsr = job.choice(Opt::RandomGenerator) == Some("lfsr");
+    if !mapped || (lfsr && max_bs <= min_bs) || min_bs == 0 {
         return 0;
     }
     let bytes = match (job.size(Opt::Filesize), job.size(Opt::Size)) {
@@ -255,24 +255,25 @@ mod tests {
     }
 
     #[test]
-    fn a_random_job_with_several_block_sizes_pays_for_its_map() {
-        let plain = estimate(&set("[r]\nrw=randwrite\nsize=1t\nbs=4k\n")).unwrap()[0];
-        let split =
-            estimate(&set("[r]\nrw=randwrite\nsize=1t\nbssplit=4k/50:64k/50\n")).unwrap()[0];
-        // One bit per 4 KiB block of 1 TiB is 32 MiB, besides the larger
-        // buffer.
+    fn a_random_job_with_the_random_map_pays_for_it() {
+        let bytes = |text: &str| estimate(&set(text)).unwrap()[0].bytes;
+        let unmapped = bytes("[r]\nrw=randwrite\nsize=1t\nbs=4k\nnorandommap\n");
+        // One bit per 4 KiB block of 1 TiB is 32 MiB, as fio's map.
+        assert_eq!(
+            bytes("[r]\nrw=randwrite\nsize=1t\nbs=4k\n") - unmapped,
+            32 << 20
+        );
         let buf = 65536 - 4096;
-        assert_eq!(split.bytes - plain.bytes - buf, 32 << 20);
+        assert_eq!(
+            bytes("[r]\nrw=randwrite\nsize=1t\nbssplit=4k/50:64k/50\n") - unmapped - buf,
+            32 << 20
+        );
         for text in [
             "[r]\nrw=write\nsize=1t\nbssplit=4k/50:64k/50\n",
             "[r]\nrw=randwrite\nsize=1t\nbssplit=4k/50:64k/50\nnorandommap\n",
             "[r]\nrw=randwrite\nsize=1t\nbssplit=4k/50:64k/50\nrandom_distribution=zipf:1.2\n",
         ] {
-            assert_eq!(
-                estimate(&set(text)).unwrap()[0].bytes - plain.bytes,
-                buf,
-                "{text}"
-            );
+            assert_eq!(bytes(text) - unmapped, buf, "{text}");
         }
     }
 

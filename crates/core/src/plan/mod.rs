@@ -108,6 +108,8 @@ pub struct RandomSpec {
     pub distribution: Distribution,
     /// Percent of I/Os at random offsets in a random mode (100 by default).
     pub percentage_random: u32,
+    /// `random_generator`.
+    pub generator: crate::gen::taus::Generator,
 }
 
 /// Statistics switches.

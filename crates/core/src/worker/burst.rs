@@ -47,13 +47,13 @@ impl Worker {
     pub(super) fn next_single(&mut self, slot: u32, seq: &mut u64) -> Option<(Dir, IoUnit)> {
         let dir = self.mix.next(&mut self.mix_rng).dir;
         let d = dir as usize;
-        let len = self.bs[d].next(&mut self.bs_rng[d]);
         let file = &mut self.files.files[0];
         let g = file.gen_of[d]?;
         if let Some(r) = self.rewind.as_deref_mut() {
             r.before_draw(0, g, file.gens[g].pass());
         }
-        let (offset, len) = file.gens[g].next_fit(len);
+        let (offset, len) =
+            file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng);
         let unit = IoUnit {
             slot,
             file: file.id,

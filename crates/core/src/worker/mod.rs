@@ -29,7 +29,7 @@ use iolab_engine::{Completion, Engine, FileId, IoUnit, Op, Queued};
 use iolab_spec::value::RwMode;
 use iolab_stats::{CausedIo, CpuResult, DepthDist, Dir, JobResult};
 
-use crate::gen::{BsGen, Rng, RwMix};
+use crate::gen::{BsGen, Frand, OffsetRand, RwMix};
 use crate::plan::{PlanFile, PlanJob};
 use crate::progress::{CloneProgress, Progress, RunState};
 
@@ -159,8 +159,9 @@ struct Worker {
     files: FileSet,
     bs: [BsGen; 3],
     mix: RwMix,
-    mix_rng: Rng,
-    bs_rng: [Rng; 3],
+    mix_rng: Frand,
+    bs_rng: [Frand; 3],
+    off_rng: OffsetRand,
     needs_data: bool,
     /// The engine does no I/O (cpuio, exec): each I/O moves 0 bytes.
     noio: bool,
@@ -392,7 +393,6 @@ impl Worker {
                         (true, Some(l)) if self.files.files[l.0].open => l,
                         _ => {
                             let fi = self.files.pick();
-                            let len = self.bs[d].next(&mut self.bs_rng[d]);
                             let file = &mut self.files.files[fi];
                             let Some(g) = file.gen_of[d] else {
                                 stop = true;
@@ -401,7 +401,11 @@ impl Worker {
                             if let Some(r) = self.rewind.as_deref_mut() {
                                 r.before_draw(fi, g, file.gens[g].pass());
                             }
-                            let (offset, len) = file.gens[g].next_fit(len);
+                            let (offset, len) = file.gens[g].draw(
+                                &mut self.bs[d],
+                                &mut self.bs_rng[d],
+                                &mut self.off_rng,
+                            );
                             (fi, offset, len)
                         }
                     };

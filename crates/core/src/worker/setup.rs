@@ -7,7 +7,10 @@ use iolab_engine::{create, Access, EngineOpts, FileSpec};
 use iolab_stats::Dir;
 
 use crate::data::DataGen;
-use crate::gen::{BsGen, OffsetGen, Pattern, Region, RwMix, Stream};
+use crate::gen::taus::{jhash, Generator};
+use crate::gen::{
+    BsGen, FioOffsets, FioSeeds, OffsetGen, OffsetRand, Pattern, Purpose, Region, RwMix, Stream,
+};
 use crate::plan::{BsSpec, Fadvise, JobFile, Layout, PlanFile, PlanJob};
 
 use super::fileset::{FileSet, WFile};
@@ -69,6 +72,11 @@ impl Worker {
             job.random.percentage_random,
         );
         let offset_rng = seeds.rng(index, Stream::Offset);
+        // fio numbers its job threads from 1 in job order, a job's clones
+        // after it, as the plan orders them.
+        let thread = index + 1;
+        let generator = job.random.generator;
+        let fio_seeds = seeds.fio(thread, generator == Generator::Tausworthe64);
         let writes = mode.writes() || mode.trims();
         let mut rewind = super::rewind::wanted(job, &pattern).then(|| Box::new(Rewind::new()));
         let mut wfiles = Vec::with_capacity(job.files.len());
@@ -147,7 +155,25 @@ impl Worker {
                 } else {
                     job.bs[d as usize].max()
                 };
-                gen.cover_once(max_len).map_err(gen_err)?;
+                if generator == Generator::Lfsr {
+                    gen.cover_once(max_len).map_err(gen_err)?;
+                } else {
+                    let min_bs = |x: Dir| job.bs[x as usize].min();
+                    let used_min = Dir::ALL
+                        .iter()
+                        .filter(|x| mix.uses(**x))
+                        .map(|x| min_bs(*x))
+                        .min()
+                        .unwrap_or(block);
+                    gen.fio(&FioOffsets {
+                        distribution: &job.random.distribution,
+                        norandommap: job.random.norandommap,
+                        min_bs: used_min,
+                        range_size: min_bs(Dir::Read).min(min_bs(Dir::Write)),
+                        skew_seed: skew_seed(&pf.path, thread, &fio_seeds),
+                    })
+                    .map_err(gen_err)?;
+                }
                 wf.gens.push(gen);
                 wf.gen_of[d as usize] = Some(wf.gens.len() - 1);
             }
@@ -192,12 +218,12 @@ impl Worker {
                 bs_gen(&job.bs[2])?,
             ],
             mix,
-            mix_rng: seeds.rng(index, Stream::RwMix),
-            bs_rng: [
-                seeds.rng(index, Stream::BlockSize(Dir::Read)),
-                seeds.rng(index, Stream::BlockSize(Dir::Write)),
-                seeds.rng(index, Stream::BlockSize(Dir::Trim)),
-            ],
+            mix_rng: fio_seeds.frand32(Purpose::RwMix),
+            bs_rng: bs_streams(&fio_seeds, job),
+            off_rng: OffsetRand {
+                offset: fio_seeds.frand(Purpose::Offset),
+                zone: fio_seeds.frand32(Purpose::Zone),
+            },
             needs_data,
             noio: iolab_engine::does_no_io(&job.engine),
             data,
@@ -213,6 +239,32 @@ impl Worker {
             min_rate: MinRate::new(&job.pace),
         })
     }
+}
+
+/// fio's block-size streams per direction: a verify job's writes draw
+/// from the reads' stream and trimwrite's trims from the writes', so that
+/// the read-back and the writes after trims see the same sizes.
+fn bs_streams(seeds: &FioSeeds, job: &PlanJob) -> [crate::gen::Frand; 3] {
+    let read = seeds.seed(Purpose::BlockSizeRead);
+    let mut write = seeds.seed(Purpose::BlockSizeWrite);
+    let mut trim = seeds.seed(Purpose::BlockSizeTrim);
+    if job.verify.is_some() {
+        write = read;
+    }
+    if matches!(
+        job.rw.mode,
+        iolab_spec::value::RwMode::TrimWrite | iolab_spec::value::RwMode::RandTrimWrite
+    ) {
+        trim = write;
+    }
+    [read, write, trim].map(|s| crate::gen::Frand::new(s, seeds.use64))
+}
+
+/// The seed of a file's zipf, pareto or normal generator, as fio seeds it:
+/// the hash of the file's name times the thread number.
+fn skew_seed(path: &std::path::Path, thread: u32, _seeds: &FioSeeds) -> u32 {
+    use std::os::unix::ffi::OsStrExt;
+    jhash(path.as_os_str().as_bytes(), 0).wrapping_mul(thread)
 }
 
 /// A file region after a `fill_device` layout, which stops where the

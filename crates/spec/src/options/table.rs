@@ -765,9 +765,8 @@ option_table! {
         .example("1234");
     RandomGenerator = opt("random_generator", Kind::Choice(RANDOM_GENERATORS), C::Random)
         .default("tausworthe")
-        .help("Algorithm that draws random offsets")
-        .example("lfsr")
-        .ignored("iolab draws every random stream from one generator (xoshiro256**) and visits each block once per pass without a map; the choice changes fio's sequences, not what is measured");
+        .help("Algorithm that draws random offsets, as fio's (lfsr: each block once, iolab's order)")
+        .example("lfsr");
     RandomDistribution = opt("random_distribution", Kind::Distribution, C::Random)
         .default("random")
         .help("How random offsets are spread: uniform, zipf, pareto, normal or zoned")

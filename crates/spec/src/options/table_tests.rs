@@ -462,7 +462,6 @@ fn fio_defaults_and_units() {
             "io_submit_mode",
             "thread",
             "threads",
-            "random_generator",
             "clocksource"
         ]
     );
