@@ -399,7 +399,10 @@ fn log_prio_writes_the_priority_column_as_fio() {
 #[test]
 fn io_submit_mode_offload_does_the_same_io_as_fio() {
     require!(fio);
-    for extra in ["", "ioengine=libaio\niodepth=4\ndirect=1\n"] {
+    // Synchronous engines only: fio's own documentation warns that offload
+    // is not reliable with asynchronous ones (fio 3.33 can hang with
+    // libaio).
+    for extra in ["", "ioengine=pvsync\n"] {
         same_as_fio(&format!(
             "[o]\nrw=randread\nsize=1m\nbs=4k\nfilename=DIR/f\nio_submit_mode=offload\n{extra}"
         ));
