@@ -183,6 +183,19 @@ pub fn silence() {
     SILENT.store(true, Ordering::Relaxed);
 }
 
+/// Says on stderr, once, that this machine emulates its CPU, so the
+/// figures just printed are not a device's (quick and compare put the
+/// same note among their table's notes). Nothing when running as fio.
+pub fn note_emulation(command: &str) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if SILENT.load(Ordering::Relaxed) || SAID.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    if let Some(note) = iolab_core::virt::detect().and_then(|v| v.note()) {
+        eprintln!("iolab {command}: note: {note}");
+    }
+}
+
 /// Inserts `record` and says on stderr which result it became, whatever
 /// the output format, so that a script can find it (`iolab show N`).
 /// When the database does not take it (a lock held past the busy

@@ -109,6 +109,18 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
         cold: args.cold,
         phases,
     };
+    #[cfg(feature = "mpi")]
+    if crate::mpi::launched() {
+        let world = crate::mpi::World::init()?;
+        let run = crate::mpi::meta::MetaRun {
+            opts,
+            format,
+            repeats: args.repeat.rule().map(|r| r.repeats()).unwrap_or(true),
+            output: args.output.as_deref(),
+            store: &args.store,
+        };
+        return crate::mpi::meta::run(run, &world);
+    }
     if let Err(e) = iolab_core::meta::validate(&opts) {
         return Ok(bad(e.to_string()));
     }
@@ -133,6 +145,7 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
     match outcome {
         Ok(result) => {
             output::emit(args.output.as_deref(), &render_meta(&result, format))?;
+            keep::note_emulation("meta");
             let mut record = keep::record(Kind::Meta, &args.dir, &args.store);
             record.result_json = serde_json::to_string(&result)?;
             record.metrics = metrics(&result);
@@ -232,6 +245,7 @@ fn run_repeated(
         ..median.clone()
     };
     output::emit(args.output.as_deref(), &render_meta(&result, format))?;
+    keep::note_emulation("meta");
     if result.repeat.as_ref().map(|o| o.stopped) == Some(StopReason::Interrupted) {
         eprintln!("iolab meta: interrupted; the runs above were not stored");
         return Ok(Status::Failed);
@@ -276,7 +290,7 @@ fn observed(
 /// Each phase's operations per second and 99th percentile latency; a
 /// repeated run's carry every run's value as samples (the ops/s value is
 /// then their geometric mean, the statistic the verdicts test).
-fn metrics(result: &MetaResult) -> Vec<Metric> {
+pub(crate) fn metrics(result: &MetaResult) -> Vec<Metric> {
     let repeated = !result.runs.is_empty();
     let runs = result.ops_per_sec_runs();
     result

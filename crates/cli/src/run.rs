@@ -278,6 +278,7 @@ pub fn run(args: &[String]) -> Result<Status> {
         out.write(&render(&outcome.result, &opts, *f))?;
     }
     out.finish()?;
+    keep::note_emulation("run");
     let mut kept = Status::Success;
     // A run in which no job did I/O measured nothing: it is not kept.
     let measured = outcome.result.did_io();
@@ -426,6 +427,7 @@ fn run_repeated(
         }
     }
     out.finish()?;
+    keep::note_emulation("run");
     if let Some(f) = failure {
         eprintln!("iolab: {f}; the results above are partial");
         return Ok(Status::Failed);

@@ -325,6 +325,7 @@ pub fn run(args: &[String]) -> Result<Status> {
         sweep.output.as_deref().map(Path::new),
         &render_sweep(&result, sweep.format),
     )?;
+    keep::note_emulation("sweep");
     if let Some(f) = &result.failure {
         eprintln!(
             "iolab sweep: point {}: {}; the points reported finished, the files the sweep \

@@ -7,13 +7,13 @@
 
 mod common;
 
-use iolab_testkit::{need, require, skip, Missing};
+use iolab_testkit::{need, require, Missing};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Output};
 use std::time::Duration;
 
-use common::{entries, iolab, json_of, Tmpfs};
+use common::{entries, iolab, json_of, Mounted};
 use serde_json::Value;
 
 /// A bound that only catches a hang: the refusals take milliseconds.
@@ -206,7 +206,7 @@ fn failed_before_io(
 #[test]
 fn a_full_filesystem_fails_the_layout_as_fio_records_it() {
     let p = place();
-    let _fs = need!(Tmpfs::mount(&p.work, "size=1m"));
+    let _fs = need!(Mounted::tmpfs(&p.work, "size=1m"));
     let run = |fmt: &str| run_in(&p, &p.work, &["--name=x", "--size=16m", "--rw=read", fmt]);
     failed_before_io(
         &p,
@@ -228,7 +228,7 @@ fn a_full_filesystem_fails_the_layout_as_fio_records_it() {
 #[test]
 fn a_read_only_filesystem_fails_the_layout_with_erofs() {
     let p = place();
-    let _fs = need!(Tmpfs::mount(&p.work, "ro,size=1m"));
+    let _fs = need!(Mounted::tmpfs(&p.work, "ro,size=1m"));
     let run = |fmt: &str| run_in(&p, &p.work, &["--name=x", "--size=64k", "--rw=write", fmt]);
     failed_before_io(
         &p,
@@ -242,32 +242,10 @@ fn a_read_only_filesystem_fails_the_layout_with_erofs() {
     );
 }
 
-/// A mounted ramfs (no O_DIRECT), unmounted when dropped.
-struct Ramfs(PathBuf);
-
-impl Ramfs {
-    fn mount(dir: &Path) -> Option<Ramfs> {
-        Proc::new("mount")
-            .args(["-t", "ramfs", "ramfs"])
-            .arg(dir)
-            .status()
-            .is_ok_and(|s| s.success())
-            .then(|| Ramfs(dir.to_path_buf()))
-    }
-}
-
-impl Drop for Ramfs {
-    fn drop(&mut self) {
-        let _ = Proc::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn o_direct_where_the_filesystem_has_none_fails_with_einval_and_leaves_nothing() {
     let p = place();
-    let Some(_fs) = Ramfs::mount(&p.work) else {
-        skip!("cannot mount a ramfs (needs root)");
-    };
+    let _fs = need!(Mounted::new("ramfs", "", &p.work));
     // The file is laid out, then the job's O_DIRECT open fails: the file
     // iolab made for a run that measured nothing is removed.
     let run = |fmt: &str| {

@@ -10,7 +10,7 @@
 
 mod common;
 
-use iolab_testkit::{need, require, skip_case, Missing};
+use iolab_testkit::{mount::Mounted, need, require, skip_case};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Output};
@@ -241,35 +241,6 @@ fn a_read_only_database_file_is_refused_before_the_run_and_still_read() {
     assert_eq!(rows(&db), 1);
 }
 
-/// A read-only bind mount of `src` on `dst`, undone when dropped; why
-/// not when mounting is not allowed.
-struct RoBind(PathBuf);
-
-impl RoBind {
-    fn new(src: &Path, dst: &Path) -> Result<RoBind, Missing> {
-        let mount = |args: &[&std::ffi::OsStr]| {
-            Proc::new("mount")
-                .args(args)
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        if !mount(&["--bind".as_ref(), src.as_os_str(), dst.as_os_str()]) {
-            return Err(Missing::here("cannot bind-mount a directory (root needed)"));
-        }
-        let bind = RoBind(dst.to_path_buf());
-        if !mount(&["-o".as_ref(), "remount,bind,ro".as_ref(), dst.as_os_str()]) {
-            return Err(Missing::here("cannot remount a bind mount read-only"));
-        }
-        Ok(bind)
-    }
-}
-
-impl Drop for RoBind {
-    fn drop(&mut self) {
-        let _ = Proc::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn a_database_on_read_only_media_is_read_by_every_reader_and_refused_for_runs() {
     let tmp = tempfile::tempdir().unwrap();
@@ -282,7 +253,7 @@ fn a_database_on_read_only_media_is_read_by_every_reader_and_refused_for_runs() 
         std::fs::create_dir(p).unwrap();
     }
     db_with_one(&src);
-    let _bind = need!(RoBind::new(&src, &ro));
+    let _bind = need!(Mounted::ro_bind(&src, &ro));
     let db = ro.join("results.db");
     let before = snapshot(&ro, &db);
     for args in [

@@ -42,8 +42,8 @@ fn free(dir: &Path) -> u64 {
     iolab_engine::file::available_space(dir).unwrap()
 }
 
-fn small_tmpfs(dir: &Path) -> Result<Tmpfs, Missing> {
-    Tmpfs::mount(dir, &format!("size={FS_SIZE}"))
+fn small_tmpfs(dir: &Path) -> Result<Mounted, Missing> {
+    Mounted::tmpfs(dir, &format!("size={FS_SIZE}"))
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{entries, iolab, json_of, Tmpfs};
+use common::{entries, iolab, json_of, Mounted};
 use iolab_testkit::{have, need};
 use serde_json::Value;
 
@@ -196,7 +196,7 @@ fn bad_input_exits_2_and_creates_nothing() {
 
     let ro = dir.join("ro");
     std::fs::create_dir(&ro).unwrap();
-    match Tmpfs::mount(&ro, "ro,size=1m") {
+    match Mounted::tmpfs(&ro, "ro,size=1m") {
         Ok(_m) => refused(&[], &ro, "not writable"),
         Err(missing) => iolab_testkit::skipped_case(missing),
     }
@@ -206,7 +206,7 @@ fn bad_input_exits_2_and_creates_nothing() {
 fn a_full_filesystem_fails_the_phase_and_removes_the_files() {
     let tmp = tempfile::tempdir().unwrap();
     // 64 inodes: the run's directory and some files fit, 500 files do not.
-    let _fs = need!(Tmpfs::mount(tmp.path(), "size=1m,nr_inodes=64"));
+    let _fs = need!(Mounted::tmpfs(tmp.path(), "size=1m,nr_inodes=64"));
     let out = iolab()
         .args(["meta", "--files", "500"])
         .arg(tmp.path())
@@ -247,7 +247,7 @@ fn a_failure_after_finished_phases_reports_them_in_the_output_file() {
     std::fs::create_dir(&fs).unwrap();
     // 64 inodes: the run's directory and its six tree directories fit,
     // 500 files do not; mkdir finishes, create fails.
-    let _fs = need!(Tmpfs::mount(&fs, "size=1m,nr_inodes=64"));
+    let _fs = need!(Mounted::tmpfs(&fs, "size=1m,nr_inodes=64"));
     let report = tmp.path().join("o2.txt");
     let out = iolab()
         .args(["meta", "--files", "500", "--dirs", "2", "--depth", "2"])

@@ -274,6 +274,129 @@ fn a_rank_that_cannot_start_stops_every_rank_and_is_named() {
     }
 }
 
+#[cfg(feature = "mpi")]
+#[test]
+fn meta_phases_total_the_ranks_each_in_its_own_directory() {
+    require!(mpirun);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for r in 0..RANKS {
+        std::fs::create_dir(d.join(format!("d{r}"))).unwrap();
+    }
+    let rank_dir = format!("{}/d$rank", d.display());
+    let out = mpirun(
+        d,
+        &[
+            "meta",
+            &rank_dir,
+            "--files=50",
+            "--output-format=json",
+            "--no-store",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = json_of(&out.stdout);
+    // One rank's run alone, for what each rank does.
+    let one = iolab()
+        .args(["meta", &format!("{}/d0", d.display()), "--files=50"])
+        .args(["--output-format=json", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(one.status.success());
+    let one = json_of(&one.stdout);
+    let phases = merged["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), one["phases"].as_array().unwrap().len());
+    let mpi = &merged["mpi"];
+    for (p, (m, o)) in phases
+        .iter()
+        .zip(one["phases"].as_array().unwrap())
+        .enumerate()
+    {
+        assert_eq!(m["phase"], o["phase"]);
+        assert_eq!(u(&m["ops"]), RANKS as u64 * u(&o["ops"]), "{}", m["phase"]);
+        // Every operation of every rank is in the merged latencies.
+        assert_eq!(u(&m["lat_ns"]["N"]), u(&m["ops"]));
+        let per_rank: u64 = mpi["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| u(&r[p]))
+            .sum();
+        assert_eq!(per_rank, u(&m["ops"]));
+        // mdtest's rate: all operations over the phase's wall time.
+        let rate = u(&m["ops"]) as f64 * 1e9 / u(&m["elapsed_ns"]) as f64;
+        assert!((m["ops_per_sec"].as_f64().unwrap() - rate).abs() <= 1e-6 * rate);
+    }
+    assert_eq!(mpi["start_skew_ns"].as_array().unwrap().len(), phases.len());
+    // Every rank's directory is left empty.
+    for r in 0..RANKS {
+        assert!(entries(&d.join(format!("d{r}"))).is_empty());
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn meta_stops_every_rank_when_one_fails_and_names_it() {
+    require!(mpirun);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for r in [0, 1, 3] {
+        std::fs::create_dir(d.join(format!("d{r}"))).unwrap();
+    }
+    let rank_dir = format!("{}/d$rank", d.display());
+    let out = mpirun(d, &["meta", &rank_dir, "--files=50", "--no-store"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("rank 2 (") && err.contains("d2"), "{err}");
+    assert!(!err.contains("rank 1 ("), "{err}");
+    for r in [0, 1, 3] {
+        assert!(entries(&d.join(format!("d{r}"))).is_empty(), "rank {r}");
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_that_read_different_job_text_are_refused_before_any_io() {
+    require!(mpirun);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, size) in [("a.fio", "64k"), ("b.fio", "128k")] {
+        std::fs::write(
+            d.join(name),
+            format!(
+                "[w]\nfilename={}/data.$rank\nrw=write\nsize={size}\n",
+                d.display()
+            ),
+        )
+        .unwrap();
+    }
+    let bin = assert_cmd::cargo::cargo_bin("iolab");
+    // Ranks 0 and 1 read a.fio, ranks 2 and 3 b.fio (MPMD).
+    let out = Proc::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .arg(&bin)
+        .args(["run", "a.fio", ":", "-np", "2"])
+        .arg(&bin)
+        .args(["run", "b.fio"])
+        .env("IOLAB_DB", test_db())
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("job text differs across ranks"), "{err}");
+    assert!(
+        err.contains("rank 2 (") && err.contains("rank 3 ("),
+        "{err}"
+    );
+    // Nothing was laid out.
+    assert_eq!(entries(d), vec!["a.fio", "b.fio"]);
+}
+
 #[test]
 fn the_default_build_runs_without_mpi() {
     // Outside mpirun, a job with $rank runs as rank 0 of 1.

@@ -571,7 +571,7 @@ fn quick_marks_the_cells_of_tests_that_measured_memory() {
     let db = tmp.path().join("r.db");
     let mnt = tmp.path().join("m");
     std::fs::create_dir(&mnt).unwrap();
-    let _tmpfs = need!(common::Tmpfs::mount(&mnt, "size=200m"));
+    let _tmpfs = need!(common::Mounted::tmpfs(&mnt, "size=200m"));
     let m = mnt.display().to_string();
     let out = ok(
         &db,

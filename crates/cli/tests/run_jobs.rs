@@ -112,7 +112,7 @@ fn a_read_only_target_exits_1_and_names_it() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("ro");
     fs::create_dir(&mnt).unwrap();
-    let _m = need!(Tmpfs::mount(&mnt, "ro,size=1m"));
+    let _m = need!(Mounted::tmpfs(&mnt, "ro,size=1m"));
     iolab()
         .args(["run", "--name=w", "--rw=write", "--size=64k"])
         .arg(format!("--directory={}", mnt.display()))
@@ -126,7 +126,7 @@ fn enospc_on_a_small_tmpfs_exits_1_with_partial_results_and_no_file_left() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("small");
     fs::create_dir(&mnt).unwrap();
-    let _m = need!(Tmpfs::mount(&mnt, "size=1m"));
+    let _m = need!(Mounted::tmpfs(&mnt, "size=1m"));
     let out = iolab()
         .args([
             "run",

@@ -78,7 +78,7 @@ fn continue_on_error_prints_the_error_count_where_fio_does() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
-    let _mounted = need!(Tmpfs::mount(&mnt, "size=1m"));
+    let _mounted = need!(Mounted::tmpfs(&mnt, "size=1m"));
     let args = |fmt: &str| {
         vec![
             "run".to_string(),

@@ -11,7 +11,7 @@ use iolab_testkit::{need, require};
 use std::path::Path;
 use std::process::Command as Proc;
 
-use common::{entries, iolab, json_of, Tmpfs};
+use common::{entries, iolab, json_of, Mounted};
 
 #[test]
 fn a_bs_range_moves_the_same_bytes_at_every_point() {
@@ -240,7 +240,7 @@ fn a_place_where_no_file_can_be_made_exits_2_and_writes_nothing() {
     // A directory the user may not write in.
     let ro = tmp.path().join("ro");
     std::fs::create_dir(&ro).unwrap();
-    let _m = match Tmpfs::mount(&ro, "ro,size=1m") {
+    let _m = match Mounted::tmpfs(&ro, "ro,size=1m") {
         Ok(m) => m,
         Err(missing) => return iolab_testkit::skipped_case(missing),
     };
@@ -266,7 +266,7 @@ fn a_failed_point_reports_the_points_before_it_and_removes_the_files() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path().join("T");
     std::fs::create_dir(&t).unwrap();
-    let _fs = need!(Tmpfs::mount(&t, "size=1m"));
+    let _fs = need!(Mounted::tmpfs(&t, "size=1m"));
     // 700 KiB fit once in 1 MiB; with two jobs the second file does not.
     let out = sweep_in(
         tmp.path(),

@@ -28,6 +28,10 @@ export TMPDIR=/scratch
 iolab compare --fs ext4,f2fs,nilfs2,jfs,reiserfs,xfs --size 320m --runtime 1 --repeat 1 \
   --suite studies --output-format json --output /out/compare.json
 echo $? >/out/compare.status
+# The stored result's provenance, and a run's note on stderr.
+iolab show 1 --output-format record >/out/record.json 2>/out/record.err
+printf '[x]\nioengine=null\nsize=1m\n' >/tmp/null.fio
+iolab run /tmp/null.fio --no-store >/out/run.out 2>/out/run.err
 iolab compare --fs ext4,f2fs,nilfs2,jfs,reiserfs,xfs --size 320m --repeat 1 \
   --suite meta --output-format json --output /out/meta.json
 echo $? >/out/meta.status
@@ -152,6 +156,46 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
     assert!(
         notes.contains("nilfs2: NILFS2's cleaner ran during the workloads"),
         "{notes}"
+    );
+
+    assert!(
+        notes.contains("performance figures under emulation are not device figures"),
+        "{notes}"
+    );
+    // The results say which machine measured them: the comparison's host,
+    // the stored record's provenance, and each target's mkfs and mount.
+    let vm = &c["host"]["hypervisor"];
+    assert_eq!(vm["name"], "QEMU", "{}", c["host"]);
+    assert_eq!(vm["emulated"], true, "{}", c["host"]);
+    let record: Value = serde_json::from_str(&read("record.json"))
+        .unwrap_or_else(|e| panic!("show's record: {e}: {}", read("record.err")));
+    assert_eq!(
+        record["provenance"]["hypervisor"]["name"], "QEMU",
+        "{}",
+        record["provenance"]
+    );
+    for t in targets {
+        let s = &t["setup"];
+        let fs = t["label"].as_str().unwrap_or_default();
+        assert_eq!(s["fs_type"], fs, "{s}");
+        assert!(
+            s["mkfs_tool"]
+                .as_str()
+                .is_some_and(|p| p.ends_with(&format!("mkfs.{fs}"))),
+            "{s}"
+        );
+        assert!(
+            s["mount_options"]
+                .as_str()
+                .is_some_and(|o| o.starts_with("rw")),
+            "{s}"
+        );
+        assert!(!s["kernel"].as_str().unwrap_or_default().is_empty(), "{s}");
+    }
+    let run_err = read("run.err");
+    assert!(
+        run_err.contains("iolab run: note: measured inside an emulated machine (QEMU)"),
+        "{run_err}"
     );
 
     // The metadata suite on each filesystem.

@@ -147,7 +147,7 @@ fn a_loop_image_on_tmpfs_is_memory() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t");
     std::fs::create_dir(&t).unwrap();
-    let _tmpfs = need!(common::Tmpfs::mount(&t, "size=160m"));
+    let _tmpfs = need!(common::Mounted::tmpfs(&t, "size=160m"));
     let fs = need!(common::LoopFs::new(&t, "ext4", 96, ""));
     let _ = lay_out(&fs.mnt);
     let v = common::run_json(&fs.mnt, &DIRECT_RANDREAD);
@@ -161,7 +161,7 @@ fn compare_with_its_workdir_on_tmpfs_says_the_images_are_in_memory() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    let _tmpfs = need!(common::Tmpfs::mount(&work, "size=200m,mode=0700"));
+    let _tmpfs = need!(common::Mounted::tmpfs(&work, "size=200m,mode=0700"));
     let job = dir.path().join("r.fio");
     std::fs::write(&job, "[r]\nrw=read\nbs=64k\nsize=1m\n").unwrap();
     let out = common::iolab()

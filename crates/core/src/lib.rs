@@ -2,14 +2,14 @@
 //! size generators, rate limiting, data buffers, verify, metadata workloads,
 //! sweeps, the environment probe and the checks that raise warnings.
 #![forbid(unsafe_code)]
-pub mod data;
+pub(crate) mod data;
 
-pub mod compressing;
+pub(crate) mod compressing;
 pub mod devuse;
-pub mod diskstats;
+pub(crate) mod diskstats;
 pub mod gen;
-pub mod layout;
-pub mod loopback;
+pub(crate) mod layout;
+pub(crate) mod loopback;
 pub mod meta;
 pub mod plan;
 pub mod private;
@@ -20,7 +20,7 @@ pub mod quickdir;
 pub mod ranks;
 pub mod run;
 pub mod sweep;
-pub mod verify;
+pub(crate) mod verify;
 pub mod virt;
 pub mod warn;
-pub mod worker;
+pub(crate) mod worker;

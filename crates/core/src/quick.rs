@@ -749,7 +749,7 @@ fn pause(d: Duration, stop: &AtomicBool) -> bool {
 /// goes unsaid.
 fn memory_notes(test: &SuiteTest, result: &RunResult, memory: &mut Vec<(String, Vec<String>)>) {
     for w in result.jobs.iter().flat_map(|j| &j.warnings) {
-        if !matches!(w.code.as_str(), "page-cache" | "compression") {
+        if !w.code.not_the_storage() {
             continue;
         }
         // "job `NAME`: the rest": the rest, with the numbers of this
@@ -897,11 +897,11 @@ mod tests {
             jobs: vec![iolab_stats::JobResult {
                 warnings: vec![
                     iolab_stats::JobWarning {
-                        code: code.to_string(),
+                        code: code.into(),
                         text: text.to_string(),
                     },
                     iolab_stats::JobWarning {
-                        code: "short-run".to_string(),
+                        code: iolab_stats::WarningCode::ShortRun,
                         text: "job `x`: only 1 bandwidth sample(s)".to_string(),
                     },
                 ],

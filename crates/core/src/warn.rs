@@ -23,7 +23,7 @@ use std::fmt;
 use std::path::Path;
 
 use iolab_engine::SyncMode;
-use iolab_stats::{Dir, JobResult, JobWarning, RunResult};
+use iolab_stats::{Dir, JobResult, JobWarning, RunResult, WarningCode};
 
 use crate::compressing::compressing_under;
 use crate::diskstats::disks_of;
@@ -177,9 +177,9 @@ pub enum Warning {
 
 impl Warning {
     /// A stable code for machines.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> WarningCode {
         match self {
-            Warning::QueueDepthNotReached { .. } => "queue-depth-not-reached",
+            Warning::QueueDepthNotReached { .. } => WarningCode::QueueDepthNotReached,
             Warning::PageCache { .. }
             | Warning::FromMemory { .. }
             | Warning::LoopInMemory { .. }
@@ -187,13 +187,15 @@ impl Warning {
             | Warning::UnflushedWrites { .. }
             | Warning::UnwaitedWrites { .. }
             | Warning::RewrittenInMemory { .. }
-            | Warning::InMemory { .. } => "page-cache",
-            Warning::Compression { .. } | Warning::CompressingDevice { .. } => "compression",
-            Warning::SparseReads { .. } => "sparse-reads",
-            Warning::ShortRun { .. } => "short-run",
-            Warning::Unstable { .. } | Warning::FastStart { .. } => "unstable",
-            Warning::OthersOnDevice { .. } => "others-on-device",
-            Warning::CpuBound { .. } => "cpu-bound",
+            | Warning::InMemory { .. } => WarningCode::PageCache,
+            Warning::Compression { .. } | Warning::CompressingDevice { .. } => {
+                WarningCode::Compression
+            }
+            Warning::SparseReads { .. } => WarningCode::SparseReads,
+            Warning::ShortRun { .. } => WarningCode::ShortRun,
+            Warning::Unstable { .. } | Warning::FastStart { .. } => WarningCode::Unstable,
+            Warning::OthersOnDevice { .. } => WarningCode::OthersOnDevice,
+            Warning::CpuBound { .. } => WarningCode::CpuBound,
         }
     }
 
@@ -223,7 +225,7 @@ impl Warning {
     /// As the result model keeps it.
     pub fn to_job_warning(&self) -> JobWarning {
         JobWarning {
-            code: self.code().to_string(),
+            code: self.code(),
             text: self.to_string(),
         }
     }
@@ -1069,7 +1071,7 @@ mod tests {
         }
     }
 
-    fn codes(w: &[Warning]) -> Vec<&'static str> {
+    fn codes(w: &[Warning]) -> Vec<WarningCode> {
         w.iter().map(Warning::code).collect()
     }
 

@@ -9,7 +9,7 @@
 
 mod common;
 use common::*;
-use iolab_testkit::{skip, skip_case};
+use iolab_testkit::{mount::Mounted, need, skip_case};
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -628,16 +628,7 @@ fn continue_on_error_counts_errors_and_a_fatal_one_still_stops() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("small");
     std::fs::create_dir(&mnt).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !mounted {
-        skip!("cannot mount a 1 MiB tmpfs to fill (needs root)");
-    }
-    let small = common::Mounted(mnt.clone());
+    let small = need!(Mounted::tmpfs(&mnt, "size=1m"));
     let (out, _) = run_text(&format!(
         "[e]\nfilename={}/f\nsize=4m\nrw=write\nfallocate=none\ncontinue_on_error=all\n",
         mnt.display()

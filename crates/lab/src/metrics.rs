@@ -13,7 +13,9 @@
 //! it means.
 
 use iolab_stats::meta::MetaResult;
-use iolab_stats::{Better, Comparison, Dir, Metric, RunResult, RunWarning, TargetColumn};
+use iolab_stats::{
+    Better, Comparison, Dir, Metric, RunResult, RunWarning, TargetColumn, WarningCode,
+};
 
 use crate::bcache::{CacheMode, Counters};
 use crate::suite::Workload;
@@ -306,13 +308,13 @@ pub fn record_bcache(
         .filter(|k| col.value(k).is_some())
         .collect();
     for k in &keys {
-        col.flag(k, BCACHE_CODE);
+        col.flag(k, &BCACHE_CODE);
     }
     c.warnings.push(RunWarning {
         target: col.label.clone(),
         rows: w.name.clone(),
         run,
-        code: BCACHE_CODE.into(),
+        code: WarningCode::BcacheCache,
         text: format!(
             "workload `{}`: {}: its figures are the cache device's as much as the disk's; \
              compare with the cache detached (--bcache off) for the disk's",
@@ -323,7 +325,7 @@ pub fn record_bcache(
 }
 
 /// The warning code of figures bcache's cache answered.
-pub const BCACHE_CODE: &str = "bcache-cache";
+pub const BCACHE_CODE: WarningCode = WarningCode::BcacheCache;
 
 /// What the bcache rows mean.
 pub const BCACHE_NOTE: &str = "bcache hits, bypassed and dirty after: bcache's own counters for each workload run (/sys/block/bcacheN/bcache/stats_total, dirty_data): the share of the lookups through the cache that hit it, the bytes sent straight to the backing device (sequential I/O past bcache's cutoff), and the written data still only in the cache when the run ended; facts, not scores";

@@ -2,7 +2,7 @@
 //! loop images with a tiny suite (root), skipped targets with reasons,
 //! directory targets (no root), and nothing left behind.
 
-use iolab_testkit::require;
+use iolab_testkit::{mount::Mounted, require};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -216,13 +216,7 @@ fn an_image_larger_than_the_free_space_is_noted() {
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small");
     std::fs::create_dir(&small).unwrap();
-    let ok = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64m", "tmpfs"])
-        .arg(&small)
-        .status()
-        .unwrap();
-    assert!(ok.success());
-    let mounted = Mounted(small.clone());
+    let mounted = Mounted::tmpfs(&small, "size=64m").expect("a tmpfs");
     let mut opts = options(Some(&small.join("w")));
     opts.size = 320 << 20;
     opts.suite.workloads.clear();
@@ -322,24 +316,4 @@ fn a_baseline_that_would_be_skipped_is_refused() {
         e,
         "target `nosuchfs`: --baseline names a target that cannot run here (unknown filesystem `nosuchfs`: neither the kernel nor a mkfs.nosuchfs on PATH knows it); choose another"
     );
-}
-
-/// Whatever is mounted on a directory for one test, unmounted when
-/// dropped however the test ends (lazily when a failed test left it busy).
-struct Mounted(pub std::path::PathBuf);
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let done = std::process::Command::new("umount")
-            .arg(&self.0)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !done {
-            let _ = std::process::Command::new("umount")
-                .arg("--lazy")
-                .arg(&self.0)
-                .status();
-        }
-    }
 }

@@ -129,6 +129,12 @@ pub fn meta_json(r: &MetaResult) -> Value {
         "phases": phases,
         "failure": r.failure,
     });
+    if let (Some(ranks), Some(obj)) = (&r.ranks, v.as_object_mut()) {
+        obj.insert(
+            "mpi".into(),
+            serde_json::to_value(ranks).unwrap_or(Value::Null),
+        );
+    }
     if let (Some(o), Some(obj)) = (&r.repeat, v.as_object_mut()) {
         obj.insert(
             "repeat".into(),

@@ -153,6 +153,30 @@ fn table(q: &QuickResult, markdown: bool) -> String {
         }
     } else {
         let _ = writeln!(out, "iolab quick: {}\n", heading(q));
+        // A bar beside MB/s, scaled to the fastest test: the picture of
+        // the grid in the terminal.
+        let top = q
+            .tests
+            .iter()
+            .filter(|t| !t.failed())
+            .map(|t| t.bw_bytes)
+            .fold(0.0, f64::max);
+        let mut head = head.clone();
+        head.insert(3, String::new());
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .zip(&q.tests)
+            .map(|(r, t)| {
+                let mut r = r.clone();
+                let b = if top > 0.0 && t.bw_bytes > 0.0 && !t.failed() {
+                    crate::export::bar(t.bw_bytes / top)
+                } else {
+                    String::new()
+                };
+                r.insert(3, b);
+                r
+            })
+            .collect();
         let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
         for r in &rows {
             for (i, c) in r.iter().enumerate() {
@@ -166,7 +190,7 @@ fn table(q: &QuickResult, markdown: bool) -> String {
                 if i > 0 {
                     s.push_str("  ");
                 }
-                if i < 2 {
+                if i < 2 || i == 3 {
                     s.push_str(cell);
                     s.push_str(&" ".repeat(pad));
                 } else {

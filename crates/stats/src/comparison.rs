@@ -193,7 +193,7 @@ pub struct RunWarning {
     pub rows: String,
     /// 1-based repeat number.
     pub run: u32,
-    pub code: String,
+    pub code: crate::WarningCode,
     pub text: String,
 }
 

@@ -23,6 +23,7 @@ mod env;
 mod lat;
 mod result;
 mod setup;
+mod warning_code;
 
 pub use comparison::{
     Better, Cell, Comparison, Metric, RunWarning, TargetColumn, TargetSetup, WorkloadRun,
@@ -36,6 +37,7 @@ pub use result::{
     JobWarning, RunResult, VerifyFailure,
 };
 pub use setup::{JobSetup, UnifiedRw, DEFAULT_PERCENTILES};
+pub use warning_code::WarningCode;
 
 mod compare;
 pub mod dist;

@@ -192,6 +192,9 @@ pub struct MetaResult {
     /// With `--repeat`: how the runs ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeat: Option<crate::RepeatOutcome>,
+    /// Under MPI: the ranks merged into this result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<crate::ranks::MetaRanks>,
 }
 
 impl MetaResult {

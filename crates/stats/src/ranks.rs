@@ -378,3 +378,89 @@ mod tests {
         assert_eq!(g.max_bw_bytes, 3 * 4096 * 1_000_000_000u64 / 499_999_900);
     }
 }
+
+/// What one rank of `iolab meta` under MPI sends to rank 0: its result
+/// and when each phase began there (wall-clock ns since the epoch, as the
+/// barrier before it let the rank go).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankMeta {
+    pub rank: u32,
+    pub host: String,
+    pub result: crate::meta::MetaResult,
+    pub starts_ns: Vec<u64>,
+    /// Another rank's failure stopped this one.
+    pub halted: bool,
+}
+
+/// A metadata run's ranks, in the merged result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MetaRanks {
+    pub nranks: u32,
+    /// Each rank's host, by rank.
+    pub hosts: Vec<String>,
+    /// Per phase: latest start minus earliest start after its barrier, ns.
+    pub start_skew_ns: Vec<u64>,
+    /// Per rank (by rank), per phase: the operations it did.
+    pub ops: Vec<Vec<u64>>,
+    /// Per rank: why it stopped early, if it did.
+    pub failures: Vec<Option<String>>,
+}
+
+/// The ranks' metadata results as one, mdtest's way: each phase's
+/// operations added up over the ranks, its wall time from the earliest
+/// start to the latest end across ranks (so its rate is all operations
+/// over that time), its latency histograms added bin by bin. A phase is
+/// kept only when every rank finished it.
+pub fn merge_meta_ranks(runs: &[RankMeta]) -> crate::meta::MetaResult {
+    let Some(first) = runs.first() else {
+        return Default::default();
+    };
+    let mut merged = first.result.clone();
+    let done = runs
+        .iter()
+        .map(|r| r.result.phases.len())
+        .min()
+        .unwrap_or(0);
+    merged.phases.truncate(done);
+    let mut skews = Vec::with_capacity(done);
+    for (p, phase) in merged.phases.iter_mut().enumerate() {
+        let mut first_start = u64::MAX;
+        let mut last_start = 0;
+        let mut last_end = 0;
+        for (i, r) in runs.iter().enumerate() {
+            let mine = &r.result.phases[p];
+            if i > 0 {
+                phase.ops += mine.ops;
+                phase.lat.merge(&mine.lat);
+            }
+            let start = r.starts_ns.get(p).copied().unwrap_or(0);
+            first_start = first_start.min(start);
+            last_start = last_start.max(start);
+            last_end = last_end.max(start + mine.elapsed_ns);
+        }
+        phase.elapsed_ns = last_end - first_start;
+        skews.push(last_start - first_start);
+    }
+    merged.failure = runs.iter().filter(|r| !r.halted).find_map(|r| {
+        r.result
+            .failure
+            .as_ref()
+            .map(|f| format!("rank {} ({}): {f}", r.rank, r.host))
+    });
+    merged.ranks = Some(MetaRanks {
+        nranks: runs.len() as u32,
+        hosts: runs.iter().map(|r| r.host.clone()).collect(),
+        start_skew_ns: skews,
+        ops: runs
+            .iter()
+            .map(|r| r.result.phases.iter().map(|p| p.ops).collect())
+            .collect(),
+        failures: runs
+            .iter()
+            .map(|r| r.result.failure.clone().filter(|_| !r.halted))
+            .collect(),
+    });
+    merged
+}

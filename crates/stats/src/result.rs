@@ -171,7 +171,7 @@ impl DepthDist {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct JobWarning {
-    pub code: String,
+    pub code: crate::WarningCode,
     pub text: String,
 }
 

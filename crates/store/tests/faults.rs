@@ -5,9 +5,8 @@
 
 mod common;
 
-use iolab_testkit::{need, Missing};
+use iolab_testkit::{mount::Mounted, need};
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use iolab_store::{Filter, Kind, Store, StoreError};
@@ -91,35 +90,6 @@ fn missing_and_empty_files_read_as_no_database_and_stay_as_they_were() {
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
 }
 
-/// A read-only bind mount of `src` on `dst`, undone when dropped; why
-/// not when mounting is not allowed.
-struct RoBind(std::path::PathBuf);
-
-impl RoBind {
-    fn new(src: &Path, dst: &Path) -> Result<RoBind, Missing> {
-        let ok = |args: &[&std::ffi::OsStr]| {
-            Command::new("mount")
-                .args(args)
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        if !ok(&["--bind".as_ref(), src.as_os_str(), dst.as_os_str()]) {
-            return Err(Missing::here("cannot bind-mount a directory (root needed)"));
-        }
-        let bind = RoBind(dst.to_path_buf());
-        if !ok(&["-o".as_ref(), "remount,bind,ro".as_ref(), dst.as_os_str()]) {
-            return Err(Missing::here("cannot remount a bind mount read-only"));
-        }
-        Ok(bind)
-    }
-}
-
-impl Drop for RoBind {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn a_database_on_read_only_media_is_read_and_refused_for_writing() {
     let dir = tempfile::tempdir().unwrap();
@@ -133,7 +103,7 @@ fn a_database_on_read_only_media_is_read_and_refused_for_writing() {
         1,
         "only the database"
     );
-    let _bind = need!(RoBind::new(&src, &ro));
+    let _bind = need!(Mounted::ro_bind(&src, &ro));
     let db = ro.join("r.db");
     let store = Store::open_for_reading(&db).unwrap().unwrap();
     assert_eq!(store.len().unwrap(), 1);

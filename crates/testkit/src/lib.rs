@@ -1,7 +1,8 @@
 //! The harness every iolab test uses: what a test needs from the machine
 //! (`require!`), a skip that is recorded with its reason (`skip!`), and a
 //! fresh directory with a private results database per test (`dir`, `db`),
-//! and readers of what iolab writes (`stamps`).
+//! mounts undone when dropped (`mount`), and readers of what iolab writes
+//! (`stamps`).
 //!
 //! Rust's test runner has no skip at run time, so a test that cannot run
 //! here returns early and says so: it prints
@@ -20,6 +21,7 @@ use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub mod mount;
 pub mod req;
 pub mod stamps;
 

@@ -5,6 +5,7 @@
 //! version and the job text (and that each could prepare its part), and
 //! the helpers that move results to rank 0.
 
+pub mod meta;
 pub mod phases;
 pub mod run;
 
@@ -98,6 +99,18 @@ impl World {
         self.comm
             .all_reduce_into(&value, &mut worst, SystemOperation::max());
         worst
+    }
+
+    /// The largest and the smallest of every rank's `value`, on every
+    /// rank (a barrier too).
+    pub fn max_min_u8(&self, value: u8) -> (u8, u8) {
+        let mut both = [0u8; 2];
+        self.comm.all_reduce_into(
+            &[value, 255 - value][..],
+            &mut both[..],
+            SystemOperation::max(),
+        );
+        (both[0], 255 - both[1])
     }
 
     /// The exit status rank 0 decided, on every rank.

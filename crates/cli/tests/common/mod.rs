@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Proc;
 
 use assert_cmd::Command;
+// Not every test binary uses them.
+#[allow(unused_imports)]
+pub use iolab_testkit::mount::{unmount, Mounted};
 use iolab_testkit::Missing;
 use serde_json::Value;
 
@@ -128,59 +131,6 @@ pub fn strace_iolab_run(
         .unwrap();
     let text = std::fs::read_to_string(&trace).unwrap_or_default();
     (out, text)
-}
-
-/// A tmpfs mounted on a directory for one test, unmounted when dropped.
-pub struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    /// Mounts with `opts` (e.g. `size=1m`, `ro`); why not when that is
-    /// not allowed (not root).
-    pub fn mount(dir: &Path, opts: &str) -> Result<Tmpfs, Missing> {
-        iolab_testkit::req::root()
-            .map_err(|_| Missing::here(format!("mounting a tmpfs ({opts}) needs root")))?;
-        let out = Proc::new("mount")
-            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
-            .arg(dir)
-            .output()
-            .map_err(|e| Missing::here(format!("mount: {e}")))?;
-        if !out.status.success() {
-            return Err(Missing::here(format!(
-                "cannot mount a tmpfs ({opts}): {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(Tmpfs(dir.to_path_buf()))
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        unmount(&self.0);
-    }
-}
-
-/// Unmounts `dir`; when it is busy (a process of a failed test still
-/// holds a file), detaches it lazily so that no mount outlives the test.
-pub fn unmount(dir: &Path) {
-    let done = Proc::new("umount")
-        .arg(dir)
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !done {
-        let _ = Proc::new("umount").arg("--lazy").arg(dir).status();
-    }
-}
-
-/// Whatever is mounted on a directory for one test, unmounted when
-/// dropped, however the test ends.
-pub struct Mounted(pub PathBuf);
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        unmount(&self.0);
-    }
 }
 
 /// A filesystem on a loop-mounted image for one test, unmounted (and its

@@ -26,23 +26,3 @@ pub fn run_text(text: &str) -> (RunOutcome, Vec<Notice>) {
     let out = run(&p, &stop, &mut |n| notices.push(n)).expect("run starts");
     (out, notices)
 }
-
-/// Whatever is mounted on a directory for one test, unmounted when
-/// dropped however the test ends (lazily when a failed test left it busy).
-pub struct Mounted(pub std::path::PathBuf);
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let done = std::process::Command::new("umount")
-            .arg(&self.0)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !done {
-            let _ = std::process::Command::new("umount")
-                .arg("--lazy")
-                .arg(&self.0)
-                .status();
-        }
-    }
-}

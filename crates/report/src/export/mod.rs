@@ -16,7 +16,7 @@ use crate::doc::Document;
 pub use self::csv::Csv;
 pub use self::html::Html;
 pub use self::markdown::Markdown;
-pub use self::text::{Style, Text};
+pub use self::text::{bar, Style, Text};
 
 /// Turns a document into the bytes of one format.
 pub trait Exporter {

@@ -107,9 +107,19 @@ fn table_text(t: &Table, style: Style) -> String {
         }
         tt.add_row(cells);
     }
+    // Fitting a width, short columns (ids, times, numbers) keep their
+    // width and the long text columns (a headline, a path) wrap.
+    let widths: Vec<usize> = tt
+        .column_max_content_widths()
+        .iter()
+        .map(|w| *w as usize)
+        .collect();
     for (i, a) in align.iter().enumerate() {
         if let Some(col) = tt.column_mut(i) {
             col.set_cell_alignment(*a);
+            if style.width.is_some() && widths.get(i).is_some_and(|w| *w <= 28) {
+                col.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+            }
         }
     }
     let mut out = String::new();
@@ -200,6 +210,43 @@ mod tests {
             text, "test    MB/s\nseq      400  ████████████\nrand  100 w1  ███\n",
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_width_is_kept_by_wrapping_the_long_text_columns() {
+        let mut t = Table::new(
+            "h",
+            vec![
+                Column::text("ID"),
+                Column::text("TIME"),
+                Column::text("HEADLINE"),
+            ],
+        );
+        for i in 0..3 {
+            t.rows.push(vec![
+                Cell::text(i.to_string()),
+                Cell::text("2026-11-27 10:39:57 +01:00"),
+                Cell::text(
+                    "SEQ1M Q8T1 read 440.9 MB/s; SEQ1M Q8T1 write 30.66 MB/s; RND4K Q1T1 read \
+                     5,530 IOPS; RND4K Q1T1 write 2,021 IOPS",
+                ),
+            ]);
+        }
+        let wide = table_text(&t, Style::default());
+        assert!(wide.lines().any(|l| l.chars().count() > 100), "{wide}");
+        let fit = table_text(
+            &t,
+            Style {
+                width: Some(80),
+                color: false,
+            },
+        );
+        for l in fit.lines() {
+            assert!(l.chars().count() <= 80, "{l:?}\n{fit}");
+        }
+        // The time keeps its width: one line each.
+        assert_eq!(fit.matches("+01:00").count(), 3, "{fit}");
+        assert!(fit.contains("2,021 IOPS"), "{fit}");
     }
 
     #[test]
