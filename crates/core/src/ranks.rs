@@ -33,6 +33,13 @@ pub trait Ranks {
 
     /// Every clone of this rank's phase has finished.
     fn end_phase(&mut self, phase: usize);
+
+    /// Whether a job's error ends the run before the next phase (on one
+    /// machine the next phase runs, as in fio; across ranks a rank that
+    /// failed stops them all).
+    fn stop_after_error(&self) -> bool {
+        false
+    }
 }
 
 /// A run on its own: every phase starts when this process is ready.

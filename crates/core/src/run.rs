@@ -117,7 +117,7 @@ pub fn run_ranked(
 
     for (pi, phase) in plan.phases.iter().enumerate() {
         let ready = 'ready: {
-            if abort {
+            if abort || (failure.is_some() && ranks.stop_after_error()) {
                 break 'ready Ready::Failed;
             }
             if stop.load(Ordering::Relaxed)

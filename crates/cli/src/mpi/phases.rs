@@ -111,6 +111,10 @@ impl Ranks for MpiRanks<'_> {
         });
     }
 
+    fn stop_after_error(&self) -> bool {
+        true
+    }
+
     fn end_phase(&mut self, _phase: usize) {
         if let Some(s) = self.spans.last_mut() {
             s.end_ns = now_ns();
