@@ -166,6 +166,22 @@ fn merged_figures_are_the_ranks_summed_and_percentiles_those_of_every_io() {
     let hosts = mpi["hosts"].as_array().unwrap();
     assert_eq!(hosts.len(), 1);
     assert_eq!(hosts[0]["ranks"].as_array().unwrap().len(), RANKS);
+    // The stored result names the hosts and ranks.
+    let shown = iolab()
+        .args(["show", "1", "--output-format=json"])
+        .output()
+        .unwrap();
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let stored = json_of(&shown.stdout);
+    assert_eq!(stored["iolab"]["mpi"]["hosts"], mpi["hosts"]);
+    assert_eq!(
+        stored["iolab"]["mpi"]["ranks"].as_array().unwrap().len(),
+        RANKS
+    );
 }
 
 #[cfg(feature = "mpi")]

@@ -94,6 +94,23 @@ fn holds(n: &Node, mounts: &[MountEntry], swaps: &str) -> Vec<String> {
     out
 }
 
+/// The zoned model of the block device at `path` as the kernel gives it
+/// (`none`, `host-aware`, `host-managed`); None when it is no block
+/// device or the kernel does not say. A partition answers for its disk.
+pub fn zoned_model(path: &Path) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.file_type().is_block_device() {
+        return None;
+    }
+    let (major, minor) = split_dev(meta.rdev());
+    let dir = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    [dir.join("queue/zoned"), dir.join("../queue/zoned")]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|t| t.trim().to_string())
+}
+
 /// The kernel's name of a block device number (/sys/dev/block/MAJ:MIN).
 fn sys_name(rdev: u64) -> Option<String> {
     let (major, minor) = split_dev(rdev);

@@ -408,6 +408,26 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
     })
 }
 
+/// Why `zonemode=zbd` cannot run on `path`: it needs a zoned block
+/// device, and iolab does not drive one yet.
+fn zbd_refusal(path: &Path, block_device: bool) -> String {
+    let shown = path.display();
+    match crate::devuse::zoned_model(path) {
+        _ if !block_device => format!(
+            "zonemode=zbd needs a zoned block device, and `{shown}` is not a block device"
+        ),
+        Some(m) if m == "none" => format!(
+            "zonemode=zbd needs a zoned block device, and `{shown}` is not zoned (its queue/zoned is `none`)"
+        ),
+        Some(m) => format!(
+            "zonemode=zbd: `{shown}` is zoned ({m}), but iolab does not implement zoned I/O yet"
+        ),
+        None => format!(
+            "zonemode=zbd needs a zoned block device, and the kernel says no zoned model for `{shown}`"
+        ),
+    }
+}
+
 /// Whether the job text gives `a` after `b` (both given, on lines of one
 /// file or in arguments of the command line).
 fn given_after(job: &JobSpec, a: Opt, b: Opt) -> bool {
@@ -514,6 +534,7 @@ fn log_spec(job: &JobSpec) -> Option<LogSpec> {
         avg_msec: msec(Opt::LogAvgMsec),
         hist_msec: msec(Opt::LogHistMsec),
         offset: job.flag(Opt::LogOffset),
+        prio: job.flag(Opt::LogPrio),
         per_job: job.flag(Opt::PerJobLogs),
         thread: 0,
     };
@@ -741,6 +762,9 @@ fn place_files(
                     ),
                 ));
             }
+        }
+        if job.choice(Opt::Zonemode) == Some("zbd") {
+            return Err(cx.err(Some(Opt::Zonemode), zbd_refusal(&path, disk.block_device)));
         }
         let existing = disk.size.filter(|s| *s > 0 || disk.block_device);
         let sized = job.size(Opt::Size).is_some() || job.size(Opt::Filesize).is_some();

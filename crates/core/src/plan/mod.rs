@@ -153,6 +153,9 @@ pub struct LogSpec {
     pub hist_msec: u64,
     /// `log_offset`: entries carry the I/O's offset.
     pub offset: bool,
+    /// `log_prio`: the priority column is the I/O priority value, in
+    /// hexadecimal (otherwise 1 for the real-time class, else 0).
+    pub prio: bool,
     /// `per_job_logs`: each clone writes files of its own, named with its
     /// thread number; otherwise the clones of a job append to one file.
     pub per_job: bool,

@@ -8,7 +8,8 @@
 //!   adding the offset before the priority. Time is in ms since the
 //!   measured part of the job began (after ramp_time), latencies in ns,
 //!   bandwidth in KiB/s, the direction 0 (read), 1 (write) or 2 (trim);
-//!   the priority is always 0 (iolab sets none).
+//!   the priority is always 0 (iolab sets none), written `0x0000` (the
+//!   I/O priority value) with `log_prio=1`, as fio writes it.
 //! - `PREFIX_clat_hist.N.log`: `time, direction, block size` and the
 //!   1856 bins of fio's completion latency histogram, counting the I/Os
 //!   completed since the direction's previous entry.
@@ -67,6 +68,8 @@ struct LogFile {
     /// share, or one this clone has already begun).
     append: bool,
     offset: bool,
+    /// The priority column as `log_prio=1` writes it.
+    prio: &'static str,
     entries: Vec<Entry>,
     /// With log_avg_msec, the open window of each direction.
     avg: Option<[Avg; 3]>,
@@ -81,6 +84,7 @@ impl LogFile {
             path: spec.path(prefix, kind),
             append: !spec.per_job,
             offset: spec.offset,
+            prio: if spec.prio { "0x0000" } else { "0" },
             entries: Vec::new(),
             avg: averaged.then(<[Avg; 3]>::default),
             by_submission: kind == "slat",
@@ -146,11 +150,15 @@ impl LogFile {
             if self.offset {
                 writeln!(
                     out,
-                    "{}, {}, {}, {}, {}, 0",
-                    e.ms, e.value, e.dir, e.bs, e.offset
+                    "{}, {}, {}, {}, {}, {}",
+                    e.ms, e.value, e.dir, e.bs, e.offset, self.prio
                 )?;
             } else {
-                writeln!(out, "{}, {}, {}, {}, 0", e.ms, e.value, e.dir, e.bs)?;
+                writeln!(
+                    out,
+                    "{}, {}, {}, {}, {}",
+                    e.ms, e.value, e.dir, e.bs, self.prio
+                )?;
             }
         }
         out.flush()?;
@@ -445,9 +453,26 @@ mod tests {
             avg_msec,
             hist_msec: 100,
             offset: false,
+            prio: false,
             per_job: true,
             thread: 3,
         }
+    }
+
+    #[test]
+    fn log_prio_writes_the_priority_value_in_hexadecimal() {
+        let d = tempfile::tempdir().unwrap();
+        let s = LogSpec {
+            prio: true,
+            ..spec(d.path(), 0)
+        };
+        let mut logs = Logs::new(&s, true, false);
+        logs.io(io(5, 1, 155_902), &mut DirResult::default());
+        logs.finish(6).unwrap();
+        assert_eq!(
+            read(d.path(), "p_clat.3.log"),
+            "5, 155902, 1, 4096, 0x0000\n"
+        );
     }
 
     fn io(ms: u64, dir: usize, clat: u64) -> Logged {

@@ -154,6 +154,28 @@ const ENGINES: &[Choice] = &[
     ),
 ];
 
+const ZONE_MODES: &[Choice] = &[
+    choice(
+        "none",
+        &[],
+        "no zones: zonerange, zonesize and zoneskip are not used",
+    ),
+    choice(
+        "zbd",
+        &[],
+        "a zoned block device's zones (refused where the device is not zoned)",
+    ),
+];
+
+const SUBMIT_MODES: &[Choice] = &[
+    choice("inline", &[], "the job's thread submits and reaps its I/O"),
+    choice(
+        "offload",
+        &[],
+        "fio: a pool of threads submits; iolab submits from the job's thread",
+    ),
+];
+
 const CPU_MODES: &[Choice] = &[
     choice("noop", &[], "spin in a loop of no-op instructions"),
     choice("qsort", &[], "sort arrays, which draws more power"),
@@ -467,6 +489,11 @@ option_table! {
         .default("0")
         .help("Without size, write until the filesystem is full; ENOSPC ends the job without an error")
         .example("1");
+    Zonemode = opt("zonemode", Kind::Choice(ZONE_MODES), C::IoSize)
+        .default("none")
+        .fio_only(&["strided"])
+        .help("How I/O keeps to zones: none, or zbd for a zoned block device")
+        .example("zbd");
     FileAppend = opt("file_append", Kind::Bool, C::IoSize)
         .default("0")
         .help("Do the I/O past the current end of each file, growing it")
@@ -519,6 +546,12 @@ option_table! {
         .default("0")
         .help("Read the files into the page cache before the job starts (turns off invalidate)")
         .example("1");
+
+    IoSubmitMode = opt("io_submit_mode", Kind::Choice(SUBMIT_MODES), C::Engine)
+        .default("inline")
+        .ignored("iolab's job thread submits its own I/O: the same I/O as fio's offload threads, without their hand-off in the latencies")
+        .help("Who submits the job's I/O: its own thread, or (offload) a pool of threads")
+        .example("offload");
 
     // ---- I/O depth ----
     Iodepth = opt("iodepth", Kind::Int, C::IoDepth)
@@ -881,6 +914,10 @@ option_table! {
     LogOffset = opt("log_offset", Kind::Bool, C::Logging)
         .default("0")
         .help("Add each I/O's offset to its log entries")
+        .example("1");
+    LogPrio = opt("log_prio", Kind::Bool, C::Logging)
+        .default("0")
+        .help("Log each I/O's priority value (hexadecimal) rather than 1 for real-time, else 0")
         .example("1");
     PerJobLogs = opt("per_job_logs", Kind::Bool, C::Logging)
         .default("1")
