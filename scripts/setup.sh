@@ -5,8 +5,8 @@
 # tools of f2fs, nilfs2, jfs, reiserfs and bcache for the virtual machine
 # of scripts/vm-test.sh, which fetches Debian's kernel package itself;
 # OpenMPI and libclang to build and test the `mpi` feature; Chromium to
-# open the HTML reports) when they are missing and we are root. Safe to
-# run again.
+# open the HTML reports) when they are missing and we are root, and
+# fio-plot from PyPI. Safe to run again.
 set -euo pipefail
 
 # The toolchain rust-toolchain.toml pins: when rustup does not know it by
@@ -54,5 +54,21 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get install -y -qq "${need[@]}" >/dev/null
   else
     echo "setup: missing ${need[*]}; install them (Debian: apt-get install ${need[*]}) or the tests that need them say why they skip"
+  fi
+fi
+
+# fio-plot 1.1.21 (bench-fio and fio-plot, from PyPI) for the test that
+# drives iolab through tools built on fio: in a virtual environment of its
+# own, its two programs linked into /usr/local/bin.
+if [ "$(id -u)" -eq 0 ] && ! command -v bench-fio >/dev/null 2>&1 &&
+   command -v python3 >/dev/null 2>&1; then
+  venv=/opt/iolab-fio-plot
+  echo "setup: installing fio-plot 1.1.21 in $venv"
+  if { [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"; } &&
+     "$venv/bin/pip" install -q fio-plot==1.1.21; then
+    ln -sf "$venv/bin/bench-fio" /usr/local/bin/bench-fio
+    ln -sf "$venv/bin/fio-plot" /usr/local/bin/fio-plot
+  else
+    echo "setup: fio-plot could not be installed; its test says why it skips"
   fi
 fi
