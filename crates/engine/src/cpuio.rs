@@ -6,13 +6,14 @@
 
 use std::time::{Duration, Instant};
 
+use crate::null::FileSlots;
 use crate::{
     BufPool, Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Queued,
 };
 
 pub(crate) struct CpuioEngine {
     bufs: BufPool,
-    open: Vec<bool>,
+    open: FileSlots,
     cycle: Duration,
     qsort: bool,
     /// What `qsort` sorts, refilled each round.
@@ -24,7 +25,7 @@ impl CpuioEngine {
     pub fn new(opts: &EngineOpts) -> Result<Self, EngineError> {
         Ok(Self {
             bufs: BufPool::new(1, opts.buf_size, opts.align)?,
-            open: Vec::new(),
+            open: FileSlots::default(),
             cycle: Duration::from_micros(u64::from(opts.cpu_cycle_us)),
             qsort: opts.cpu_qsort,
             work: if opts.cpu_qsort {
@@ -73,27 +74,11 @@ impl Engine for CpuioEngine {
     }
 
     fn open(&mut self, _file: &FileSpec) -> Result<FileId, EngineError> {
-        let slot = match self.open.iter().position(|o| !o) {
-            Some(i) => i,
-            None => {
-                self.open.push(false);
-                self.open.len() - 1
-            }
-        };
-        self.open[slot] = true;
-        let id = u32::try_from(slot)
-            .map_err(|_| EngineError::Options("more than 2^32 open files".to_string()))?;
-        Ok(FileId(id))
+        self.open.open()
     }
 
     fn close(&mut self, file: FileId) -> Result<(), EngineError> {
-        match self.open.get_mut(file.0 as usize) {
-            Some(o @ true) => {
-                *o = false;
-                Ok(())
-            }
-            _ => Err(EngineError::UnknownFile(file)),
-        }
+        self.open.close(file)
     }
 
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {

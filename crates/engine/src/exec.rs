@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::null::FileSlots;
 use crate::{
     BufPool, Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Queued,
 };
@@ -51,7 +52,7 @@ const POLL: Duration = Duration::from_millis(50);
 pub(crate) struct ExecEngine {
     spec: ExecSpec,
     bufs: BufPool,
-    open: Vec<bool>,
+    open: FileSlots,
     child: Option<Child>,
     started: Option<Instant>,
 }
@@ -61,7 +62,7 @@ impl ExecEngine {
         Ok(Self {
             spec,
             bufs: BufPool::new(1, opts.buf_size, opts.align)?,
-            open: Vec::new(),
+            open: FileSlots::default(),
             child: None,
             started: None,
         })
@@ -122,27 +123,11 @@ impl Engine for ExecEngine {
     }
 
     fn open(&mut self, _file: &FileSpec) -> Result<FileId, EngineError> {
-        let slot = match self.open.iter().position(|o| !o) {
-            Some(i) => i,
-            None => {
-                self.open.push(false);
-                self.open.len() - 1
-            }
-        };
-        self.open[slot] = true;
-        let id = u32::try_from(slot)
-            .map_err(|_| EngineError::Options("more than 2^32 open files".to_string()))?;
-        Ok(FileId(id))
+        self.open.open()
     }
 
     fn close(&mut self, file: FileId) -> Result<(), EngineError> {
-        match self.open.get_mut(file.0 as usize) {
-            Some(o @ true) => {
-                *o = false;
-                Ok(())
-            }
-            _ => Err(EngineError::UnknownFile(file)),
-        }
+        self.open.close(file)
     }
 
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {

@@ -7,10 +7,44 @@ use crate::{
     Queued,
 };
 
+/// The FileIds of an engine that opens no file (null, cpuio, exec): each
+/// open takes the lowest free slot, as descriptors are numbered.
+#[derive(Default)]
+pub(crate) struct FileSlots(Vec<bool>);
+
+impl FileSlots {
+    pub(crate) fn open(&mut self) -> Result<FileId, EngineError> {
+        let slot = match self.0.iter().position(|o| !o) {
+            Some(i) => i,
+            None => {
+                self.0.push(false);
+                self.0.len() - 1
+            }
+        };
+        self.0[slot] = true;
+        let id = u32::try_from(slot)
+            .map_err(|_| EngineError::Options("more than 2^32 open files".to_string()))?;
+        Ok(FileId(id))
+    }
+
+    pub(crate) fn close(&mut self, file: FileId) -> Result<(), EngineError> {
+        match self.0.get_mut(file.0 as usize) {
+            Some(o @ true) => {
+                *o = false;
+                Ok(())
+            }
+            _ => Err(EngineError::UnknownFile(file)),
+        }
+    }
+
+    pub(crate) fn is_open(&self, file: FileId) -> bool {
+        self.0.get(file.0 as usize).copied().unwrap_or(false)
+    }
+}
+
 pub(crate) struct NullEngine {
     bufs: BufPool,
-    /// Which FileIds are open.
-    open: Vec<bool>,
+    open: FileSlots,
 }
 
 impl NullEngine {
@@ -18,7 +52,7 @@ impl NullEngine {
         let slots = usize::try_from(opts.iodepth.max(1)).unwrap_or(1);
         Ok(Self {
             bufs: BufPool::new(slots, opts.buf_size, opts.align)?,
-            open: Vec::new(),
+            open: FileSlots::default(),
         })
     }
 }
@@ -37,31 +71,15 @@ impl Engine for NullEngine {
     }
 
     fn open(&mut self, _file: &FileSpec) -> Result<FileId, EngineError> {
-        let slot = match self.open.iter().position(|o| !o) {
-            Some(i) => i,
-            None => {
-                self.open.push(false);
-                self.open.len() - 1
-            }
-        };
-        self.open[slot] = true;
-        let id = u32::try_from(slot)
-            .map_err(|_| EngineError::Options("more than 2^32 open files".to_string()))?;
-        Ok(FileId(id))
+        self.open.open()
     }
 
     fn close(&mut self, file: FileId) -> Result<(), EngineError> {
-        match self.open.get_mut(file.0 as usize) {
-            Some(o @ true) => {
-                *o = false;
-                Ok(())
-            }
-            _ => Err(EngineError::UnknownFile(file)),
-        }
+        self.open.close(file)
     }
 
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-        if !self.open.get(io.file.0 as usize).copied().unwrap_or(false) {
+        if !self.open.is_open(io.file) {
             return Err(EngineError::UnknownFile(io.file));
         }
         let bytes = match io.op {
