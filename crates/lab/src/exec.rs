@@ -229,7 +229,10 @@ mod tests {
         assert_eq!(version_line("usage: x [-V]\n"), None);
         // Through a program: what it prints on either stream, any status.
         assert_eq!(version("sh", &["-c"]), "");
-        let sh = std::env::temp_dir().join(format!("iolab-version-{}.sh", std::process::id()));
+        // A private directory: nothing planted at a guessable name is
+        // written through.
+        let tmp = tempfile::tempdir().unwrap();
+        let sh = tmp.path().join("tool.sh");
         std::fs::write(
             &sh,
             "#!/bin/sh\n[ \"$1\" = --version ] || exit 1\necho 'tool 2.5.1' >&2; exit 3\n",
@@ -237,7 +240,6 @@ mod tests {
         .unwrap();
         std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
         let got = version(&sh.to_string_lossy(), &["-V", "--version"]);
-        let _ = std::fs::remove_file(&sh);
         assert_eq!(got, "tool 2.5.1");
         assert_eq!(version("iolab-no-such-program", &["-V"]), "");
     }
