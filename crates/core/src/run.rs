@@ -139,7 +139,13 @@ pub fn run_ranked(
                 }
                 for jf in &job.files {
                     let pf = &plan.files[jf.file];
-                    if !job.allow_file_create && job.engine != "null" && !pf.path.exists() {
+                    // An engine without a device (null, filecreate, cpuio, ...)
+                    // lays nothing out, so there is nothing to forbid; fio
+                    // checks only the others.
+                    if !job.allow_file_create
+                        && !crate::plan::diskless(&job.engine)
+                        && !pf.path.exists()
+                    {
                         failure = Some(format!(
                             "job `{}`: `{}` does not exist and allow_file_create=0 forbids creating it",
                             job.name,
