@@ -139,8 +139,10 @@ pub fn run_ranked(
                 }
                 for jf in &job.files {
                     let pf = &plan.files[jf.file];
-                    if !job.allow_file_create && job.engine != EngineKind::Null && !pf.path.exists()
-                    {
+                    // An engine without a device (null, filecreate, cpuio, ...)
+                    // lays nothing out, so there is nothing to forbid; fio
+                    // checks only the others.
+                    if !job.allow_file_create && !job.engine.diskless() && !pf.path.exists() {
                         failure = Some(format!(
                             "job `{}`: `{}` does not exist and allow_file_create=0 forbids creating it",
                             job.name,

@@ -260,6 +260,10 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         .as_ref()
         .map_or((false, false), |l| (l.bw.is_some(), l.iops.is_some()));
 
+    super::control::not_yet(cx)?;
+    let zones = super::control::strided_zones(cx)?;
+    let flow = super::control::flow(cx);
+    let latency = super::control::latency_target(cx)?;
     let verify = verify_spec(cx, &bs)?;
     let buffers = buffer_spec(cx, verify.is_some());
     let mut rw = job.rw();
@@ -401,6 +405,9 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         .map_err(|e| cx.err(Some(Opt::IgnoreError), e))?,
         exec,
         stop_after: Vec::new(),
+        zones,
+        flow,
+        latency,
         buffers,
         verify,
         description: job.text(Opt::Description).unwrap_or_default(),

@@ -5,11 +5,13 @@
 
 mod buffers;
 mod build;
+mod control;
 mod errors;
 mod files;
 pub mod limits;
 
 pub use build::build;
+pub use control::{FlowSpec, LatencyTarget, StridedZones};
 pub use errors::ErrorPolicy;
 
 use std::path::PathBuf;
@@ -342,6 +344,12 @@ pub struct PlanJob {
     /// `cpuio` with `exit_on_io_done`: the clones (indexes into
     /// `Plan::jobs`) that do I/O; the job stops when all have finished.
     pub stop_after: Vec<usize>,
+    /// `zonemode=strided`: where the job's I/O goes zone by zone.
+    pub zones: Option<StridedZones>,
+    /// `flow`: the job's share of the I/Os of its flow group.
+    pub flow: Option<FlowSpec>,
+    /// `latency_target`: the queue depth is searched for, up to iodepth.
+    pub latency: Option<LatencyTarget>,
     /// What write buffers hold (the data buffer options).
     pub buffers: crate::data::BufferSpec,
     /// Verified writes and reads, when `verify` is set.

@@ -104,9 +104,27 @@ const ZONE_MODES: &[Choice] = &[
         "no zones: zonerange, zonesize and zoneskip are not used",
     ),
     choice(
+        "strided",
+        &[],
+        "zonesize bytes in each zone of zonerange bytes, then zoneskip bytes on",
+    ),
+    choice(
         "zbd",
         &[],
         "a zoned block device's zones (refused where the device is not zoned)",
+    ),
+];
+
+const DEDUPE_MODES: &[Choice] = &[
+    choice(
+        "repeat",
+        &[],
+        "a deduplicated write repeats the last unique one",
+    ),
+    choice(
+        "working_set",
+        &[],
+        "a deduplicated write repeats one drawn from the first unique writes",
     ),
 ];
 
@@ -400,9 +418,23 @@ option_table! {
         .example("1");
     Zonemode = opt("zonemode", Kind::Choice(ZONE_MODES), C::IoSize)
         .default("none")
-        .fio_only(&["strided"])
-        .help("How I/O keeps to zones: none, or zbd for a zoned block device")
-        .example("zbd");
+        .help("How I/O keeps to zones: none, strided (zonesize, zonerange, zoneskip) or zbd")
+        .example("strided");
+    Zonesize = opt("zonesize", Kind::Size, C::IoSize)
+        .default("0")
+        .range(0, MAX)
+        .help("Bytes of I/O in each zone before the next one (zonemode=strided)")
+        .example("16m");
+    Zonerange = opt("zonerange", Kind::Size, C::IoSize)
+        .default("0")
+        .range(0, MAX)
+        .help("Size of each zone, where its I/O lands (zonemode=strided; 0: zonesize)")
+        .example("64m");
+    Zoneskip = opt("zoneskip", Kind::Size, C::IoSize)
+        .default("0")
+        .range(0, MAX)
+        .help("Bytes left out between one zone and the next (zonemode=strided)")
+        .example("128m");
     FileAppend = opt("file_append", Kind::Bool, C::IoSize)
         .default("0")
         .help("Do the I/O past the current end of each file, growing it")
@@ -493,6 +525,22 @@ option_table! {
         .unit("ios")
         .help("Once the queue is full, let it drain to this depth before refilling it")
         .example("16");
+
+    LatencyTarget = opt("latency_target", Kind::Time(TimeUnit::Usec), C::IoDepth)
+        .help("Find the highest queue depth (up to iodepth) whose I/Os take at most this long")
+        .example("10ms");
+    LatencyWindow = opt("latency_window", Kind::Time(TimeUnit::Usec), C::IoDepth)
+        .default("0")
+        .help("How long each queue depth runs before latency_target judges it")
+        .example("1s");
+    LatencyPercentile = opt("latency_percentile", Kind::Percentiles, C::IoDepth)
+        .default("100")
+        .help("Share of I/Os, in percent, that must meet latency_target in a window")
+        .example("99.9");
+    LatencyRun = opt("latency_run", Kind::Bool, C::IoDepth)
+        .default("0")
+        .help("Go on adjusting the queue depth to latency_target instead of stopping when found")
+        .example("1");
 
     // ---- Run time and job control ----
     Runtime = opt("runtime", Kind::Time(TimeUnit::Sec), C::Timing)
@@ -589,6 +637,23 @@ option_table! {
         .help("Number of I/Os between thinktime pauses")
         .example("16");
 
+    Flow = opt("flow", Kind::Int, C::Rate)
+        .default("0")
+        .range(0, 1000)
+        .help("Weight of the job among the jobs of its flow_id: their I/Os keep these proportions")
+        .example("2");
+    FlowId = opt("flow_id", Kind::Int, C::Rate)
+        .default("0")
+        .range(0, MAX)
+        .help("The group of jobs whose I/Os flow weighs against each other")
+        .example("1");
+    FlowSleep = opt("flow_sleep", Kind::Int, C::Rate)
+        .default("0")
+        .range(0, MAX)
+        .unit("usec")
+        .help("Pause when ahead of its flow share, after its I/O in flight (0: retry at once)")
+        .example("100");
+
     // ---- Jobs, threads and CPUs ----
     Numjobs = opt("numjobs", Kind::Int, C::Threads)
         .default("1")
@@ -651,6 +716,16 @@ option_table! {
         .unit("percent")
         .help("Share of written blocks that repeat earlier ones, for dedupe to find")
         .example("20");
+    DedupeMode = opt("dedupe_mode", Kind::Choice(DEDUPE_MODES), C::Buffers)
+        .default("repeat")
+        .help("Which earlier block a deduplicated write repeats (with dedupe_percentage)")
+        .example("working_set");
+    DedupeWorkingSetPercentage = opt("dedupe_working_set_percentage", Kind::Int, C::Buffers)
+        .default("5")
+        .range(0, 100)
+        .unit("percent")
+        .help("Working set of dedupe_mode=working_set, in percent of the job's size")
+        .example("10");
 
     // ---- Random offsets ----
     PercentageRandom = opt("percentage_random", Kind::IntPerDir, C::Random)
@@ -711,6 +786,10 @@ option_table! {
         .range(80, MAX)
         .help("Put a verify header in every chunk of this size (default: the block size)")
         .example("4k");
+    VerifyDump = opt("verify_dump", Kind::Bool, C::Verify)
+        .default("0")
+        .help("On a verification failure, write the block read and the block expected to files")
+        .example("1");
     VerifyOnly = opt("verify_only", Kind::Flag, C::Verify)
         .default("0")
         .help("Only read back and check data an earlier run of this write job left")
