@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use iolab_engine::file::FallocMode;
-use iolab_engine::SyncMode;
+use iolab_engine::{EngineKind, SyncMode};
 
 use iolab_stats::{JobSetup, UnifiedRw};
 
@@ -264,7 +264,7 @@ pub struct PlanJob {
     /// Index of the job in the JobSet.
     pub spec: usize,
     pub groupid: u32,
-    pub engine: String,
+    pub engine: EngineKind,
     /// Engine settings fio keeps with the engine's own options (hipri,
     /// fixedbufs, registerfiles, sqthread_poll, sqthread_poll_cpu).
     pub engine_opts: EngineTuning,
@@ -359,15 +359,12 @@ pub struct PlanJob {
     pub options: Vec<(String, String)>,
 }
 
-/// Whether an engine does no I/O on a device: the null engine (its files
-/// are never made or read) and the engines that create files or create,
-/// stat or remove directories (their paths must not be laid out first).
-/// fio lists no disk for them either.
-pub fn diskless(engine: &str) -> bool {
-    matches!(
-        engine,
-        "null" | "filecreate" | "dircreate" | "dirstat" | "dirdelete" | "cpuio" | "exec"
-    )
+/// The job's engine. The option table's choices are the engine kinds, so
+/// every word the parser accepts names one; psync is fio's default.
+pub(crate) fn engine_of(job: &iolab_spec::JobSpec) -> EngineKind {
+    job.choice(iolab_spec::Opt::Ioengine)
+        .and_then(EngineKind::from_name)
+        .unwrap_or(EngineKind::Psync)
 }
 
 impl PlanJob {
@@ -377,7 +374,7 @@ impl PlanJob {
         JobSetup {
             rw: self.rw.mode.name().to_string(),
             bs: [bs(&self.bs[0]), bs(&self.bs[1]), bs(&self.bs[2])],
-            ioengine: self.engine.clone(),
+            ioengine: self.engine.name().to_string(),
             iodepth: self.iodepth,
             percentile_precision: JobSetup::precision_of(&self.stats.percentiles),
             percentile_list: self.stats.percentiles.clone(),

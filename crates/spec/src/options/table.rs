@@ -11,6 +11,7 @@
 use super::Category as C;
 use super::{choice, opt, Choice, Kind, OptDef, Store};
 use crate::value::TimeUnit;
+use iolab_engine::{EngineKind, FIO_ONLY_ENGINES};
 
 macro_rules! option_table {
     ($($id:ident = $def:expr;)*) => {
@@ -82,77 +83,19 @@ const FALLOCATE_MODES: &[Choice] = &[
     ),
 ];
 
-/// The engines iolab implements.
-const ENGINES: &[Choice] = &[
-    choice(
-        "sync",
-        &[],
-        "read(2) and write(2) after lseek(2), one I/O at a time",
-    ),
-    choice("psync", &[], "pread(2) and pwrite(2), one I/O at a time"),
-    choice(
-        "vsync",
-        &[],
-        "readv(2) and writev(2); adjacent queued I/Os are merged",
-    ),
-    choice("pvsync", &[], "preadv(2) and pwritev(2)"),
-    choice(
-        "pvsync2",
-        &[],
-        "preadv2(2) and pwritev2(2), with per-I/O flags such as RWF_HIPRI",
-    ),
-    choice(
-        "io_uring",
-        &[],
-        "Linux io_uring: asynchronous submission and completion rings",
-    ),
-    choice(
-        "libaio",
-        &[],
-        "Linux native AIO (io_submit); asynchronous only with direct=1",
-    ),
-    choice("posixaio", &[], "POSIX aio_read(3) and aio_write(3)"),
-    choice(
-        "mmap",
-        &[],
-        "copy to and from a shared memory mapping of the file",
-    ),
-    choice(
-        "null",
-        &[],
-        "complete every I/O at once without touching storage",
-    ),
-    choice(
-        "filecreate",
-        &[],
-        "create each file (open with O_CREAT) and time it",
-    ),
-    choice("filestat", &[], "stat(2) each file and time it"),
-    choice("filedelete", &[], "unlink(2) each file and time it"),
-    choice("dircreate", &[], "mkdir(2) each directory and time it"),
-    choice("dirstat", &[], "stat(2) each directory and time it"),
-    choice("dirdelete", &[], "rmdir(2) each directory and time it"),
-    choice(
-        "falloc",
-        &[],
-        "fallocate(2) per I/O: writes allocate, reads keep the size, trims punch holes",
-    ),
-    choice(
-        "ftruncate",
-        &[],
-        "ftruncate(2) the file to each write's offset (reads fail with EINVAL)",
-    ),
-    choice(
-        "cpuio",
-        &[],
-        "no I/O: burn cpuload percent of a CPU in cycles of cpuchunks",
-    ),
-    choice(
-        "exec",
-        &[],
-        "no I/O: run program= beside the job, stopped when its runtime is over",
-    ),
-];
+/// Every engine iolab knows, from the one table of engine kinds: the
+/// names, in its order, with its help lines.
+const ENGINES: &[Choice] = &{
+    const N: usize = EngineKind::ALL.len();
+    let mut out = [choice("", &[], ""); N];
+    let mut i = 0;
+    while i < N {
+        let k = EngineKind::ALL[i];
+        out[i] = choice(k.name(), &[], k.help());
+        i += 1;
+    }
+    out
+};
 
 const ZONE_MODES: &[Choice] = &[
     choice(
@@ -197,40 +140,6 @@ const SUBMIT_MODES: &[Choice] = &[
 const CPU_MODES: &[Choice] = &[
     choice("noop", &[], "spin in a loop of no-op instructions"),
     choice("qsort", &[], "sort arrays, which draws more power"),
-];
-
-/// fio's other engines: accepted by fio, named as such in iolab's error.
-const FIO_ONLY_ENGINES: &[&str] = &[
-    "binject",
-    "dev-dax",
-    "dfs",
-    "e4defrag",
-    "external",
-    "gfapi",
-    "gfapi_async",
-    "guasi",
-    "http",
-    "io_uring_cmd",
-    "libcufile",
-    "libhdfs",
-    "libiscsi",
-    "libpmem",
-    "libzbc",
-    "mtd",
-    "nbd",
-    "net",
-    "netsplice",
-    "nfs",
-    "pmemblk",
-    "rados",
-    "rbd",
-    "rdma",
-    "sg",
-    "solarisaio",
-    "spdk",
-    "splice",
-    "windowsaio",
-    "xnvme",
 ];
 
 const SYNC_MODES: &[Choice] = &[
