@@ -287,7 +287,7 @@ pub fn provenance(s: &Stored) -> Vec<Block> {
     let r = &s.record;
     let mut pairs = vec![
         ("result".to_string(), format!("{} ({})", s.id, r.kind)),
-        ("time".to_string(), crate::history::local_time(&r.time)),
+        ("time".to_string(), crate::readback::local_time(&r.time)),
     ];
     if !r.tags.is_empty() {
         pairs.push(("tags".into(), r.tags.join(", ")));
