@@ -178,6 +178,9 @@ struct Worker {
     rate: Option<RateLimit>,
     think: Option<Think>,
     min_rate: Option<MinRate>,
+    /// With `randrepeat`, the streams of directions, sizes and offsets as
+    /// the clone started them: fio seeds them again at each loop.
+    first_streams: Option<Box<(Frand, [Frand; 3], OffsetRand)>>,
 }
 
 impl Worker {
@@ -313,6 +316,7 @@ impl Worker {
 
         'job: for lp in 0..loops {
             if lp > 0 {
+                self.streams_again();
                 if let Err((errno, msg)) = self
                     .files
                     .new_loop(job.unlink_each_loop, self.engine.as_mut())
@@ -405,6 +409,7 @@ impl Worker {
                                 &mut self.bs[d],
                                 &mut self.bs_rng[d],
                                 &mut self.off_rng,
+                                d,
                             );
                             (fi, offset, len)
                         }
