@@ -79,7 +79,7 @@ impl Worker {
         };
         let mut engine = match &job.exec {
             Some(spec) => iolab_engine::create_exec(spec.clone(), &opts),
-            None => create(&job.engine, &opts),
+            None => create(job.engine, &opts),
         }
         .map_err(engine_error)?;
         let mode = job.rw.mode;
@@ -250,7 +250,7 @@ impl Worker {
             off_rng,
             first_streams,
             needs_data,
-            noio: iolab_engine::does_no_io(&job.engine),
+            noio: job.engine.no_io(),
             data,
             verify,
             io_size,
