@@ -8,6 +8,7 @@
 
 mod burst;
 mod complete;
+mod control;
 mod errors;
 mod fileset;
 mod logs;
@@ -181,6 +182,8 @@ struct Worker {
     /// With `randrepeat`, the streams of directions, sizes and offsets as
     /// the clone started them: fio seeds them again at each loop.
     first_streams: Option<Box<(Frand, [Frand; 3], OffsetRand)>>,
+    /// Strided zones, flow and latency target, when the job asks.
+    ctl: control::Control,
 }
 
 impl Worker {
@@ -405,12 +408,25 @@ impl Worker {
                             if let Some(r) = self.rewind.as_deref_mut() {
                                 r.before_draw(fi, g, file.gens[g].pass());
                             }
+                            if let Some(z) = self.ctl.zones.as_deref_mut() {
+                                z.before_draw(fi, &mut file.gens);
+                            }
                             let (offset, len) = file.gens[g].draw(
                                 &mut self.bs[d],
                                 &mut self.bs_rng[d],
                                 &mut self.off_rng,
                                 d,
                             );
+                            let offset = match self.ctl.zones.as_deref_mut() {
+                                None => offset,
+                                Some(z) => match z.place(fi, offset, len) {
+                                    Some(at) => at,
+                                    None => {
+                                        stop = true;
+                                        continue;
+                                    }
+                                },
+                            };
                             (fi, offset, len)
                         }
                     };
