@@ -131,23 +131,24 @@ fn comparison_family(key: &str) -> &str {
 pub fn document(c: &Comparison) -> Document {
     let labels: Vec<&str> = c.targets.iter().map(|t| t.label.as_str()).collect();
     let mut d = Document::new(format!("iolab compare: {}", labels.join(" vs ")));
+    // Each target: how it was made (or why it was skipped), and why it
+    // failed.
     for t in &c.targets {
-        let state = match (&t.skipped, &t.failed) {
-            (Some(r), _) => format!(": skipped: {r}"),
-            (None, Some(r)) => format!(": failed: {r}"),
-            _ => String::new(),
-        };
         let base = if c.baseline.as_deref() == Some(t.label.as_str()) {
             " (baseline)"
         } else {
             ""
         };
-        let mut line = format!("{}{base}", t.label);
-        if !t.description.is_empty() {
-            line.push_str(": ");
-            line.push_str(&t.description);
+        match &t.skipped {
+            Some(r) => d.paragraph(format!("{}{base}: skipped: {r}", t.label)),
+            None if !t.description.is_empty() => {
+                d.paragraph(format!("{}{base}: {}", t.label, t.description))
+            }
+            None => d.paragraph(format!("{}{base}", t.label)),
+        };
+        if let (None, Some(r)) = (&t.skipped, &t.failed) {
+            d.paragraph(format!("{}: failed: {r}", t.label));
         }
-        d.paragraph(line + &state);
     }
     let v = c.verdicts();
     let mut marks = Marks::default();
