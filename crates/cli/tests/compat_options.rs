@@ -447,7 +447,7 @@ fn zonemode_zbd_is_refused_where_nothing_is_zoned() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("valid in fio"), "{err}");
+    assert!(err.contains("zonemode=strided"), "{err}");
     // A block device that is not zoned (a loop device).
     let img = dir.path().join("img");
     std::fs::write(&img, vec![0u8; 4 << 20]).unwrap();

@@ -246,6 +246,38 @@ fn ranks_share_one_file_in_segments() {
 
 #[cfg(feature = "mpi")]
 #[test]
+fn ranks_laying_out_one_shared_file_never_shrink_it() {
+    require!(mpirun);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Rank 0 has the last segment (the largest size to lay out), rank 3
+    // the first; each writes one block of it. fallocate=truncate and none
+    // give the size with ftruncate, which must never undo a larger size
+    // another rank gave; then the file ends where rank 0's segment does,
+    // not at its one block. Six files over two phases: six chances each
+    // for a rank to shrink a file another extended.
+    let mut job = String::from(
+        "[global]\ndirectory=DIR\nrw=write\nbs=4k\nsize=1m\n\
+         offset=($nranks-1-$rank)*1m\nio_size=4k\n",
+    );
+    for (i, name) in ["a", "b", "c", "d", "e", "f"].iter().enumerate() {
+        let mode = if i % 2 == 0 { "truncate" } else { "none" };
+        let wall = if i == 3 { "stonewall\n" } else { "" };
+        job += &format!("[{name}]\n{wall}filename={name}\nfallocate={mode}\n");
+    }
+    let report = run_ranks(d, &job, &["--no-store"]);
+    let jobs = report["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 6);
+    for (j, name) in jobs.iter().zip(["a", "b", "c", "d", "e", "f"]) {
+        assert_eq!(u(&j["error"]), 0, "{j}");
+        assert_eq!(u(&j["write"]["io_bytes"]), RANKS as u64 * 4096, "{name}");
+        let len = std::fs::metadata(d.join(name)).unwrap().len();
+        assert_eq!(len, RANKS as u64 * 1024 * 1024, "file {name} is short");
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
 fn stonewalling_across_ranks_ends_the_phase_when_the_first_rank_finishes() {
     require!(mpirun);
     let dir = tempfile::tempdir().unwrap();

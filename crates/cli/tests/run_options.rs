@@ -41,6 +41,30 @@ fn allow_file_create_0_exits_1_naming_the_missing_file() {
 }
 
 #[test]
+fn allow_file_create_0_does_not_stop_engines_without_a_device() {
+    // fio 3.33 checks allow_file_create only for engines that lay files
+    // out: filecreate creates its files itself, and null touches none.
+    let dir = tempfile::tempdir().unwrap();
+    for (engine, made) in [("filecreate", true), ("null", false)] {
+        let name = format!("made_by_{engine}");
+        iolab()
+            .current_dir(dir.path())
+            .args([
+                "run",
+                "--no-store",
+                "--name=a",
+                "--size=8k",
+                "--allow_file_create=0",
+            ])
+            .arg(format!("--ioengine={engine}"))
+            .arg(format!("--filename={name}"))
+            .assert()
+            .code(0);
+        assert_eq!(dir.path().join(&name).exists(), made, "{engine}");
+    }
+}
+
+#[test]
 fn rate_min_exits_1_with_fios_message() {
     // fio 3.33: "r: rate_min=1048576B/s not met, got 398222B/s", the job's
     // error 5 (EIO) and exit status 1.

@@ -1,5 +1,5 @@
 //! The studied filesystems for real: `iolab compare` on f2fs, nilfs2,
-//! jfs, reiserfs, ext4 and xfs, and ext4 on a bcache stack with its cache
+//! jfs and reiserfs beside ext4, and ext4 on a bcache stack with its cache
 //! in writethrough and writeback mode and detached, inside a virtual
 //! machine running Debian's own kernel (scripts/vm-test.sh), where this
 //! host's kernel may have none of them. It checks function and the structure of the results,
@@ -13,11 +13,19 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const FILESYSTEMS: [&str; 6] = ["ext4", "f2fs", "nilfs2", "jfs", "reiserfs", "xfs"];
+/// The studied filesystems this host's kernel may lack, beside ext4 as
+/// the studies' baseline (xfs and btrfs are measured on the host, in
+/// crates/lab's tests).
+const FILESYSTEMS: [&str; 5] = ["ext4", "f2fs", "nilfs2", "jfs", "reiserfs"];
+/// The metadata suite: on the filesystems only the machine has.
+const META_FILESYSTEMS: [&str; 4] = ["f2fs", "nilfs2", "jfs", "reiserfs"];
 
 /// What the machine runs: compares of every studied filesystem (the
 /// studies suite, then the metadata suite) on loop images in an ext4
-/// scratch disk (320 MiB each: xfs's minimum is 300),
+/// scratch disk (320 MiB each for the studies: NILFS2 reclaims the space
+/// of deleted files only when its cleaner runs, so the suite's files
+/// accumulate, and at 160 MiB its fourth workload finds no space; 160 MiB
+/// for the metadata suite's empty files),
 /// a bcache comparison on the machine's two small disks (vdb the cache,
 /// vdc the backing device), then what is still mounted, attached or
 /// registered.
@@ -25,14 +33,14 @@ const JOB: &str = r#"
 export IOLAB_DB=/tmp/results.db
 mkfs.ext4 -q -F /dev/vda && mkdir -p /scratch && mount /dev/vda /scratch || exit 90
 export TMPDIR=/scratch
-iolab compare --fs ext4,f2fs,nilfs2,jfs,reiserfs,xfs --size 320m --runtime 1 --repeat 1 \
+iolab compare --fs ext4,f2fs,nilfs2,jfs,reiserfs --size 320m --runtime 1 --repeat 1 \
   --suite studies --output-format json --output /out/compare.json
 echo $? >/out/compare.status
 # The stored result's provenance, and a run's note on stderr.
 iolab show 1 --output-format record >/out/record.json 2>/out/record.err
 printf '[x]\nioengine=null\nsize=1m\n' >/tmp/null.fio
 iolab run /tmp/null.fio --no-store >/out/run.out 2>/out/run.err
-iolab compare --fs ext4,f2fs,nilfs2,jfs,reiserfs,xfs --size 320m --repeat 1 \
+iolab compare --fs f2fs,nilfs2,jfs,reiserfs --size 160m --repeat 1 \
   --suite meta --output-format json --output /out/meta.json
 echo $? >/out/meta.status
 iolab compare --fs ext4 --bcache writethrough,writeback,off --device /dev/vdc \
@@ -214,7 +222,7 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
             .iter()
             .find(|x| x["key"] == key.as_str())
             .unwrap_or_else(|| panic!("no row {key}"));
-        for fs in FILESYSTEMS {
+        for fs in META_FILESYSTEMS {
             assert!(
                 row["values"][fs]["geomean"]
                     .as_f64()

@@ -10,7 +10,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 
-use iolab_engine::file::{fallocate, ftruncate, FallocMode};
+use iolab_engine::file::{fallocate, ftruncate, lock_exclusive, FallocMode};
 
 use crate::gen::Rng;
 use crate::plan::{Layout, PlanFile};
@@ -78,11 +78,13 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> Result<Prepa
         }),
         Layout::Allocate => {
             let f = open_for_layout(file).map_err(at("open"))?;
+            lock(&f);
             let have = file.existing.unwrap_or(0);
-            fallocate(&f, mode, have, file.size - have).map_err(at("fallocate"))?;
-            if f.metadata().map_err(at("fstat"))?.len() < file.size {
-                ftruncate(&f, file.size).map_err(at("ftruncate"))?;
+            // truncate is the extension below, which never shrinks.
+            if mode != FallocMode::Truncate {
+                fallocate(&f, mode, have, file.size - have).map_err(at("fallocate"))?;
             }
+            extend(&f, file.size)?;
             Ok(Prepared {
                 created,
                 written: 0,
@@ -90,7 +92,11 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> Result<Prepa
         }
         Layout::Write => {
             let mut f = open_for_layout(file).map_err(at("open"))?;
-            let have = file.existing.unwrap_or(0);
+            lock(&f);
+            // From the file's length now, not when the plan was made:
+            // another process laying out the same file (a rank of an MPI
+            // run, with its own region of it) may have written it since.
+            let have = f.metadata().map_err(at("fstat"))?.len().min(file.size);
             // Reserve the space first where the filesystem can, so the
             // file is laid out in as few extents as possible.
             let _ = fallocate(&f, FallocMode::Keep, have, file.size - have);
@@ -118,6 +124,24 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> Result<Prepa
             })
         }
     }
+}
+
+/// Holds the file's lock until it is closed, so that processes laying out
+/// one file do it one after the other: each sees the length the others
+/// left. A filesystem without locks (ENOLCK, EOPNOTSUPP) is laid out
+/// without; the extension below still never shrinks a file whose length
+/// it saw.
+fn lock(f: &File) {
+    let _ = lock_exclusive(f);
+}
+
+/// Makes the file at least `size` bytes long; never shorter: a file that
+/// is longer (another rank extended it for its own region) stays so.
+fn extend(f: &File, size: u64) -> Result<(), LayoutError> {
+    if f.metadata().map_err(at("fstat"))?.len() < size {
+        ftruncate(f, size).map_err(at("ftruncate"))?;
+    }
+    Ok(())
 }
 
 /// Linux's ENOSPC (no space left on device) and EDQUOT (disk quota

@@ -99,7 +99,7 @@ const JUDGE_BYTES: u64 = 8 << 20;
 pub fn loop_warnings<'a>(plan: &Plan, jobs: impl Iterator<Item = &'a PlanJob>) -> Vec<Warning> {
     let sys = Path::new("/sys");
     let mut out = Vec::new();
-    for job in jobs.filter(|j| j.clone == 0 && iolab_engine::moves_file_data(&j.engine)) {
+    for job in jobs.filter(|j| j.clone == 0 && j.engine.moves_file_data()) {
         for jf in &job.files {
             let pf = &plan.files[jf.file];
             let Some(disk) = crate::diskstats::disk_of(&pf.path) else {
@@ -185,7 +185,7 @@ pub fn loop_refills(
     let mut out = Vec::new();
     for job in plan.jobs[phase.clone()]
         .iter()
-        .filter(|j| j.clone == 0 && j.rw.mode.reads() && iolab_engine::moves_file_data(&j.engine))
+        .filter(|j| j.clone == 0 && j.rw.mode.reads() && j.engine.moves_file_data())
     {
         if known.iter().any(|w| {
             w.job() == job.name

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use iolab_engine::file::{available_space, probe_o_direct};
-use iolab_engine::{create, EngineOpts};
+use iolab_engine::{create, EngineKind, EngineOpts};
 use iolab_spec::raw::{RawSection, UnwritableValue};
 use iolab_spec::Context;
 use iolab_stats::meta::MetaPhaseKind;
@@ -265,7 +265,7 @@ pub struct QuickSetup {
     pub file: PathBuf,
     /// What killed runs had left in `dir` and `prepare` removed.
     pub stale: Vec<String>,
-    pub engine: String,
+    pub engine: EngineKind,
     pub direct: bool,
     pub file_bytes: u64,
     pub profile: Profile,
@@ -314,12 +314,15 @@ fn prepare_in(
     let mut notes = Vec::new();
     let engine = match &opts.engine {
         Some(e) => {
-            let made = create(e, &EngineOpts::default())
-                .map_err(|err| QuickError::Engine(e.clone(), err.to_string()))?;
-            if !made.caps().needs_buffers {
+            let kind: EngineKind = e.parse().map_err(|err: iolab_engine::EngineError| {
+                QuickError::Engine(e.clone(), err.to_string())
+            })?;
+            if !kind.moves_file_data() {
                 return Err(QuickError::NoDataIo(e.clone(), data_engines().join(", ")));
             }
-            e.clone()
+            create(kind, &EngineOpts::default())
+                .map_err(|err| QuickError::Engine(e.clone(), err.to_string()))?;
+            kind
         }
         None => best_engine(),
     };
@@ -455,10 +458,9 @@ fn prepare_in(
 /// The engines that read and write data, for the quick suite to choose
 /// among: those iolab has that the kernel allows and that move data.
 pub fn data_engines() -> Vec<&'static str> {
-    iolab_engine::ENGINE_NAMES
-        .iter()
-        .copied()
-        .filter(|e| create(e, &EngineOpts::default()).is_ok_and(|made| made.caps().needs_buffers))
+    EngineKind::implemented()
+        .filter(|k| k.moves_file_data() && create(*k, &EngineOpts::default()).is_ok())
+        .map(EngineKind::name)
         .collect()
 }
 
@@ -474,13 +476,13 @@ fn plan_of(setup: &QuickSetup, test: &SuiteTest, ctx: &Context) -> Result<plan::
 }
 
 /// io_uring where the kernel allows it, else libaio, else psync.
-pub fn best_engine() -> String {
-    for e in ["io_uring", "libaio"] {
+pub fn best_engine() -> EngineKind {
+    for e in [EngineKind::IoUring, EngineKind::Libaio] {
         if create(e, &EngineOpts::default()).is_ok() {
-            return e.to_string();
+            return e;
         }
     }
-    "psync".to_string()
+    EngineKind::Psync
 }
 
 /// The job of one test, built from typed values (a directory whose path
@@ -489,7 +491,7 @@ pub fn job_section(setup: &QuickSetup, test: &SuiteTest) -> RawSection {
     let job = RawSection::builtin(&test.name.replace(' ', "-"))
         .with_files(&[&setup.file])
         .with("size", setup.file_bytes)
-        .with("ioengine", &setup.engine)
+        .with("ioengine", setup.engine.name())
         .with("direct", u8::from(setup.direct && !test.fsync))
         .with("rw", test.rw)
         .with("bs", test.bs)
@@ -526,7 +528,7 @@ pub fn replay_job_file(setup: &QuickSetup) -> Result<String, UnwritableValue> {
     let mut sections = vec![RawSection::builtin("global")
         .with_files(&[&file])
         .with("size", setup.file_bytes)
-        .with("ioengine", &setup.engine)
+        .with("ioengine", setup.engine.name())
         .with("time_based", 1)
         .with("runtime", format!("{}ms", setup.test_time.as_millis()))
         .with_flag("stonewall")];
@@ -599,7 +601,7 @@ pub type Watch<'a> = &'a (dyn Fn(usize, &SuiteTest, &Progress, &AtomicBool) + Sy
 pub fn run(setup: &QuickSetup, stop: &AtomicBool, watch: Watch) -> Result<QuickResult, QuickError> {
     let mut result = QuickResult {
         dir: setup.dir.display().to_string(),
-        engine: setup.engine.clone(),
+        engine: setup.engine.name().to_string(),
         direct: setup.direct,
         file_bytes: setup.file_bytes,
         test_ms: setup.test_time.as_millis() as u64,
@@ -1192,6 +1194,6 @@ mod tests {
     #[test]
     fn the_best_engine_is_one_the_kernel_takes() {
         let e = best_engine();
-        assert!(create(&e, &EngineOpts::default()).is_ok(), "{e}");
+        assert!(create(e, &EngineOpts::default()).is_ok(), "{e}");
     }
 }

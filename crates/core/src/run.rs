@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use iolab_engine::{create, EngineOpts};
+use iolab_engine::{create, EngineKind, EngineOpts};
 use iolab_stats::{GroupResult, JobResult, RunResult};
 
 use crate::diskstats::{disks_of, DiskSnapshot};
@@ -86,13 +86,13 @@ pub fn run_ranked(
     ranks: &mut dyn Ranks,
 ) -> Result<RunOutcome, StartError> {
     // An engine that cannot be had fails the run before anything exists.
-    let mut checked: Vec<&str> = Vec::new();
+    let mut checked: Vec<EngineKind> = Vec::new();
     for job in &plan.jobs {
         // exec starts its program at the first I/O: nothing to try first.
-        if !checked.contains(&job.engine.as_str()) && job.exec.is_none() {
-            create(&job.engine, &EngineOpts::default())
+        if !checked.contains(&job.engine) && job.exec.is_none() {
+            create(job.engine, &EngineOpts::default())
                 .map_err(|e| StartError(format!("job `{}`: {e}", job.name)))?;
-            checked.push(&job.engine);
+            checked.push(job.engine);
         }
     }
 
@@ -139,7 +139,10 @@ pub fn run_ranked(
                 }
                 for jf in &job.files {
                     let pf = &plan.files[jf.file];
-                    if !job.allow_file_create && job.engine != "null" && !pf.path.exists() {
+                    // An engine without a device (null, filecreate, cpuio, ...)
+                    // lays nothing out, so there is nothing to forbid; fio
+                    // checks only the others.
+                    if !job.allow_file_create && !job.engine.diskless() && !pf.path.exists() {
                         failure = Some(format!(
                             "job `{}`: `{}` does not exist and allow_file_create=0 forbids creating it",
                             job.name,
@@ -372,7 +375,7 @@ fn device_files(plan: &Plan) -> impl Iterator<Item = &Path> {
     plan.files.iter().enumerate().filter_map(|(i, f)| {
         plan.jobs
             .iter()
-            .any(|j| !crate::plan::diskless(&j.engine) && j.files.iter().any(|jf| jf.file == i))
+            .any(|j| !j.engine.diskless() && j.files.iter().any(|jf| jf.file == i))
             .then_some(f.path.as_path())
     })
 }

@@ -107,15 +107,38 @@ impl Method {
     }
 
     /// The data checksum of `data` as fio stores it (empty for meta and
-    /// pattern).
-    fn sum(self, data: &[u8]) -> Vec<u8> {
+    /// pattern), on the stack: nothing is allocated per I/O.
+    fn sum(self, data: &[u8]) -> Sum {
         match self {
-            Method::Crc32c => fio_crc32c(data).to_le_bytes().to_vec(),
-            Method::Md5 => Md5::digest(data).to_vec(),
-            Method::Sha256 => fio_sha256(data).to_vec(),
-            Method::Xxhash => xxhash_rust::xxh32::xxh32(data, 1).to_le_bytes().to_vec(),
-            Method::Meta | Method::Pattern => Vec::new(),
+            Method::Crc32c => Sum::of(&fio_crc32c(data).to_le_bytes()),
+            Method::Md5 => Sum::of(&Md5::digest(data)),
+            Method::Sha256 => Sum::of(&fio_sha256(data)),
+            Method::Xxhash => Sum::of(&xxhash_rust::xxh32::xxh32(data, 1).to_le_bytes()),
+            Method::Meta | Method::Pattern => Sum::of(&[]),
         }
+    }
+}
+
+/// A data checksum as the header stores it: up to 64 bytes (sha256's
+/// field), used as a byte slice.
+#[derive(Clone, Copy)]
+struct Sum {
+    b: [u8; 64],
+    n: usize,
+}
+
+impl Sum {
+    fn of(bytes: &[u8]) -> Sum {
+        let mut b = [0u8; 64];
+        b[..bytes.len()].copy_from_slice(bytes);
+        Sum { b, n: bytes.len() }
+    }
+}
+
+impl std::ops::Deref for Sum {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.b[..self.n]
     }
 }
 
@@ -360,7 +383,8 @@ impl std::fmt::Display for Mismatch {
 
 /// Checks the chunks of `buf`, read from file offset `offset`; calls
 /// `bad` for each failing chunk and returns the headers of the good ones'
-/// first chunk (None for verify=pattern or a failure there).
+/// first chunk (None for verify=pattern or a failure there). `scratch`
+/// serves one spec: with verify=pattern it keeps the pattern between calls.
 pub fn check_read(
     spec: &VerifySpec,
     data: &DataGen,
@@ -405,8 +429,13 @@ pub fn check_chunk(
         })
     };
     if m == Method::Pattern {
-        scratch.resize(c.len(), 0);
-        expected_data(spec, data, scratch, 0, 0);
+        // The pattern from the chunk's first byte, generated once and
+        // kept: with verify=pattern the scratch holds nothing else.
+        if scratch.len() < c.len() {
+            scratch.resize(c.len(), 0);
+            expected_data(spec, data, scratch, 0, 0);
+        }
+        let scratch = &scratch[..c.len()];
         return match first_diff(scratch, c) {
             None => Ok(None),
             Some(i) => Err(fail(
@@ -457,7 +486,7 @@ pub fn check_chunk(
         // The data is judged by its own checksum first: when it holds,
         // a field nothing else vouches for is damaged (seed, time,
         // thread, write number or the CRC itself).
-        if m != Method::Meta && sum != stored_sum {
+        if m != Method::Meta && *sum != *stored_sum {
             let i = first_diff(&sum, stored_sum).unwrap_or(0);
             return Err(fail(
                 BadByte::At(at + (FIXED + i) as u64),
@@ -473,18 +502,18 @@ pub fn check_chunk(
             format!("crc32c {crc:08x}"),
         ));
     }
-    if m != Method::Meta && sum != stored_sum {
+    if m != Method::Meta && *sum != *stored_sum {
         // The regenerated data locates the byte only when it is what was
         // written: when it has the checksum the header stored.
         scratch.resize(c.len() - h, 0);
         expected_data(spec, data, scratch, h, seed);
         let regenerated = m.sum(scratch);
-        let first_bad = if regenerated == stored_sum {
+        let first_bad = if *regenerated == *stored_sum {
             match first_diff(scratch, &c[h..]) {
                 Some(i) => BadByte::At(at + (h + i) as u64),
                 None => BadByte::Among(at + h as u64, at + c.len() as u64),
             }
-        } else if regenerated == sum && first_diff(scratch, &c[h..]).is_none() {
+        } else if *regenerated == *sum && first_diff(scratch, &c[h..]).is_none() {
             // The data is what was written: the stored checksum (which
             // the header's CRC does not cover, as in fio) is damaged.
             let i = first_diff(&sum, stored_sum).unwrap_or(0);

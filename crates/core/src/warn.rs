@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
-use iolab_engine::SyncMode;
+use iolab_engine::{EngineKind, SyncMode};
 use iolab_stats::{Dir, JobResult, JobWarning, RunResult, WarningCode};
 
 use crate::compressing::compressing_under;
@@ -36,7 +36,7 @@ pub enum Warning {
     /// iodepth above 1 that the engine cannot reach.
     QueueDepthNotReached {
         job: String,
-        engine: String,
+        engine: EngineKind,
         iodepth: u32,
         why: &'static str,
         fix: &'static str,
@@ -423,13 +423,12 @@ pub fn plan_warnings(plan: &Plan) -> Vec<Warning> {
         if job.iodepth <= 1 {
             continue;
         }
-        let (why, fix) = match job.engine.as_str() {
-            "libaio" if !job.direct => (
+        let (why, fix) = match job.engine {
+            EngineKind::Libaio if !job.direct => (
                 "without direct=1 the kernel completes each I/O inside io_submit, one at a time",
                 "use direct=1, or ioengine=io_uring for buffered I/O",
             ),
-            "sync" | "psync" | "pvsync" | "pvsync2" | "vsync" | "null" | "mmap" | "falloc"
-            | "ftruncate" | "cpuio" | "exec" => (
+            e if e.synchronous() => (
                 "a synchronous engine has one I/O in flight at a time",
                 "use ioengine=io_uring or libaio (with direct=1), or numjobs for parallel I/O",
             ),
@@ -437,7 +436,7 @@ pub fn plan_warnings(plan: &Plan) -> Vec<Warning> {
         };
         out.push(Warning::QueueDepthNotReached {
             job: job.name.clone(),
-            engine: job.engine.clone(),
+            engine: job.engine,
             iodepth: job.iodepth,
             why,
             fix,
@@ -532,7 +531,7 @@ impl Devices {
             let Some(pj) = plan_job(plan, job) else {
                 continue;
             };
-            if !iolab_engine::moves_file_data(&pj.engine) {
+            if !pj.engine.moves_file_data() {
                 continue;
             }
             for d in job_disks(plan, pj) {
@@ -563,7 +562,7 @@ pub fn run_warnings(plan: &Plan, result: &RunResult) -> Vec<Warning> {
         };
         // The device-based checks mean nothing for engines that move no
         // data to the files (null, the file-operation engines).
-        if iolab_engine::moves_file_data(&pj.engine) {
+        if pj.engine.moves_file_data() {
             let disks: Vec<&iolab_stats::DiskResult> = {
                 let names = job_disks(plan, pj);
                 result
@@ -768,7 +767,7 @@ pub fn compression_warnings(plan: &Plan, clones: &[JobResult]) -> Vec<Warning> {
         parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
     let mut out: Vec<Warning> = Vec::new();
     for (pj, job) in plan.jobs.iter().zip(clones) {
-        if pj.clone != 0 || !iolab_engine::moves_file_data(&pj.engine) {
+        if pj.clone != 0 || !pj.engine.moves_file_data() {
             continue;
         }
         // The job's name, as the result reports it (a merged group's

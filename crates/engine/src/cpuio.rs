@@ -97,7 +97,7 @@ impl Engine for CpuioEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{create, Op};
+    use crate::{create_named, Op};
 
     #[test]
     fn each_io_burns_one_cycle_of_cpu() {
@@ -107,7 +107,7 @@ mod tests {
                 cpu_qsort: qsort,
                 ..EngineOpts::default()
             };
-            let mut e = create("cpuio", &opts).unwrap();
+            let mut e = create_named("cpuio", &opts).unwrap();
             let f = e.open(&FileSpec::default()).unwrap();
             let t0 = Instant::now();
             let unit = IoUnit {

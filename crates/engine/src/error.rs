@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::{FileId, ENGINE_NAMES};
+use crate::{EngineKind, FileId};
 
 /// A setup failure or a caller bug, never the error of one I/O.
 #[derive(Debug, thiserror::Error)]
@@ -19,12 +19,15 @@ pub enum EngineError {
     /// close(2) reported an error (a deferred write-back error, say).
     #[error("close {}: {}", path.display(), errno_text(*errno))]
     Close { path: PathBuf, errno: i32 },
-    #[error("unknown ioengine '{name}'; iolab has: {}", ENGINE_NAMES.join(", "))]
+    #[error(
+        "unknown ioengine '{name}'; iolab has: {}",
+        EngineKind::implemented_names()
+    )]
     UnknownEngine { name: String },
     #[error(
         "ioengine '{name}' is a fio engine that iolab does not implement yet{}; iolab has: {}",
         better_engine(name),
-        ENGINE_NAMES.join(", ")
+        EngineKind::implemented_names()
     )]
     NotImplemented { name: String },
     /// The kernel refuses a system call the engine is built on (too old a

@@ -90,14 +90,14 @@ impl Engine for FallocEngine {
 #[cfg(test)]
 mod tests {
     use crate::testutil::{io, opts, run, temp};
-    use crate::{create, FileSpec, Op};
+    use crate::{create_named, FileSpec, Op};
     use std::os::unix::fs::MetadataExt;
 
     #[test]
     fn writes_allocate_reads_keep_the_size_trims_punch_holes() {
         let dir = temp();
         let path = dir.path().join("f");
-        let mut e = create("falloc", &opts(1, 65536)).unwrap();
+        let mut e = create_named("falloc", &opts(1, 65536)).unwrap();
         // Opened read-only by the job, created and writable all the same.
         let spec = FileSpec {
             path: path.clone(),

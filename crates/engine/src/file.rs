@@ -439,6 +439,24 @@ pub fn ftruncate(fd: impl AsFd, len: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// Takes an exclusive lock on the whole file (flock, LOCK_EX), waiting
+/// for it; the lock is released when the descriptor is closed. Processes
+/// that lay out one shared file (the ranks of an MPI run) take it so that
+/// the check of the file's size and its extension are one step for each.
+/// Linux's NFS client takes it as a lock on the whole file on the server.
+pub fn lock_exclusive(fd: impl AsFd) -> io::Result<()> {
+    loop {
+        // SAFETY: flock takes no pointers; a bad fd is an error return.
+        if unsafe { libc::flock(fd.as_fd().as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 /// Drops the file's cached pages in `[offset, offset + len)` (`len` 0: to
 /// the end), POSIX_FADV_DONTNEED, for fio's `invalidate=1`. Dirty pages are
 /// not dropped; fsync first to drop everything.

@@ -186,13 +186,13 @@ impl Engine for FileOpEngine {
 #[cfg(test)]
 mod tests {
     use crate::testutil::{io, opts, run, spec, temp};
-    use crate::{create, Op};
+    use crate::{create_named, Op};
 
     #[test]
     fn files_are_created_stated_and_deleted_once_per_open() {
         let dir = temp();
         let path = dir.path().join("f");
-        let mut c = create("filecreate", &opts(1, 4096)).unwrap();
+        let mut c = create_named("filecreate", &opts(1, 4096)).unwrap();
         assert_eq!(c.name(), "filecreate");
         assert!(!c.caps().needs_buffers);
         let f = c.open(&spec(&path, false, true)).unwrap();
@@ -205,7 +205,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
         c.close(f).unwrap();
 
-        let mut s = create("filestat", &opts(1, 4096)).unwrap();
+        let mut s = create_named("filestat", &opts(1, 4096)).unwrap();
         let f = s.open(&spec(&path, true, false)).unwrap();
         assert_eq!(
             run(s.as_mut(), io(0, f, Op::Read, 0, 4096)).result,
@@ -213,7 +213,7 @@ mod tests {
         );
         s.close(f).unwrap();
 
-        let mut d = create("filedelete", &opts(1, 4096)).unwrap();
+        let mut d = create_named("filedelete", &opts(1, 4096)).unwrap();
         let f = d.open(&spec(&path, true, false)).unwrap();
         assert_eq!(
             run(d.as_mut(), io(0, f, Op::Read, 0, 4096)).result,
@@ -249,7 +249,7 @@ mod tests {
             ("dirdelete", Ok(512)),
             ("dirstat", Err(libc::ENOENT)),
         ] {
-            let mut e = create(name, &opts(1, 4096)).unwrap();
+            let mut e = create_named(name, &opts(1, 4096)).unwrap();
             let f = e.open(&spec(&path, true, false)).unwrap();
             assert_eq!(
                 run(e.as_mut(), io(0, f, Op::Read, 0, 512)).result,

@@ -72,14 +72,14 @@ impl Engine for FtruncateEngine {
 #[cfg(test)]
 mod tests {
     use crate::testutil::{io, opts, run, spec, temp};
-    use crate::{create, Op};
+    use crate::{create_named, Op};
 
     #[test]
     fn a_write_sets_the_size_to_its_offset_and_a_read_is_einval() {
         let dir = temp();
         let path = dir.path().join("f");
         std::fs::write(&path, vec![1u8; 8192]).unwrap();
-        let mut e = create("ftruncate", &opts(1, 4096)).unwrap();
+        let mut e = create_named("ftruncate", &opts(1, 4096)).unwrap();
         let f = e.open(&spec(&path, true, true)).unwrap();
         assert_eq!(
             run(e.as_mut(), io(0, f, Op::Write, 12288, 4096)).result,

@@ -24,6 +24,7 @@ mod falloc;
 mod fdtable;
 mod fileops;
 mod ftruncate;
+mod kind;
 mod libaio;
 mod mmap;
 mod null;
@@ -44,59 +45,7 @@ use std::path::PathBuf;
 pub use buf::BufPool;
 pub use error::{errno_name, errno_text, EngineError};
 pub use exec::ExecSpec;
-
-/// The engines iolab implements, by fio name.
-pub const ENGINE_NAMES: &[&str] = &[
-    "sync",
-    "psync",
-    "pvsync",
-    "pvsync2",
-    "libaio",
-    "io_uring",
-    "mmap",
-    "null",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
-    "falloc",
-    "ftruncate",
-    "cpuio",
-    "exec",
-];
-
-/// Whether the engine `name` moves the job's bytes to and from its files
-/// (so the devices under them see that I/O): not `null`, which moves
-/// nothing, nor the file-operation engines, which create, stat and delete,
-/// nor `falloc` and `ftruncate`, which allocate, punch and truncate.
-pub fn moves_file_data(name: &str) -> bool {
-    !matches!(
-        name,
-        "null"
-            | "filecreate"
-            | "filestat"
-            | "filedelete"
-            | "dircreate"
-            | "dirstat"
-            | "dirdelete"
-            | "falloc"
-            | "ftruncate"
-            | "cpuio"
-            | "exec"
-    )
-}
-
-/// Whether the engine does no I/O at all and needs no file (fio's
-/// `FIO_NOIO`): `cpuio` burns the CPU, `exec` runs a program. Their jobs
-/// need no size and run until their runtime is over.
-pub fn does_no_io(name: &str) -> bool {
-    matches!(name, "cpuio" | "exec")
-}
-
-/// fio engines that iolab knows by name but does not implement yet.
-const LATER_ENGINE_NAMES: &[&str] = &["vsync", "posixaio"];
+pub use kind::{EngineKind, KindCaps, FIO_ONLY_ENGINES};
 
 /// How writes reach stable storage, fio's `sync=` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -295,41 +244,43 @@ pub fn create_exec(spec: ExecSpec, opts: &EngineOpts) -> Result<Box<dyn Engine>,
     Ok(Box::new(exec::ExecEngine::new(spec, opts)?))
 }
 
-/// The engine fio calls `name`, with its buffers allocated (`exec`, which
-/// needs its program, comes from `create_exec`).
-pub fn create(name: &str, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
-    let engine: Box<dyn Engine> = match name {
-        "sync" => Box::new(sync::SyncEngine::new(opts)?),
-        "psync" => Box::new(psync::PsyncEngine::new(opts)?),
-        "pvsync" => Box::new(pvsync::PvsyncEngine::new(opts)?),
-        "pvsync2" => Box::new(pvsync2::Pvsync2Engine::new(opts)?),
-        "io_uring" => Box::new(uring::UringEngine::new(opts)?),
-        "libaio" => Box::new(libaio::LibaioEngine::new(opts)?),
-        "mmap" => Box::new(mmap::MmapEngine::new(opts)?),
-        "null" => Box::new(null::NullEngine::new(opts)?),
-        "falloc" => Box::new(falloc::FallocEngine::new(opts)?),
-        "ftruncate" => Box::new(ftruncate::FtruncateEngine::new(opts)?),
-        "cpuio" => Box::new(cpuio::CpuioEngine::new(opts)?),
-        "exec" => {
+/// The engine of `kind`, with its buffers allocated (`exec`, which needs
+/// its program, comes from `create_exec`).
+pub fn create(kind: EngineKind, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
+    use EngineKind as K;
+    let engine: Box<dyn Engine> = match kind {
+        K::Sync => Box::new(sync::SyncEngine::new(opts)?),
+        K::Psync => Box::new(psync::PsyncEngine::new(opts)?),
+        K::Pvsync => Box::new(pvsync::PvsyncEngine::new(opts)?),
+        K::Pvsync2 => Box::new(pvsync2::Pvsync2Engine::new(opts)?),
+        K::IoUring => Box::new(uring::UringEngine::new(opts)?),
+        K::Libaio => Box::new(libaio::LibaioEngine::new(opts)?),
+        K::Mmap => Box::new(mmap::MmapEngine::new(opts)?),
+        K::Null => Box::new(null::NullEngine::new(opts)?),
+        K::Falloc => Box::new(falloc::FallocEngine::new(opts)?),
+        K::Ftruncate => Box::new(ftruncate::FtruncateEngine::new(opts)?),
+        K::Cpuio => Box::new(cpuio::CpuioEngine::new(opts)?),
+        K::Exec => {
             return Err(EngineError::Options(
                 "ioengine=exec needs program= (the program to run)".to_string(),
             ))
         }
-        "filecreate" | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete" => {
-            Box::new(fileops::FileOpEngine::new(name, opts)?)
+        K::FileCreate | K::FileStat | K::FileDelete | K::DirCreate | K::DirStat | K::DirDelete => {
+            Box::new(fileops::FileOpEngine::new(kind.name(), opts)?)
         }
-        _ if LATER_ENGINE_NAMES.contains(&name) => {
+        K::Vsync | K::Posixaio => {
             return Err(EngineError::NotImplemented {
-                name: name.to_string(),
-            })
-        }
-        _ => {
-            return Err(EngineError::UnknownEngine {
-                name: name.to_string(),
+                name: kind.name().to_string(),
             })
         }
     };
     Ok(engine)
+}
+
+/// The engine fio calls `name` (see [`create`]); an unknown name is an
+/// error that lists the engines iolab has.
+pub fn create_named(name: &str, opts: &EngineOpts) -> Result<Box<dyn Engine>, EngineError> {
+    create(name.parse()?, opts)
 }
 
 #[cfg(test)]
@@ -338,19 +289,20 @@ mod tests {
 
     #[test]
     fn unknown_engine_lists_the_engines() {
-        let err = create("nosuch", &EngineOpts::default())
+        let err = create_named("nosuch", &EngineOpts::default())
             .err()
             .expect("nosuch is no engine");
         let msg = err.to_string();
         assert!(msg.contains("nosuch"), "{msg}");
-        for name in ENGINE_NAMES {
-            assert!(msg.contains(name), "{msg} lacks {name}");
+        for kind in EngineKind::implemented() {
+            assert!(msg.contains(kind.name()), "{msg} lacks {kind}");
         }
+        assert!(!msg.contains("posixaio"), "{msg}");
     }
 
     #[test]
     fn later_engine_says_not_implemented() {
-        let err = create("posixaio", &EngineOpts::default())
+        let err = create(EngineKind::Posixaio, &EngineOpts::default())
             .err()
             .expect("posixaio is not built yet");
         let msg = err.to_string();
@@ -370,17 +322,13 @@ mod tests {
             buf_size: 8192,
             ..EngineOpts::default()
         };
-        for name in ENGINE_NAMES.iter().filter(|n| **n != "exec") {
-            let mut e = create(name, &opts).expect(name);
-            assert_eq!(e.name(), *name);
+        for kind in EngineKind::implemented().filter(|k| *k != EngineKind::Exec) {
+            let mut e = create(kind, &opts).unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(e.name(), kind.name());
             assert_eq!(e.buf(3).len(), 8192);
-            assert_eq!(e.caps().sync, !matches!(*name, "io_uring" | "libaio"));
-            let moves_data = *name != "null"
-                && !name.starts_with("file")
-                && !name.starts_with("dir")
-                && !matches!(*name, "falloc" | "ftruncate" | "cpuio");
-            assert_eq!(e.caps().needs_buffers, moves_data, "{name}");
-            assert_eq!(moves_file_data(name), moves_data, "{name}");
+            // What the engine says of itself is what its kind says.
+            assert_eq!(e.caps().sync, kind.synchronous(), "{kind}");
+            assert_eq!(e.caps().needs_buffers, kind.moves_file_data(), "{kind}");
         }
     }
 
@@ -391,7 +339,7 @@ mod tests {
             ..EngineOpts::default()
         };
         assert!(matches!(
-            create("psync", &opts),
+            create(EngineKind::Psync, &opts),
             Err(EngineError::Options(_))
         ));
     }

@@ -524,7 +524,7 @@ mod tests {
     use super::*;
     use crate::file::{fs_type, probe_o_direct, FsType};
     use crate::testutil::{check, fill, io, opts, spec, temp};
-    use crate::{create, testutil};
+    use crate::{create_named, testutil};
     use std::path::Path;
 
     #[test]
@@ -534,7 +534,7 @@ mod tests {
 
     #[test]
     fn caps_say_asynchronous() {
-        let e = create("libaio", &opts(4, 4096)).unwrap();
+        let e = create_named("libaio", &opts(4, 4096)).unwrap();
         assert_eq!(e.name(), "libaio");
         let caps = e.caps();
         assert!(!caps.sync && caps.needs_buffers && !caps.vectored);
@@ -544,7 +544,7 @@ mod tests {
     fn io_setup_refusal_is_refused_error() {
         // More events than any kernel takes (EINVAL or EAGAIN); zero-byte
         // buffers, so nothing big is allocated.
-        let err = create("libaio", &opts(u32::MAX / 2, 0))
+        let err = create_named("libaio", &opts(u32::MAX / 2, 0))
             .err()
             .expect("io_setup of 2^31 events");
         let msg = err.to_string();
@@ -567,7 +567,7 @@ mod tests {
 
     /// Opens `path` on a fresh engine of depth 8.
     fn engine(path: &Path, write: bool, direct: bool) -> (Box<dyn Engine>, FileId) {
-        let mut e = create("libaio", &opts(8, BS as usize)).unwrap();
+        let mut e = create_named("libaio", &opts(8, BS as usize)).unwrap();
         let mut s = spec(path, true, write);
         s.direct = direct;
         let f = e.open(&s).unwrap();
@@ -620,7 +620,7 @@ mod tests {
             check(e.as_mut(), slot as u32, off, BS as usize, 0x33);
         }
         // And psync reads what libaio wrote.
-        let mut p = create("psync", &opts(1, BS as usize)).unwrap();
+        let mut p = create_named("psync", &opts(1, BS as usize)).unwrap();
         let pf = p.open(&spec(&path, true, false)).unwrap();
         for &off in &OFFSETS {
             assert_eq!(
@@ -650,7 +650,7 @@ mod tests {
         let dir = temp();
         let path = dir.path().join("busy");
         std::fs::write(&path, vec![5u8; 64 << 10]).unwrap();
-        let mut e = create("libaio", &opts(4, 4096)).unwrap();
+        let mut e = create_named("libaio", &opts(4, 4096)).unwrap();
         let f = e.open(&spec(&path, true, false)).unwrap();
         for slot in 0..4 {
             assert_eq!(
@@ -689,7 +689,7 @@ mod tests {
     fn syncs_go_through_aio() {
         let dir = temp();
         let path = dir.path().join("sync");
-        let mut e = create("libaio", &opts(3, 4096)).unwrap();
+        let mut e = create_named("libaio", &opts(3, 4096)).unwrap();
         let f = e.open(&spec(&path, true, true)).unwrap();
         fill(e.as_mut(), 0, 0, 4096, 9);
         assert_eq!(
@@ -720,7 +720,7 @@ mod tests {
         let dir = temp();
         let path = dir.path().join("ro");
         std::fs::write(&path, vec![1u8; 8192]).unwrap();
-        let mut e = create("libaio", &opts(4, 4096)).unwrap();
+        let mut e = create_named("libaio", &opts(4, 4096)).unwrap();
         let f = e.open(&spec(&path, true, false)).unwrap();
         // A good read on either side of the bad write: all three complete.
         for (slot, op) in [(0, Op::Read), (1, Op::Write), (2, Op::Read)] {

@@ -259,13 +259,13 @@ fn grow(maps: &mut Vec<Option<Map>>, id: FileId) {
 #[cfg(test)]
 mod tests {
     use crate::testutil::{io, opts, run, spec, temp};
-    use crate::{create, Op, SyncMode};
+    use crate::{create_named, Op, SyncMode};
 
     #[test]
     fn writes_land_in_the_file_and_read_back() {
         let dir = temp();
         let path = dir.path().join("m");
-        let mut e = create("mmap", &opts(1, 8192)).unwrap();
+        let mut e = create_named("mmap", &opts(1, 8192)).unwrap();
         let mut s = spec(&path, true, true);
         s.size = 64 << 10;
         let f = e.open(&s).unwrap();
@@ -298,7 +298,7 @@ mod tests {
         let dir = temp();
         let path = dir.path().join("short");
         std::fs::write(&path, vec![7u8; 6000]).unwrap();
-        let mut e = create("mmap", &opts(1, 4096)).unwrap();
+        let mut e = create_named("mmap", &opts(1, 4096)).unwrap();
         let f = e.open(&spec(&path, true, false)).unwrap();
         assert_eq!(
             run(e.as_mut(), io(0, f, Op::Read, 4096, 4096)).result,
@@ -325,7 +325,7 @@ mod tests {
     #[test]
     fn direct_is_refused_with_the_engine_to_use() {
         let dir = temp();
-        let mut e = create("mmap", &opts(1, 4096)).unwrap();
+        let mut e = create_named("mmap", &opts(1, 4096)).unwrap();
         let mut s = spec(&dir.path().join("d"), true, true);
         s.direct = true;
         let err = e.open(&s).unwrap_err().to_string();

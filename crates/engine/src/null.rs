@@ -100,13 +100,13 @@ impl Engine for NullEngine {
 #[cfg(test)]
 mod tests {
     use crate::testutil::{io, opts, run, spec, temp};
-    use crate::{create, EngineError, FileId, Op};
+    use crate::{create_named, EngineError, FileId, Op};
 
     #[test]
     fn completes_everything_and_touches_nothing() {
         let dir = temp();
         let path = dir.path().join("never-created");
-        let mut e = create("null", &opts(2, 4096)).unwrap();
+        let mut e = create_named("null", &opts(2, 4096)).unwrap();
         assert!(!e.caps().needs_buffers);
         let f = e.open(&spec(&path, true, true)).unwrap();
         e.buf(1).fill(0xee);

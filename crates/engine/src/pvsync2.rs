@@ -74,7 +74,7 @@ impl SyncData for Pvsync2Engine {
 #[cfg(test)]
 mod tests {
     use crate::testutil::{self, check, fill, io, opts, run, spec, temp};
-    use crate::{create, EngineOpts, Op};
+    use crate::{create_named, EngineOpts, Op};
 
     #[test]
     fn engine_contract() {
@@ -89,7 +89,7 @@ mod tests {
             hipri: true,
             ..opts(1, 4096)
         };
-        let mut e = create("pvsync2", &o).unwrap();
+        let mut e = create_named("pvsync2", &o).unwrap();
         let f = e.open(&spec(&path, true, true)).unwrap();
         fill(e.as_mut(), 0, 0, 4096, 11);
         // Buffered I/O ignores the polling hint; a kernel may refuse it

@@ -6,7 +6,7 @@
 //! so the other tests of the process are untouched.
 
 use crate::testutil::opts;
-use crate::{create, EngineError};
+use crate::{create_named, EngineError};
 use iolab_testkit::{need, Missing};
 
 /// Runs `f` on a new thread on which system call `nr` fails with EPERM;
@@ -76,7 +76,7 @@ fn with_syscall_refused<T: Send + 'static>(
 /// The error creating `engine` gives with system call `nr` refused; why
 /// not when this kernel takes no seccomp filter.
 fn refusal(engine: &'static str, nr: libc::c_long) -> Result<EngineError, Missing> {
-    match with_syscall_refused(nr, move || create(engine, &opts(8, 4096)).err()) {
+    match with_syscall_refused(nr, move || create_named(engine, &opts(8, 4096)).err()) {
         None => Err(Missing::here("this kernel does not take a seccomp filter")),
         Some(None) => panic!("{engine} was created with its setup call refused"),
         Some(Some(e)) => Ok(e),
@@ -128,5 +128,5 @@ fn the_filter_refuses_only_its_own_thread() {
     // The same engine is created fine on this thread while another thread
     // is refused: the tests above cannot leak into the rest of the suite.
     assert!(refusal("io_uring", libc::SYS_io_uring_setup).is_ok());
-    assert!(create("io_uring", &opts(8, 4096)).is_ok());
+    assert!(create_named("io_uring", &opts(8, 4096)).is_ok());
 }

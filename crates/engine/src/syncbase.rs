@@ -159,7 +159,7 @@ pub(crate) fn offset(io: &IoUnit) -> Result<libc::off_t, i32> {
 mod tests {
     use crate::file::{block_device_size, file_size, is_block_device};
     use crate::testutil::{io, opts, run, spec, temp, LoopDev};
-    use crate::{create, Op};
+    use crate::{create_named, Op};
 
     #[test]
     fn trim_discards_on_a_block_device() {
@@ -175,7 +175,7 @@ mod tests {
         let f = std::fs::File::open(&dev.0).unwrap();
         assert_eq!(block_device_size(&f).unwrap(), 4 << 20);
 
-        let mut e = create("psync", &opts(1, 65536)).unwrap();
+        let mut e = create_named("psync", &opts(1, 65536)).unwrap();
         let d = e.open(&spec(&dev.0, true, true)).unwrap();
         match run(e.as_mut(), io(0, d, Op::Trim, 65536, 65536)).result {
             Ok(n) => assert_eq!(n, 65536),

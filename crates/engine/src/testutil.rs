@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::file::probe_o_direct;
-use crate::{create, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit};
+use crate::{create_named, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit};
 use crate::{Op, Queued};
 
 pub fn temp() -> tempfile::TempDir {
@@ -90,7 +90,7 @@ const EXTENTS: &[(u64, u32)] = &[
 /// Writes with engine `name`, reads back with `psync` and with `name`.
 fn pattern_round_trip(name: &str, dir: &Path) {
     let path = dir.join(format!("{name}.pattern"));
-    let mut e = create(name, &opts(4, 8192)).unwrap();
+    let mut e = create_named(name, &opts(4, 8192)).unwrap();
     let f = e.open(&spec(&path, true, true)).unwrap();
     for (i, &(off, len)) in EXTENTS.iter().enumerate() {
         let slot = i as u32 % 4;
@@ -100,7 +100,7 @@ fn pattern_round_trip(name: &str, dir: &Path) {
     }
     e.close(f).unwrap();
 
-    let mut p = create("psync", &opts(1, 8192)).unwrap();
+    let mut p = create_named("psync", &opts(1, 8192)).unwrap();
     let pf = p.open(&spec(&path, true, false)).unwrap();
     for &(off, len) in EXTENTS {
         p.buf(0).fill(0);
@@ -127,7 +127,7 @@ fn pattern_round_trip(name: &str, dir: &Path) {
 fn short_read_at_eof(name: &str, dir: &Path) {
     let path = dir.join(format!("{name}.short"));
     std::fs::write(&path, vec![9u8; 5000]).unwrap();
-    let mut e = create(name, &opts(1, 8192)).unwrap();
+    let mut e = create_named(name, &opts(1, 8192)).unwrap();
     let f = e.open(&spec(&path, true, false)).unwrap();
     assert_eq!(
         run(e.as_mut(), io(0, f, Op::Read, 4096, 4096)).result,
@@ -147,7 +147,7 @@ fn short_read_at_eof(name: &str, dir: &Path) {
 fn errors_are_completions(name: &str, dir: &Path) {
     let path = dir.join(format!("{name}.ro"));
     std::fs::write(&path, vec![1u8; 8192]).unwrap();
-    let mut e = create(name, &opts(2, 4096)).unwrap();
+    let mut e = create_named(name, &opts(2, 4096)).unwrap();
     let f = e.open(&spec(&path, true, false)).unwrap();
     let c = run(e.as_mut(), io(1, f, Op::Write, 0, 4096));
     assert_eq!(
@@ -179,7 +179,7 @@ fn errors_are_completions(name: &str, dir: &Path) {
 
 fn syncs_complete(name: &str, dir: &Path) {
     let path = dir.join(format!("{name}.sync"));
-    let mut e = create(name, &opts(1, 4096)).unwrap();
+    let mut e = create_named(name, &opts(1, 4096)).unwrap();
     let f = e.open(&spec(&path, true, true)).unwrap();
     fill(e.as_mut(), 0, 0, 4096, 1);
     assert_eq!(
@@ -201,7 +201,7 @@ fn direct_io(name: &str, dir: &Path) {
         return;
     }
     let path = dir.join(format!("{name}.direct"));
-    let mut e = create(name, &opts(2, 8192)).unwrap();
+    let mut e = create_named(name, &opts(2, 8192)).unwrap();
     for slot in 0..2 {
         let addr = e.buf(slot).as_ptr() as usize;
         assert_eq!(addr % crate::host::page_size() as usize, 0);

@@ -625,11 +625,11 @@ mod tests {
 
     use crate::file::probe_o_direct;
     use crate::testutil::{self, check, fill, io, opts, pattern_byte, spec, temp};
-    use crate::{create, Completion, Engine, EngineError, EngineOpts, FileId, Op, Queued};
+    use crate::{create_named, Completion, Engine, EngineError, EngineOpts, FileId, Op, Queued};
 
     /// The engine, or why not when this kernel refuses io_uring.
     fn uring(o: &EngineOpts) -> Result<Box<dyn Engine>, iolab_testkit::Missing> {
-        match create("io_uring", o) {
+        match create_named("io_uring", o) {
             Ok(e) => Ok(e),
             Err(EngineError::Refused {
                 syscall: "io_uring_setup",
@@ -685,7 +685,7 @@ mod tests {
         }
         e.close(f).unwrap();
         // And the file holds it, read with psync.
-        let mut p = create("psync", &opts(1, 8192)).unwrap();
+        let mut p = create_named("psync", &opts(1, 8192)).unwrap();
         let pf = p.open(&spec(path, true, false)).unwrap();
         for slot in 0..8 {
             let c = testutil::run(p.as_mut(), io(0, pf, Op::Read, off(slot), 8192));
@@ -748,7 +748,7 @@ mod tests {
             Ok(512)
         );
         assert_eq!(std::fs::read(&path).unwrap(), vec![0x5a; 512]);
-        match create("io_uring", &many(Some(true))) {
+        match create_named("io_uring", &many(Some(true))) {
             Err(EngineError::Options(msg)) => assert!(msg.contains("fixedbufs"), "{msg}"),
             Err(e) => panic!("{e}"),
             Ok(_) => panic!("65,536 fixed buffers were registered"),

@@ -1,9 +1,10 @@
 //! The run's phases kept in step across ranks: before each phase every
 //! rank says whether it is ready (one all-reduce, which is the barrier:
 //! the phase starts on all or on none), the moment each rank is let go and
-//! finishes is kept for the aggregate figures and the start skew, and with
-//! stonewalling across ranks the first rank to finish a phase ends it for
-//! every rank.
+//! finishes is kept for the aggregate figures and the start skew, a
+//! barrier at each phase's end keeps the next phase's layout out of it,
+//! and with stonewalling across ranks the first rank to finish a phase
+//! ends it for every rank.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -115,9 +116,13 @@ impl Ranks for MpiRanks<'_> {
         true
     }
 
+    /// The phase's end here, then a barrier: no rank lays out the next
+    /// phase's files (writing them, extending a shared one) while another
+    /// still measures this one.
     fn end_phase(&mut self, _phase: usize) {
         if let Some(s) = self.spans.last_mut() {
             s.end_ns = now_ns();
         }
+        self.world.comm.barrier();
     }
 }

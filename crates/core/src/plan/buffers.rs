@@ -66,8 +66,8 @@ pub(super) fn verify_spec(cx: &Ctx, bs: &[BsSpec; 3]) -> Result<Option<VerifySpe
             "verify=pattern needs verify_pattern= (the bytes every block must hold)",
         ));
     }
-    let engine = job.choice(Opt::Ioengine).unwrap_or("psync");
-    if !iolab_engine::moves_file_data(engine) {
+    let engine = super::engine_of(job);
+    if !engine.moves_file_data() {
         return Err(cx.err(
             Some(Opt::Verify),
             format!("verify needs an engine that moves data; ioengine={engine} does not"),

@@ -13,7 +13,7 @@ use iolab_spec::{JobSet, JobSpec, Opt, Value};
 use super::buffers::{buffer_spec, verify_only_mode, verify_spec};
 use super::files::{file_paths, on_disk, resolve_size, OnDisk};
 use iolab_engine::file::FallocMode;
-use iolab_engine::SyncMode;
+use iolab_engine::{EngineKind, SyncMode};
 
 use crate::gen::{Rng, Seeds, Stream};
 use iolab_stats::UnifiedRw;
@@ -169,16 +169,16 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
     }
     let iodepth = count(job, Opt::Iodepth).max(1);
     let runtime = duration(job, Opt::Runtime);
-    let engine = job.choice(Opt::Ioengine).unwrap_or("psync");
+    let engine = super::engine_of(job);
     // An engine that does no I/O runs until its runtime is over.
-    let noio = iolab_engine::does_no_io(engine);
+    let noio = engine.no_io();
     let time_based = job.flag(Opt::TimeBased) || noio;
-    if noio && runtime.is_zero() && !(engine == "cpuio" && job.flag(Opt::ExitOnIoDone)) {
+    if noio && runtime.is_zero() && !(engine == EngineKind::Cpuio && job.flag(Opt::ExitOnIoDone)) {
         return Err(cx.err(
             Some(Opt::Ioengine),
             format!(
                 "ioengine={engine} does no I/O, so only its runtime ends it (fio runs such a job until it is killed): give runtime={}",
-                if engine == "cpuio" {
+                if engine == EngineKind::Cpuio {
                     ", or exit_on_io_done=1 beside a job that does I/O"
                 } else {
                     ""
@@ -193,7 +193,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             "time_based needs runtime= (otherwise the job would never end)",
         ));
     }
-    if job.choice(Opt::Ioengine) == Some("mmap") && job.flag(Opt::Direct) {
+    if engine == EngineKind::Mmap && job.flag(Opt::Direct) {
         return Err(cx.err(
             Some(Opt::Direct),
             "ioengine=mmap moves data through the page cache and cannot use direct=1; \
@@ -260,6 +260,10 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         .as_ref()
         .map_or((false, false), |l| (l.bw.is_some(), l.iops.is_some()));
 
+    super::control::not_yet(cx)?;
+    let zones = super::control::strided_zones(cx)?;
+    let flow = super::control::flow(cx);
+    let latency = super::control::latency_target(cx)?;
     let verify = verify_spec(cx, &bs)?;
     let buffers = buffer_spec(cx, verify.is_some());
     let mut rw = job.rw();
@@ -272,7 +276,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         clone,
         spec,
         groupid,
-        engine: engine.to_string(),
+        engine,
         engine_opts: EngineTuning {
             hipri: job.flag(Opt::Hipri),
             fixedbufs: job.get(Opt::Fixedbufs).map(|_| job.flag(Opt::Fixedbufs)),
@@ -401,6 +405,9 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         .map_err(|e| cx.err(Some(Opt::IgnoreError), e))?,
         exec,
         stop_after: Vec::new(),
+        zones,
+        flow,
+        latency,
         buffers,
         verify,
         description: job.text(Opt::Description).unwrap_or_default(),
@@ -444,12 +451,12 @@ fn given_after(job: &JobSpec, a: Opt, b: Opt) -> bool {
 /// percent of the time; exec: 50 ms), and exec's program.
 fn noio_settings(
     cx: &Ctx,
-    engine: &str,
+    engine: EngineKind,
     runtime: Duration,
 ) -> Result<(Option<Duration>, Option<iolab_engine::ExecSpec>), PlanError> {
     let job = cx.job;
     match engine {
-        "cpuio" => {
+        EngineKind::Cpuio => {
             let load = job.int(Opt::Cpuload).unwrap_or(0).clamp(0, 100) as u64;
             if load == 0 {
                 return Err(cx.err(
@@ -463,7 +470,7 @@ fn noio_settings(
                 None,
             ))
         }
-        "exec" => {
+        EngineKind::Exec => {
             let program = job.text(Opt::Program).unwrap_or_default();
             if program.is_empty() {
                 return Err(cx.err(
@@ -500,11 +507,11 @@ fn noio_settings(
 /// never end.
 fn stop_cpuio_after_io(set: &JobSet, jobs: &mut [PlanJob]) -> Result<(), PlanError> {
     let io: Vec<usize> = (0..jobs.len())
-        .filter(|&i| !iolab_engine::does_no_io(&jobs[i].engine))
+        .filter(|&i| !jobs[i].engine.no_io())
         .collect();
     for pj in jobs.iter_mut() {
         let job = &set.jobs[pj.spec];
-        if pj.engine != "cpuio" || !job.flag(Opt::ExitOnIoDone) {
+        if pj.engine != EngineKind::Cpuio || !job.flag(Opt::ExitOnIoDone) {
             continue;
         }
         if io.is_empty() && pj.runtime.is_none() {
@@ -727,14 +734,15 @@ fn place_files(
     // The null engine does no I/O: its files are never made or read. The
     // engines that create files or create, stat or remove directories
     // work on paths that must not be laid out first.
-    let diskless = super::diskless(&pj.engine);
+    let diskless = pj.engine.diskless();
     let mut regions = Vec::new();
     let mut total = 0u64;
 
     for (file_index, path) in paths.into_iter().enumerate() {
         let disk: OnDisk = on_disk(&path);
         // The falloc engine trims a regular file by punching holes in it.
-        if pj.rw.mode.trims() && !diskless && !disk.block_device && pj.engine != "falloc" {
+        if pj.rw.mode.trims() && !diskless && !disk.block_device && pj.engine != EngineKind::Falloc
+        {
             return Err(cx.err(
                 Some(Opt::Rw),
                 format!(
@@ -777,7 +785,7 @@ fn place_files(
         // what is on disk.
         let per_file = match (job.size(Opt::Filesize), job.size(Opt::Size)) {
             // No file at all: one block stands for it.
-            _ if iolab_engine::does_no_io(&pj.engine) => max_bs,
+            _ if pj.engine.no_io() => max_bs,
             _ if fill => existing.unwrap_or(0) + free_space(cx, &path)? + max_bs,
             (Some(SizeValue::Bytes(b)), _) => match job.get(Opt::Filesize) {
                 Some(Value::SizeRange(r)) => {

@@ -5,18 +5,20 @@
 
 mod buffers;
 mod build;
+mod control;
 mod errors;
 mod files;
 pub mod limits;
 
 pub use build::build;
+pub use control::{FlowSpec, LatencyTarget, StridedZones};
 pub use errors::ErrorPolicy;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use iolab_engine::file::FallocMode;
-use iolab_engine::SyncMode;
+use iolab_engine::{EngineKind, SyncMode};
 
 use iolab_stats::{JobSetup, UnifiedRw};
 
@@ -262,7 +264,7 @@ pub struct PlanJob {
     /// Index of the job in the JobSet.
     pub spec: usize,
     pub groupid: u32,
-    pub engine: String,
+    pub engine: EngineKind,
     /// Engine settings fio keeps with the engine's own options (hipri,
     /// fixedbufs, registerfiles, sqthread_poll, sqthread_poll_cpu).
     pub engine_opts: EngineTuning,
@@ -342,6 +344,12 @@ pub struct PlanJob {
     /// `cpuio` with `exit_on_io_done`: the clones (indexes into
     /// `Plan::jobs`) that do I/O; the job stops when all have finished.
     pub stop_after: Vec<usize>,
+    /// `zonemode=strided`: where the job's I/O goes zone by zone.
+    pub zones: Option<StridedZones>,
+    /// `flow`: the job's share of the I/Os of its flow group.
+    pub flow: Option<FlowSpec>,
+    /// `latency_target`: the queue depth is searched for, up to iodepth.
+    pub latency: Option<LatencyTarget>,
     /// What write buffers hold (the data buffer options).
     pub buffers: crate::data::BufferSpec,
     /// Verified writes and reads, when `verify` is set.
@@ -351,15 +359,12 @@ pub struct PlanJob {
     pub options: Vec<(String, String)>,
 }
 
-/// Whether an engine does no I/O on a device: the null engine (its files
-/// are never made or read) and the engines that create files or create,
-/// stat or remove directories (their paths must not be laid out first).
-/// fio lists no disk for them either.
-pub fn diskless(engine: &str) -> bool {
-    matches!(
-        engine,
-        "null" | "filecreate" | "dircreate" | "dirstat" | "dirdelete" | "cpuio" | "exec"
-    )
+/// The job's engine. The option table's choices are the engine kinds, so
+/// every word the parser accepts names one; psync is fio's default.
+pub(crate) fn engine_of(job: &iolab_spec::JobSpec) -> EngineKind {
+    job.choice(iolab_spec::Opt::Ioengine)
+        .and_then(EngineKind::from_name)
+        .unwrap_or(EngineKind::Psync)
 }
 
 impl PlanJob {
@@ -369,7 +374,7 @@ impl PlanJob {
         JobSetup {
             rw: self.rw.mode.name().to_string(),
             bs: [bs(&self.bs[0]), bs(&self.bs[1]), bs(&self.bs[2])],
-            ioengine: self.engine.clone(),
+            ioengine: self.engine.name().to_string(),
             iodepth: self.iodepth,
             percentile_precision: JobSetup::precision_of(&self.stats.percentiles),
             percentile_list: self.stats.percentiles.clone(),

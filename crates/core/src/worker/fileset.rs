@@ -302,7 +302,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn set(n: usize, service: FileService, openfiles: u32) -> (FileSet, Box<dyn Engine>) {
-        let engine = create("null", &EngineOpts::default()).unwrap();
+        let engine = create(iolab_engine::EngineKind::Null, &EngineOpts::default()).unwrap();
         let files = (0..n)
             .map(|i| {
                 WFile::new(

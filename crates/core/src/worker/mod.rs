@@ -614,9 +614,7 @@ impl Worker {
                 }
             })
         });
-        if !job.direct
-            && out.dirs[Dir::Write as usize].io_bytes > 0
-            && iolab_engine::moves_file_data(&job.engine)
+        if !job.direct && out.dirs[Dir::Write as usize].io_bytes > 0 && job.engine.moves_file_data()
         {
             out.unflushed_bytes = self.unflushed(files);
         }

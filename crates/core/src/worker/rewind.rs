@@ -51,7 +51,7 @@ pub(super) fn wanted(job: &PlanJob, pattern: &Pattern) -> bool {
         && job.invalidate
         && !job.pre_read
         && !job.direct
-        && iolab_engine::moves_file_data(&job.engine)
+        && job.engine.moves_file_data()
         && passes_end
 }
 

@@ -59,7 +59,7 @@ impl Worker {
         };
         let mut engine = match &job.exec {
             Some(spec) => iolab_engine::create_exec(spec.clone(), &opts),
-            None => create(&job.engine, &opts),
+            None => create(job.engine, &opts),
         }
         .map_err(engine_error)?;
         let mode = job.rw.mode;
@@ -225,7 +225,7 @@ impl Worker {
                 zone: fio_seeds.frand32(Purpose::Zone),
             },
             needs_data,
-            noio: iolab_engine::does_no_io(&job.engine),
+            noio: job.engine.no_io(),
             data,
             verify,
             io_size,

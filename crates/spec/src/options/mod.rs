@@ -7,7 +7,7 @@ mod table;
 #[cfg(test)]
 mod table_tests;
 
-pub use fio_names::{FIO_ENGINES, FIO_OPTIONS};
+pub use fio_names::FIO_OPTIONS;
 pub use table::{Opt, OPTIONS};
 
 use crate::value::TimeUnit;

@@ -11,6 +11,7 @@
 use super::Category as C;
 use super::{choice, opt, Choice, Kind, OptDef, Store};
 use crate::value::TimeUnit;
+use iolab_engine::{EngineKind, FIO_ONLY_ENGINES};
 
 macro_rules! option_table {
     ($($id:ident = $def:expr;)*) => {
@@ -82,77 +83,19 @@ const FALLOCATE_MODES: &[Choice] = &[
     ),
 ];
 
-/// The engines iolab implements.
-const ENGINES: &[Choice] = &[
-    choice(
-        "sync",
-        &[],
-        "read(2) and write(2) after lseek(2), one I/O at a time",
-    ),
-    choice("psync", &[], "pread(2) and pwrite(2), one I/O at a time"),
-    choice(
-        "vsync",
-        &[],
-        "readv(2) and writev(2); adjacent queued I/Os are merged",
-    ),
-    choice("pvsync", &[], "preadv(2) and pwritev(2)"),
-    choice(
-        "pvsync2",
-        &[],
-        "preadv2(2) and pwritev2(2), with per-I/O flags such as RWF_HIPRI",
-    ),
-    choice(
-        "io_uring",
-        &[],
-        "Linux io_uring: asynchronous submission and completion rings",
-    ),
-    choice(
-        "libaio",
-        &[],
-        "Linux native AIO (io_submit); asynchronous only with direct=1",
-    ),
-    choice("posixaio", &[], "POSIX aio_read(3) and aio_write(3)"),
-    choice(
-        "mmap",
-        &[],
-        "copy to and from a shared memory mapping of the file",
-    ),
-    choice(
-        "null",
-        &[],
-        "complete every I/O at once without touching storage",
-    ),
-    choice(
-        "filecreate",
-        &[],
-        "create each file (open with O_CREAT) and time it",
-    ),
-    choice("filestat", &[], "stat(2) each file and time it"),
-    choice("filedelete", &[], "unlink(2) each file and time it"),
-    choice("dircreate", &[], "mkdir(2) each directory and time it"),
-    choice("dirstat", &[], "stat(2) each directory and time it"),
-    choice("dirdelete", &[], "rmdir(2) each directory and time it"),
-    choice(
-        "falloc",
-        &[],
-        "fallocate(2) per I/O: writes allocate, reads keep the size, trims punch holes",
-    ),
-    choice(
-        "ftruncate",
-        &[],
-        "ftruncate(2) the file to each write's offset (reads fail with EINVAL)",
-    ),
-    choice(
-        "cpuio",
-        &[],
-        "no I/O: burn cpuload percent of a CPU in cycles of cpuchunks",
-    ),
-    choice(
-        "exec",
-        &[],
-        "no I/O: run program= beside the job, stopped when its runtime is over",
-    ),
-];
+/// Every engine iolab knows, from the one table of engine kinds: the
+/// names, in its order, with its help lines.
+const ENGINES: &[Choice] = &{
+    const N: usize = EngineKind::ALL.len();
+    let mut out = [choice("", &[], ""); N];
+    let mut i = 0;
+    while i < N {
+        let k = EngineKind::ALL[i];
+        out[i] = choice(k.name(), &[], k.help());
+        i += 1;
+    }
+    out
+};
 
 const ZONE_MODES: &[Choice] = &[
     choice(
@@ -161,9 +104,27 @@ const ZONE_MODES: &[Choice] = &[
         "no zones: zonerange, zonesize and zoneskip are not used",
     ),
     choice(
+        "strided",
+        &[],
+        "zonesize bytes in each zone of zonerange bytes, then zoneskip bytes on",
+    ),
+    choice(
         "zbd",
         &[],
         "a zoned block device's zones (refused where the device is not zoned)",
+    ),
+];
+
+const DEDUPE_MODES: &[Choice] = &[
+    choice(
+        "repeat",
+        &[],
+        "a deduplicated write repeats the last unique one",
+    ),
+    choice(
+        "working_set",
+        &[],
+        "a deduplicated write repeats one drawn from the first unique writes",
     ),
 ];
 
@@ -179,40 +140,6 @@ const SUBMIT_MODES: &[Choice] = &[
 const CPU_MODES: &[Choice] = &[
     choice("noop", &[], "spin in a loop of no-op instructions"),
     choice("qsort", &[], "sort arrays, which draws more power"),
-];
-
-/// fio's other engines: accepted by fio, named as such in iolab's error.
-const FIO_ONLY_ENGINES: &[&str] = &[
-    "binject",
-    "dev-dax",
-    "dfs",
-    "e4defrag",
-    "external",
-    "gfapi",
-    "gfapi_async",
-    "guasi",
-    "http",
-    "io_uring_cmd",
-    "libcufile",
-    "libhdfs",
-    "libiscsi",
-    "libpmem",
-    "libzbc",
-    "mtd",
-    "nbd",
-    "net",
-    "netsplice",
-    "nfs",
-    "pmemblk",
-    "rados",
-    "rbd",
-    "rdma",
-    "sg",
-    "solarisaio",
-    "spdk",
-    "splice",
-    "windowsaio",
-    "xnvme",
 ];
 
 const SYNC_MODES: &[Choice] = &[
@@ -491,9 +418,23 @@ option_table! {
         .example("1");
     Zonemode = opt("zonemode", Kind::Choice(ZONE_MODES), C::IoSize)
         .default("none")
-        .fio_only(&["strided"])
-        .help("How I/O keeps to zones: none, or zbd for a zoned block device")
-        .example("zbd");
+        .help("How I/O keeps to zones: none, strided (zonesize, zonerange, zoneskip) or zbd")
+        .example("strided");
+    Zonesize = opt("zonesize", Kind::Size, C::IoSize)
+        .default("0")
+        .range(0, MAX)
+        .help("Bytes of I/O in each zone before the next one (zonemode=strided)")
+        .example("16m");
+    Zonerange = opt("zonerange", Kind::Size, C::IoSize)
+        .default("0")
+        .range(0, MAX)
+        .help("Size of each zone, where its I/O lands (zonemode=strided; 0: zonesize)")
+        .example("64m");
+    Zoneskip = opt("zoneskip", Kind::Size, C::IoSize)
+        .default("0")
+        .range(0, MAX)
+        .help("Bytes left out between one zone and the next (zonemode=strided)")
+        .example("128m");
     FileAppend = opt("file_append", Kind::Bool, C::IoSize)
         .default("0")
         .help("Do the I/O past the current end of each file, growing it")
@@ -584,6 +525,22 @@ option_table! {
         .unit("ios")
         .help("Once the queue is full, let it drain to this depth before refilling it")
         .example("16");
+
+    LatencyTarget = opt("latency_target", Kind::Time(TimeUnit::Usec), C::IoDepth)
+        .help("Find the highest queue depth (up to iodepth) whose I/Os take at most this long")
+        .example("10ms");
+    LatencyWindow = opt("latency_window", Kind::Time(TimeUnit::Usec), C::IoDepth)
+        .default("0")
+        .help("How long each queue depth runs before latency_target judges it")
+        .example("1s");
+    LatencyPercentile = opt("latency_percentile", Kind::Percentiles, C::IoDepth)
+        .default("100")
+        .help("Share of I/Os, in percent, that must meet latency_target in a window")
+        .example("99.9");
+    LatencyRun = opt("latency_run", Kind::Bool, C::IoDepth)
+        .default("0")
+        .help("Go on adjusting the queue depth to latency_target instead of stopping when found")
+        .example("1");
 
     // ---- Run time and job control ----
     Runtime = opt("runtime", Kind::Time(TimeUnit::Sec), C::Timing)
@@ -680,6 +637,23 @@ option_table! {
         .help("Number of I/Os between thinktime pauses")
         .example("16");
 
+    Flow = opt("flow", Kind::Int, C::Rate)
+        .default("0")
+        .range(0, 1000)
+        .help("Weight of the job among the jobs of its flow_id: their I/Os keep these proportions")
+        .example("2");
+    FlowId = opt("flow_id", Kind::Int, C::Rate)
+        .default("0")
+        .range(0, MAX)
+        .help("The group of jobs whose I/Os flow weighs against each other")
+        .example("1");
+    FlowSleep = opt("flow_sleep", Kind::Int, C::Rate)
+        .default("0")
+        .range(0, MAX)
+        .unit("usec")
+        .help("Pause when ahead of its flow share, after its I/O in flight (0: retry at once)")
+        .example("100");
+
     // ---- Jobs, threads and CPUs ----
     Numjobs = opt("numjobs", Kind::Int, C::Threads)
         .default("1")
@@ -742,6 +716,16 @@ option_table! {
         .unit("percent")
         .help("Share of written blocks that repeat earlier ones, for dedupe to find")
         .example("20");
+    DedupeMode = opt("dedupe_mode", Kind::Choice(DEDUPE_MODES), C::Buffers)
+        .default("repeat")
+        .help("Which earlier block a deduplicated write repeats (with dedupe_percentage)")
+        .example("working_set");
+    DedupeWorkingSetPercentage = opt("dedupe_working_set_percentage", Kind::Int, C::Buffers)
+        .default("5")
+        .range(0, 100)
+        .unit("percent")
+        .help("Working set of dedupe_mode=working_set, in percent of the job's size")
+        .example("10");
 
     // ---- Random offsets ----
     PercentageRandom = opt("percentage_random", Kind::IntPerDir, C::Random)
@@ -802,6 +786,10 @@ option_table! {
         .range(80, MAX)
         .help("Put a verify header in every chunk of this size (default: the block size)")
         .example("4k");
+    VerifyDump = opt("verify_dump", Kind::Bool, C::Verify)
+        .default("0")
+        .help("On a verification failure, write the block read and the block expected to files")
+        .example("1");
     VerifyOnly = opt("verify_only", Kind::Flag, C::Verify)
         .default("0")
         .help("Only read back and check data an earlier run of this write job left")

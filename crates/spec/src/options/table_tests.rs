@@ -6,8 +6,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use super::{
-    is_fio_only, lookup, suggest, Category, Kind, Opt, Store, Support, FIO_ENGINES, FIO_OPTIONS,
-    OPTIONS,
+    is_fio_only, lookup, suggest, Category, Kind, Opt, Store, Support, FIO_OPTIONS, OPTIONS,
 };
 
 /// The options iolab must carry with fio's meaning (names or aliases).
@@ -137,9 +136,6 @@ const REQUIRED: &[&str] = &[
 /// Names iolab has that fio lacks. There are none: every entry claims
 /// fio's meaning.
 const IOLAB_ONLY: &[&str] = &[];
-
-/// Engines iolab has that fio 3.33 lacks (fio added them in 3.34).
-const NEWER_FIO_ENGINES: &[&str] = &["dircreate", "dirstat", "dirdelete"];
 
 fn all_names() -> impl Iterator<Item = (Opt, &'static str)> {
     Opt::ALL.iter().flat_map(|&o| {
@@ -360,23 +356,23 @@ fn stores_point_at_the_right_kind() {
 }
 
 #[test]
-fn engines_cover_fio_engines() {
+fn engines_are_the_engine_kinds() {
+    use iolab_engine::{EngineKind, FIO_ONLY_ENGINES};
     let d = Opt::Ioengine.def();
     let ours: Vec<&str> = choices(d.kind).iter().map(|c| c.word).collect();
-    for e in FIO_ENGINES {
-        assert!(
-            ours.contains(e) != d.fio_only_values.contains(e),
-            "engine `{e}` must be either iolab's or fio-only, not both or neither"
-        );
+    let kinds: Vec<&str> = EngineKind::ALL.iter().map(|k| k.name()).collect();
+    assert_eq!(ours, kinds);
+    for (c, k) in choices(d.kind).iter().zip(EngineKind::ALL) {
+        assert_eq!(c.help, k.help(), "{k}");
     }
-    for e in d.fio_only_values {
-        assert!(FIO_ENGINES.contains(e), "`{e}` is not a fio engine");
+    assert_eq!(d.fio_only_values, FIO_ONLY_ENGINES);
+    // The help lists every engine, iolab's and fio's.
+    let help = crate::help::cmdhelp(Some("ioengine")).expect("ioengine has help");
+    for k in EngineKind::ALL {
+        assert!(help.contains(k.name()), "{k} missing from\n{help}");
     }
-    for e in &ours {
-        assert!(
-            FIO_ENGINES.contains(e) || NEWER_FIO_ENGINES.contains(e),
-            "`{e}` is not a fio engine"
-        );
+    for e in FIO_ONLY_ENGINES {
+        assert!(help.contains(e), "{e} missing from\n{help}");
     }
 }
 
@@ -386,7 +382,7 @@ fn table_names_are_not_fio_only() {
         assert!(!is_fio_only(n), "{o:?}: `{n}` is reported as fio-only");
         assert!(!is_fio_only(&n.to_ascii_uppercase()));
     }
-    assert!(is_fio_only("zonerange"));
+    assert!(is_fio_only("dedupe_global"));
     assert!(!is_fio_only("no_such_option"));
 }
 
@@ -418,7 +414,7 @@ fn aliases_find_their_option() {
     assert_eq!(lookup("fileoffset"), Some(Opt::Offset));
     assert_eq!(lookup("ratemin"), Some(Opt::RateMin));
     assert_eq!(lookup("ratecycle"), Some(Opt::RateCycle));
-    assert_eq!(lookup("zonerange"), None);
+    assert_eq!(lookup("dedupe_global"), None);
 }
 
 #[test]

@@ -1,0 +1,166 @@
+//! The job-control options fio offers beside the I/O pattern, checked and
+//! typed: strided zones (`zonemode=strided`, `zonesize`, `zonerange`,
+//! `zoneskip`), flow control between jobs (`flow`, `flow_id`,
+//! `flow_sleep`) and the search for a queue depth that meets a latency
+//! target (`latency_target`, `latency_window`, `latency_percentile`,
+//! `latency_run`). The worker carries them out (`worker::control`).
+
+use std::time::Duration;
+
+use iolab_spec::value::SizeValue;
+use iolab_spec::{JobSpec, Opt, Value};
+
+use super::build::Ctx;
+use super::PlanError;
+
+/// `zonemode=strided`: the job does `size` bytes of I/O in a zone of
+/// `range` bytes, then moves `range + skip` bytes on, and back to the
+/// start of its region past the file's end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StridedZones {
+    /// `zonesize`: bytes of I/O per zone.
+    pub size: u64,
+    /// `zonerange`: the zone's length (`zonesize` when not given).
+    pub range: u64,
+    /// `zoneskip`: bytes between the end of one zone and the next.
+    pub skip: u64,
+}
+
+/// `flow`: the job's I/Os are held to `weight` parts of those of every job
+/// with the same `flow_id`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub id: u64,
+    pub weight: u32,
+    /// `flow_sleep`: how long a job that got ahead waits (after its I/Os
+    /// in flight) before it tries again; zero retries at once.
+    pub sleep: Duration,
+}
+
+/// `latency_target`: the job starts at queue depth 1 and doubles it (then
+/// bisects) while a window's I/Os meet the target, up to `iodepth`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyTarget {
+    /// Total latency (submission to completion) an I/O may take.
+    pub target: Duration,
+    /// How long each depth is tried before it is judged.
+    pub window: Duration,
+    /// Percent of a window's I/Os that must meet the target; at 100 the
+    /// first I/O over it lowers the depth at once.
+    pub percentile: f64,
+    /// `latency_run`: go on adjusting the depth instead of stopping once
+    /// the depth is found.
+    pub run: bool,
+}
+
+fn bytes(job: &JobSpec, opt: Opt) -> u64 {
+    match job.size(opt) {
+        Some(SizeValue::Bytes(n)) => n,
+        _ => 0,
+    }
+}
+
+/// The job's strided zones, if it asks for them; fio's checks: `zonesize`
+/// is needed, and meaningless without a zone mode.
+pub(super) fn strided_zones(cx: &Ctx) -> Result<Option<StridedZones>, PlanError> {
+    let job = cx.job;
+    let size = bytes(job, Opt::Zonesize);
+    match job.choice(Opt::Zonemode) {
+        Some("strided") => {
+            if size == 0 {
+                return Err(cx.err(
+                    Some(Opt::Zonemode),
+                    "zonemode=strided needs zonesize= (the bytes of I/O in each zone), as in fio",
+                ));
+            }
+            let range = match bytes(job, Opt::Zonerange) {
+                0 => size,
+                n => n,
+            };
+            Ok(Some(StridedZones {
+                size,
+                range,
+                skip: bytes(job, Opt::Zoneskip),
+            }))
+        }
+        Some("zbd") => Ok(None),
+        _ if size > 0 => Err(cx.err(
+            Some(Opt::Zonesize),
+            "zonesize= needs zonemode=strided (or zbd): with zonemode=none it means nothing, and fio refuses it too",
+        )),
+        _ => Ok(None),
+    }
+}
+
+/// The job's share of its flow, if it has a weight.
+pub(super) fn flow(cx: &Ctx) -> Option<FlowSpec> {
+    let job = cx.job;
+    let weight = job.int(Opt::Flow).unwrap_or(0).clamp(0, 1000) as u32;
+    (weight > 0).then(|| FlowSpec {
+        id: job.int(Opt::FlowId).unwrap_or(0).max(0) as u64,
+        weight,
+        sleep: Duration::from_micros(job.int(Opt::FlowSleep).unwrap_or(0).max(0) as u64),
+    })
+}
+
+/// The job's latency target, if it sets one.
+pub(super) fn latency_target(cx: &Ctx) -> Result<Option<LatencyTarget>, PlanError> {
+    let job = cx.job;
+    let target = job.time_us(Opt::LatencyTarget).unwrap_or(0);
+    if target == 0 {
+        return Ok(None);
+    }
+    let percentile = match job.value(Opt::LatencyPercentile) {
+        Some(Value::Floats(f)) => f.first().copied().unwrap_or(100.0),
+        _ => 100.0,
+    };
+    if !(0.0..=100.0).contains(&percentile) {
+        return Err(cx.err(
+            Some(Opt::LatencyPercentile),
+            format!("latency_percentile={percentile} is not a percentage (0 to 100)"),
+        ));
+    }
+    Ok(Some(LatencyTarget {
+        target: Duration::from_micros(target),
+        window: Duration::from_micros(job.time_us(Opt::LatencyWindow).unwrap_or(0)),
+        percentile,
+        run: job.flag(Opt::LatencyRun),
+    }))
+}
+
+/// Options the table accepts whose effect is not carried out yet: refused
+/// with the reason rather than ignored.
+pub(super) fn not_yet(cx: &Ctx) -> Result<(), PlanError> {
+    let job = cx.job;
+    if job.int(Opt::Flow).unwrap_or(0) > 0 {
+        return Err(cx.err(
+            Some(Opt::Flow),
+            "flow= is fio's, not iolab's yet: iolab does not weigh the I/Os of jobs against each other",
+        ));
+    }
+    if job.time_us(Opt::LatencyTarget).unwrap_or(0) > 0 {
+        return Err(cx.err(
+            Some(Opt::LatencyTarget),
+            "latency_target= is fio's, not iolab's yet: iolab does not search for a queue depth",
+        ));
+    }
+    if job.choice(Opt::Zonemode) == Some("strided") {
+        return Err(cx.err(
+            Some(Opt::Zonemode),
+            "zonemode=strided is fio's, not iolab's yet",
+        ));
+    }
+    if job.flag(Opt::VerifyDump) {
+        return Err(cx.err(
+            Some(Opt::VerifyDump),
+            "verify_dump=1 is fio's, not iolab's yet: iolab names the failing block's offset and checksum instead of writing it to files",
+        ));
+    }
+    if job.choice(Opt::DedupeMode) == Some("working_set") {
+        return Err(cx.err(
+            Some(Opt::DedupeMode),
+            "dedupe_mode=working_set is fio's, not iolab's yet (iolab repeats the last unique block: dedupe_mode=repeat)",
+        ));
+    }
+    Ok(())
+}
