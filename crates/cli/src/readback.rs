@@ -221,7 +221,11 @@ impl Table {
     pub fn render_styled(&self, form: TableForm, style: Style) -> String {
         // A page needs a title; a table on a terminal or in a file does
         // not.
-        let title = if form.doc() == DocFormat::Html { "iolab" } else { "" };
+        let title = if form.doc() == DocFormat::Html {
+            "iolab"
+        } else {
+            ""
+        };
         let mut d = doc::Document::new(title);
         d.push(doc::Block::Table(self.doc("table")));
         export(&d, form.doc(), style)

@@ -894,7 +894,10 @@ fn show_runs_prints_every_repeat() {
     assert!(table.contains("geometric mean of 2 run(s)"), "{table}");
     let head = runs.lines().next().unwrap();
     assert!(
-        head.split_whitespace().rev().take(4).eq(["2", "run", "1", "run"]),
+        head.split_whitespace()
+            .rev()
+            .take(4)
+            .eq(["2", "run", "1", "run"]),
         "{head}"
     );
     let row: Vec<&str> = runs

@@ -73,12 +73,11 @@ fn rw_and_sync_make_the_columns_of_the_table() {
     let text = String::from_utf8(out.stdout).unwrap();
     // The title, the matrix, then (after a blank line) the legend of any
     // warnings.
-    assert!(text.starts_with("iolab sweep: bs × rw × sync\n\n"), "{text}");
-    let lines: Vec<&str> = text
-        .lines()
-        .skip(2)
-        .take_while(|l| !l.is_empty())
-        .collect();
+    assert!(
+        text.starts_with("iolab sweep: bs × rw × sync\n\n"),
+        "{text}"
+    );
+    let lines: Vec<&str> = text.lines().skip(2).take_while(|l| !l.is_empty()).collect();
     assert_eq!(lines.len(), 3, "{text}");
     for group in [
         "write sync=none",

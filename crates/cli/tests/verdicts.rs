@@ -463,7 +463,10 @@ fn compare_of_single_runs_marks_no_best_and_cannot_tell() {
             last.split(' ').any(|w| w.starts_with('x')),
             "no ratio in {l}"
         );
-        assert!(last.contains("cannot tell"), "one run each cannot tell: {l}");
+        assert!(
+            last.contains("cannot tell"),
+            "one run each cannot tell: {l}"
+        );
     }
     assert!(
         table.contains("one run each cannot tell a difference from noise: use --repeat"),
