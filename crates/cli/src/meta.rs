@@ -65,6 +65,12 @@ pub struct MetaArgs {
     /// Phases to time besides create and unlink (comma list; default all).
     #[arg(long, value_name = "LIST")]
     phases: Option<String>,
+    /// Under MPI (mpirun, srun): every rank works in one directory that
+    /// rank 0 makes in DIR, each rank's number in its files' names
+    /// (mdtest's default, without -u); without it each rank makes a
+    /// directory of its own.
+    #[arg(long)]
+    mpi_shared_dir: bool,
     /// table (default), markdown, csv, json or html
     #[command(flatten)]
     out: OutputArgs,
@@ -117,8 +123,16 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
             repeats: args.repeat.rule().map(|r| r.repeats()).unwrap_or(true),
             output: args.out.output.as_deref(),
             store: &args.store,
+            shared_dir: args.mpi_shared_dir,
         };
         return crate::mpi::meta::run(run, &world);
+    }
+    if args.mpi_shared_dir {
+        return Ok(bad(
+            "--mpi-shared-dir: one directory shared by the ranks needs a run under mpirun or \
+             srun (and iolab built with the mpi feature)"
+                .to_string(),
+        ));
     }
     if let Err(e) = iolab_core::meta::validate(&opts) {
         return Ok(bad(e.to_string()));

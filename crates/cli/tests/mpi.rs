@@ -445,6 +445,264 @@ fn ranks_that_read_different_job_text_are_refused_before_any_io() {
     assert_eq!(entries(d), vec!["a.fio", "b.fio"]);
 }
 
+#[cfg(feature = "mpi")]
+#[test]
+fn meta_ranks_share_one_directory_as_mdtest_does_by_default() {
+    require!(mpirun);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ds = d.display().to_string();
+    let flags = ["--files=50", "--dirs=2", "--output-format=json"];
+    let mut args = vec!["meta", ds.as_str(), "--mpi-shared-dir"];
+    args.extend(flags);
+    let out = mpirun(d, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = json_of(&out.stdout);
+    let one = iolab()
+        .args(["meta", &ds, "--no-store"])
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(one.status.success());
+    let one = json_of(&one.stdout);
+    let mpi = &merged["mpi"];
+    assert_eq!(mpi["shared_dir"], Value::Bool(true));
+    let phases = merged["phases"].as_array().unwrap();
+    let ones = one["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), ones.len());
+    let per_rank = mpi["ops"].as_array().unwrap();
+    for (p, (m, o)) in phases.iter().zip(ones).enumerate() {
+        let name = m["phase"].as_str().unwrap();
+        assert_eq!(m["phase"], o["phase"]);
+        let ops = u(&m["ops"]);
+        match name {
+            // Rank 0 alone makes and removes the shared tree.
+            "mkdir" | "rmdir" => {
+                assert_eq!(ops, u(&o["ops"]), "{name}");
+                assert_eq!(u(&per_rank[1][p]), 0, "{name}");
+            }
+            // Each rank lists the shared leaves: every rank's files.
+            "readdir" => {
+                for r in per_rank {
+                    assert!(u(&r[p]) >= RANKS as u64 * 50, "{name}: {r}");
+                }
+            }
+            // No two ranks named the same file (create is exclusive), and
+            // the totals are N times one rank's.
+            _ => assert_eq!(ops, RANKS as u64 * u(&o["ops"]), "{name}"),
+        }
+        let rate = ops as f64 * 1e9 / u(&m["elapsed_ns"]) as f64;
+        assert!((m["ops_per_sec"].as_f64().unwrap() - rate).abs() <= 1e-6 * rate);
+    }
+    // One directory for all, removed: nothing is left.
+    assert!(entries(d).is_empty(), "{:?}", entries(d));
+    // The stored result's table: the ranks, each rank's rate per phase
+    // (its mkdir a dash: rank 0 made the tree) and the merged line.
+    let shown = iolab().args(["show", "1"]).output().unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.status.success(), "{text}");
+    assert!(
+        text.contains("MPI: 4 ranks on 1 host") && text.contains("all in one shared directory"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("rank "))
+        .skip(1)
+        .take(RANKS + 1)
+        .collect();
+    assert_eq!(rows.len(), RANKS + 1, "{text}");
+    for (r, row) in rows.iter().take(RANKS).enumerate() {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[0], r.to_string(), "{text}");
+        assert_eq!(cells[2] == "-", r > 0, "mkdir of rank {r}: {text}");
+    }
+    assert!(rows[RANKS].starts_with("all "), "{text}");
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_failing_mid_phase_ends_the_run_for_all_and_is_named() {
+    require!(mpirun);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Each rank writes 1 MiB in each of two phases; rank 2 may not write
+    // files over 128 KiB (dash's `ulimit -f` counts 512-byte blocks), so
+    // its writes fail with EFBIG part way through the first phase (the
+    // file is made by the job's open, not laid out beforehand).
+    std::fs::write(
+        d.join("job.fio"),
+        format!(
+            "[global]\nfilename={}/data.$rank\nrw=write\nbs=64k\nsize=1m\ncreate_on_open=1\n\
+             unlink=1\n[w]\n[w2]\nstonewall\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("iolab");
+    let limited = "trap '' XFSZ; ulimit -f 256; exec \"$0\" \"$@\"";
+    let args = [
+        "run",
+        "job.fio",
+        "--output-format=json,normal",
+        "--no-store",
+    ];
+    let out = Proc::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .arg(&bin)
+        .args(args)
+        .args([":", "-np", "1", "sh", "-c", limited])
+        .arg(&bin)
+        .args(args)
+        .args([":", "-np", "1"])
+        .arg(&bin)
+        .args(args)
+        .env("IOLAB_DB", test_db())
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("rank 2 (") && err.contains("data.2"), "{err}");
+    assert!(
+        !err.contains("rank 1 (") && !err.contains("rank 3 ("),
+        "{err}"
+    );
+    // The preamble once, for every rank's threads; then the JSON report,
+    // then the normal one.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("Starting ").count(), 1, "{text}");
+    assert!(text.contains("Starting 8 threads (4 MPI ranks)"), "{text}");
+    let start = text.find('{').unwrap();
+    let report: Value = serde_json::Deserializer::from_str(&text[start..])
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert!(text.contains("MPI: 4 ranks on 1 host"), "{text}");
+    let ranks = report["iolab"]["mpi"]["ranks"].as_array().unwrap();
+    for (r, rank) in ranks.iter().enumerate() {
+        let wrote = u(&rank["jobs"][0]["write"]["io_bytes"]);
+        if r == 2 {
+            // Part way: after some writes, before the end.
+            assert!(wrote > 0 && wrote < 1 << 20, "rank 2 wrote {wrote}");
+            assert!(rank["failure"].as_str().unwrap().contains("EFBIG"));
+        } else {
+            assert_eq!(wrote, 1 << 20, "rank {r}");
+        }
+        // The second phase started on no rank.
+        assert_eq!(u(&rank["jobs"][1]["write"]["io_bytes"]), 0, "rank {r}");
+    }
+    assert_eq!(u(&report["jobs"][0]["error"]), 27);
+    // unlink=1: every rank's file is gone, the failed one's too.
+    assert_eq!(entries(d), vec!["job.fio"]);
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ctrl_c_under_mpirun_stops_every_meta_rank_and_removes_its_files() {
+    require!(mpirun);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for r in 0..RANKS {
+        std::fs::create_dir(d.join(format!("d{r}"))).unwrap();
+    }
+    let rank_dir = format!("{}/d$rank", d.display());
+    let mut child = Proc::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(RANKS.to_string())
+        .arg(assert_cmd::cargo::cargo_bin("iolab"))
+        .args(["meta", &rank_dir, "--files=2000000", "--no-store"])
+        .env("IOLAB_DB", test_db())
+        .current_dir(d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Every rank is creating files: its 100th exists.
+    let creating = |r: usize| {
+        entries(&d.join(format!("d{r}")))
+            .iter()
+            .any(|w| d.join(format!("d{r}")).join(w).join("f100").exists())
+    };
+    let mut polls = 0u64;
+    while !(0..RANKS).all(creating) {
+        polls += 1;
+        if let Some(s) = child.try_wait().unwrap() {
+            panic!("mpirun ended before the ranks were creating files: {s}");
+        }
+        std::thread::yield_now();
+        assert!(polls < 50_000_000, "the ranks never started creating");
+    }
+    let sent = Proc::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    for r in 0..RANKS {
+        assert!(
+            entries(&d.join(format!("d{r}"))).is_empty(),
+            "rank {r}: {err}"
+        );
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_that_run_different_iolab_builds_are_refused_before_any_io() {
+    require!(mpirun);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("job.fio"),
+        format!(
+            "[w]\nfilename={}/data.$rank\nrw=write\nsize=64k\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    // Another build of the same version: the same executable one byte
+    // longer (the loader ignores what follows the ELF image).
+    let bin = assert_cmd::cargo::cargo_bin("iolab");
+    let other = d.join("iolab-other");
+    std::fs::copy(&bin, &other).unwrap();
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&other)
+            .unwrap();
+        f.write_all(b"\n").unwrap();
+    }
+    let out = Proc::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .arg(&bin)
+        .args(["run", "job.fio", ":", "-np", "2"])
+        .arg(&other)
+        .args(["run", "job.fio"])
+        .env("IOLAB_DB", test_db())
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("different iolab builds"), "{err}");
+    assert!(
+        err.contains("rank 2 (") && err.contains("rank 3 (") && !err.contains("rank 1 ("),
+        "{err}"
+    );
+    // Nothing was laid out.
+    assert_eq!(entries(d), vec!["iolab-other", "job.fio"]);
+}
+
 #[test]
 fn the_default_build_runs_without_mpi() {
     // Outside mpirun, a job with $rank runs as rank 0 of 1.

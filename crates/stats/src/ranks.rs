@@ -404,6 +404,11 @@ pub struct MetaRanks {
     pub start_skew_ns: Vec<u64>,
     /// Per rank (by rank), per phase: the operations it did.
     pub ops: Vec<Vec<u64>>,
+    /// Per rank (by rank), per phase: its own time in the phase, from
+    /// its first operation to its last, ns.
+    pub elapsed_ns: Vec<Vec<u64>>,
+    /// All ranks worked in one directory (mdtest without `-u`).
+    pub shared_dir: bool,
     /// Per rank: why it stopped early, if it did.
     pub failures: Vec<Option<String>>,
 }
@@ -457,6 +462,11 @@ pub fn merge_meta_ranks(runs: &[RankMeta]) -> crate::meta::MetaResult {
             .iter()
             .map(|r| r.result.phases.iter().map(|p| p.ops).collect())
             .collect(),
+        elapsed_ns: runs
+            .iter()
+            .map(|r| r.result.phases.iter().map(|p| p.elapsed_ns).collect())
+            .collect(),
+        shared_dir: false,
         failures: runs
             .iter()
             .map(|r| r.result.failure.clone().filter(|_| !r.halted))

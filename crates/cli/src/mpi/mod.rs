@@ -86,6 +86,20 @@ impl World {
         )
     }
 
+    /// Rank 0's `text` on every rank (the others' `text` is not used).
+    pub fn broadcast_text(&self, text: &str) -> String {
+        let root = self.comm.process_at_rank(0);
+        let mut len = text.len() as u64;
+        root.broadcast_into(&mut len);
+        let mut buf = if self.is_root() {
+            text.as_bytes().to_vec()
+        } else {
+            vec![0u8; len as usize]
+        };
+        root.broadcast_into(&mut buf[..]);
+        String::from_utf8_lossy(&buf).into_owned()
+    }
+
     /// Rank 0's `value` on every rank.
     pub fn broadcast_u8(&self, value: u8) -> u8 {
         let mut v = value;
@@ -175,6 +189,19 @@ pub fn digest(parts: &[&[u8]]) -> String {
     format!("{h:016x}")
 }
 
+/// The iolab every rank must run: its version and the size of its
+/// executable, so that two builds of one version (a node left with an
+/// older build, a copy another compiler made) are told apart too.
+pub fn build() -> String {
+    let size = std::fs::metadata("/proc/self/exe")
+        .map(|m| m.len().to_string())
+        .unwrap_or_else(|_| "?".to_string());
+    format!(
+        "{} (an executable of {size} bytes)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// The first exchange: every rank says its iolab version, a digest of the
 /// job text it read and whether it could prepare its run (`error`: the
 /// status and message when not). Rank 0 refuses mismatched versions or
@@ -188,7 +215,7 @@ pub fn agree_to_start(
     let hello = json!({
         "rank": world.rank,
         "host": world.host,
-        "version": env!("CARGO_PKG_VERSION"),
+        "version": build(),
         "job": job_digest,
         "status": error.as_ref().map(|(s, _)| code(*s)),
         "error": error.as_ref().map(|(_, m)| m.as_str()),
@@ -233,7 +260,7 @@ fn judge_hellos(hellos: &[Value]) -> Option<Status> {
         .collect();
     if !odd.is_empty() {
         eprintln!(
-            "iolab: the ranks run different iolab versions: {} runs iolab {version}, {}; \
+            "iolab: the ranks run different iolab builds: {} runs iolab {version}, {}; \
              every rank must run the same iolab; nothing was run",
             who(first),
             odd.join(", ")

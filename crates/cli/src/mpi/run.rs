@@ -146,6 +146,25 @@ fn prepare(args: &[String], world: &World) -> Result<Prepared, (Status, String)>
     })
 }
 
+/// The preamble printed once for all ranks: its "Starting N threads" line
+/// counts every rank's threads and says over how many ranks (fio's client
+/// mode prints one such line per server instead, prefixed by its name).
+fn on_ranks(preamble: &str, ranks: u32) -> String {
+    preamble
+        .lines()
+        .map(|l| {
+            if l.starts_with("Starting ") {
+                format!(
+                    "{l} ({ranks} MPI rank{})\n",
+                    if ranks == 1 { "" } else { "s" }
+                )
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect()
+}
+
 /// The run on every rank, the merge and report on rank 0.
 fn measure(mut p: Prepared, world: &World) -> Result<Status> {
     let root = world.is_root();
@@ -160,10 +179,12 @@ fn measure(mut p: Prepared, world: &World) -> Result<Status> {
                     name: j.name.clone(),
                     groupid: j.groupid,
                     setup: j.setup(),
+                    // Each job runs on every rank, as numjobs clones do.
+                    clones: world.size,
                     ..Default::default()
                 })
                 .collect();
-            out.write(&render_preamble(&stubs, &p.opts))?;
+            out.write(&on_ranks(&render_preamble(&stubs, &p.opts), world.size))?;
         }
         Some(out)
     } else {

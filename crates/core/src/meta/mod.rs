@@ -277,7 +277,15 @@ pub fn run_meta_observed(
         Ok(p) => p,
         Err(e) => return Err(fail(e, result)),
     };
-    let outcome = run_in(opts, &tree, &work_path, stop, on_phase, &mut result.phases);
+    let outcome = run_in(
+        opts,
+        &tree,
+        &work_path,
+        None,
+        stop,
+        on_phase,
+        &mut result.phases,
+    );
     // Every file and directory is gone after a run that finished; an
     // error removing the (empty) run directory is a failed run. After a
     // failure, what the run made goes (best effort) and the error stays
@@ -299,10 +307,89 @@ pub fn run_meta_observed(
     }
 }
 
+/// One directory that several processes (the ranks of an MPI run) work
+/// in together, as mdtest's ranks do without `-u`: made by one of them
+/// with [`make_shared_dir`] before the run, removed by it with
+/// [`remove_shared_dir`] when every process is done.
+#[derive(Debug, Clone)]
+pub struct SharedDir {
+    /// The run's directory, made by [`make_shared_dir`].
+    pub path: PathBuf,
+    /// This process's rank: in every file's name (`f3.17`), so that no
+    /// two ranks name the same file.
+    pub rank: u32,
+    /// Whether this process makes and removes the tree's directories (one
+    /// process does; the others' mkdir and rmdir phases count nothing and
+    /// their files go in the tree it made).
+    pub makes_tree: bool,
+}
+
+/// Makes a fresh `iolab-meta.*` directory in `opts.dir` for a run that
+/// several processes share, after checking the options.
+pub fn make_shared_dir(opts: &MetaOptions) -> Result<PathBuf, MetaError> {
+    validate(opts)?;
+    make_work_dir(&opts.dir)
+}
+
+/// Removes a shared run's directory when every process is done with it:
+/// it is empty after runs that all finished, and holds what runs that
+/// failed or were stopped left, which goes with it.
+pub fn remove_shared_dir(path: &Path) -> Result<(), MetaError> {
+    std::fs::remove_dir(path)
+        .or_else(|_| remove_tree(path))
+        .map_err(|source| MetaError::Setup {
+            what: "remove",
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// [`run_meta_observed`] by one of the processes that share `shared`:
+/// the directory is neither made nor removed here, and after a failure
+/// this process's files are left for [`remove_shared_dir`] (the other
+/// processes may still work in the directory).
+pub fn run_meta_shared(
+    opts: &MetaOptions,
+    shared: &SharedDir,
+    stop: &AtomicBool,
+    on_phase: &mut dyn FnMut(usize, usize, MetaPhaseKind),
+) -> Result<MetaResult, MetaFailure> {
+    let mut result = MetaResult {
+        setup: setup_of(opts),
+        ..MetaResult::default()
+    };
+    let fail = |error: MetaError, mut partial: MetaResult| {
+        partial.failure = Some(error.to_string());
+        MetaFailure {
+            error,
+            partial: Box::new(partial),
+        }
+    };
+    let tree = match validate(opts) {
+        Ok(t) => t,
+        Err(e) => return Err(fail(e, result)),
+    };
+    result.directories = tree.dirs().len() as u64;
+    result.leaves = tree.leaves().len() as u64;
+    match run_in(
+        opts,
+        &tree,
+        &shared.path,
+        Some(shared),
+        stop,
+        on_phase,
+        &mut result.phases,
+    ) {
+        Ok(()) => Ok(result),
+        Err(e) => Err(fail(e, result)),
+    }
+}
+
 fn run_in(
     opts: &MetaOptions,
     tree: &Tree,
     work_path: &Path,
+    shared: Option<&SharedDir>,
     stop: &AtomicBool,
     on_phase: &mut dyn FnMut(usize, usize, MetaPhaseKind),
     phases: &mut Vec<MetaPhase>,
@@ -321,6 +408,8 @@ fn run_in(
         file_size: opts.file_size,
         fsync: opts.fsync,
         stop,
+        rank: shared.map(|s| s.rank),
+        makes_tree: shared.is_none_or(|s| s.makes_tree),
     };
     let mut prefix = b'f';
     let order = phase_order(opts, tree);

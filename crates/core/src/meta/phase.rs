@@ -34,6 +34,12 @@ pub(crate) struct PhaseCtx<'a> {
     pub fsync: bool,
     /// Set by the caller (Ctrl-C): the phase stops at its next operation.
     pub stop: &'a AtomicBool,
+    /// The rank whose files these are, when ranks share the directory:
+    /// it is in every file's name.
+    pub rank: Option<u32>,
+    /// Whether this process makes and removes the tree's directories
+    /// (with a shared directory, rank 0 alone does).
+    pub makes_tree: bool,
 }
 
 /// How a worker's share of a phase ended.
@@ -220,7 +226,7 @@ impl PhaseCtx<'_> {
     where
         F: Fn(&mut Scratch, BorrowedFd<'_>, u64) -> io::Result<()>,
     {
-        let mut scratch = Scratch::new(self.file_size);
+        let mut scratch = Scratch::new(self.file_size, self.rank);
         let mut lat = LatStat::default();
         let mut leaf_fd: Option<OwnedFd> = None;
         let mut next_leaf_at = range.start;
@@ -271,7 +277,7 @@ impl PhaseCtx<'_> {
 
     /// The path of file `i` named with `prefix`, for messages.
     fn file_path(&self, prefix: u8, i: u64) -> PathBuf {
-        let mut names = NameBuf::new();
+        let mut names = NameBuf::tagged(self.rank);
         let name = names.name(prefix, i).to_string_lossy().into_owned();
         self.leaf_path(self.tree.leaf_of(i)).join(name)
     }
@@ -402,6 +408,9 @@ impl PhaseCtx<'_> {
             elapsed_ns: 0,
             lat: LatStat::default(),
         };
+        if !self.makes_tree {
+            return Ok(total);
+        }
         for level in levels {
             let base = level.start as u64;
             let failed = AtomicBool::new(false);
@@ -462,10 +471,10 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
-    fn new(file_size: u64) -> Scratch {
+    fn new(file_size: u64, rank: Option<u32>) -> Scratch {
         Scratch {
-            names: NameBuf::new(),
-            other: NameBuf::new(),
+            names: NameBuf::tagged(rank),
+            other: NameBuf::tagged(rank),
             data: (0..file_size.min(DATA_CHUNK))
                 .map(|i| (i % 251) as u8 + 1)
                 .collect(),

@@ -41,6 +41,8 @@ fn phase_ctx<'a>(
         file_size: 0,
         fsync: false,
         stop: &GO,
+        rank: None,
+        makes_tree: true,
     }
 }
 
@@ -277,5 +279,53 @@ fn a_run_that_did_not_finish_says_why_with_what_it_measured() {
         Some("interrupted during the create phase")
     );
     assert_eq!(f.partial.setup.files, 30);
+    assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
+fn processes_sharing_one_directory_name_their_files_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = opts(tmp.path(), 40);
+    let dir = make_shared_dir(&o).unwrap();
+    // Two ranks at once in one directory, without a tree (no phase needs
+    // another's to have ended): each creates, renames and removes its own
+    // 40 files, and neither meets the other's names.
+    let results: Vec<MetaResult> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2u32)
+            .map(|rank| {
+                let (o, dir) = (&o, &dir);
+                s.spawn(move || {
+                    let shared = SharedDir {
+                        path: dir.clone(),
+                        rank,
+                        makes_tree: rank == 0,
+                    };
+                    run_meta_shared(o, &shared, &GO, &mut |_, _, _| {}).unwrap()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for r in &results {
+        for kind in [MetaPhaseKind::Create, MetaPhaseKind::Rename] {
+            assert_eq!(r.phase(kind).unwrap().ops, 40);
+        }
+    }
+    // The directory is left for the one that made it to remove.
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    remove_shared_dir(&dir).unwrap();
+    assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
+fn a_shared_directory_holding_what_a_failed_rank_left_is_removed_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = make_shared_dir(&opts(tmp.path(), 1)).unwrap();
+    std::fs::create_dir(dir.join("d0")).unwrap();
+    std::fs::write(dir.join("d0").join("f3.1"), b"x").unwrap();
+    remove_shared_dir(&dir).unwrap();
+    assert!(entries(tmp.path()).is_empty());
+    // Options that do not hold make nothing.
+    assert!(make_shared_dir(&opts(&tmp.path().join("missing"), 1)).is_err());
     assert!(entries(tmp.path()).is_empty());
 }

@@ -120,9 +120,13 @@ fn cstring(s: &str) -> CString {
     CString::new(s).expect("tree paths are made of letters and digits")
 }
 
-/// A file name, `<prefix><index>`, formatted into a fixed buffer.
+/// A file name, `<prefix><index>`, or `<prefix><rank>.<index>` for a
+/// rank of a run whose ranks share one directory, formatted into a fixed
+/// buffer.
 pub struct NameBuf {
-    buf: [u8; 24],
+    buf: [u8; 40],
+    /// Where the index starts: after the prefix and the rank's tag.
+    at: usize,
 }
 
 impl Default for NameBuf {
@@ -131,30 +135,51 @@ impl Default for NameBuf {
     }
 }
 
+/// `i`'s decimal digits at `out`'s start; how many.
+fn digits(out: &mut [u8], mut i: u64) -> usize {
+    let mut d = [0u8; 20];
+    let mut n = 0;
+    loop {
+        d[19 - n] = b'0' + (i % 10) as u8;
+        n += 1;
+        i /= 10;
+        if i == 0 {
+            break;
+        }
+    }
+    out[..n].copy_from_slice(&d[20 - n..]);
+    n
+}
+
 impl NameBuf {
     pub fn new() -> Self {
-        NameBuf { buf: [0; 24] }
+        NameBuf {
+            buf: [0; 40],
+            at: 1,
+        }
+    }
+
+    /// Names that carry `rank` (`f3.17`), so that ranks sharing one
+    /// directory never name the same file.
+    pub fn tagged(rank: Option<u32>) -> Self {
+        let mut b = NameBuf::new();
+        if let Some(r) = rank {
+            let n = digits(&mut b.buf[1..], u64::from(r));
+            b.buf[1 + n] = b'.';
+            b.at = n + 2;
+        }
+        b
     }
 
     /// The name of file `i` with a one-letter `prefix` (`f` as created,
     /// `r` after rename).
     #[inline]
-    pub fn name(&mut self, prefix: u8, mut i: u64) -> &CStr {
-        // At most 20 digits, the prefix and the NUL: 22 bytes.
-        let mut digits = [0u8; 20];
-        let mut n = 0;
-        loop {
-            digits[19 - n] = b'0' + (i % 10) as u8;
-            n += 1;
-            i /= 10;
-            if i == 0 {
-                break;
-            }
-        }
+    pub fn name(&mut self, prefix: u8, i: u64) -> &CStr {
+        // At most 1 + 11 + 20 bytes and the NUL.
         self.buf[0] = prefix;
-        self.buf[1..=n].copy_from_slice(&digits[20 - n..]);
-        self.buf[n + 1] = 0;
-        CStr::from_bytes_with_nul(&self.buf[..n + 2]).expect("a name of digits holds no NUL")
+        let end = self.at + digits(&mut self.buf[self.at..], i);
+        self.buf[end] = 0;
+        CStr::from_bytes_with_nul(&self.buf[..=end]).expect("a name of digits holds no NUL")
     }
 }
 
@@ -168,6 +193,12 @@ mod tests {
         assert_eq!(b.name(b'f', 0), c"f0");
         assert_eq!(b.name(b'r', 1234567), c"r1234567");
         assert_eq!(b.name(b'f', u64::MAX).to_bytes().len(), 21);
+        let mut t = NameBuf::tagged(Some(3));
+        assert_eq!(t.name(b'f', 17), c"f3.17");
+        assert_eq!(t.name(b'r', 0), c"r3.0");
+        let mut t = NameBuf::tagged(Some(u32::MAX));
+        assert_eq!(t.name(b'f', u64::MAX).to_bytes().len(), 32);
+        assert_eq!(NameBuf::tagged(None).name(b'f', 5), c"f5");
     }
 
     #[test]

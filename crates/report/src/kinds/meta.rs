@@ -2,11 +2,13 @@
 //! (operations, total ms, operations per second with a bar, mean, p50 and
 //! p99 latency in microseconds), a bar chart of operations per second, and
 //! for a repeated pass each phase's geometric mean over the runs with its
-//! spread. readdir's latency is one getdents64 call's time shared among
-//! the entries it returned: its row gives the mean per entry and no
-//! percentiles, and says so.
+//! spread; under MPI, the ranks: each rank's operations per second per
+//! phase above the merged line. readdir's latency is one getdents64
+//! call's time shared among the entries it returned: its row gives the
+//! mean per entry and no percentiles, and says so.
 
 use iolab_stats::meta::{MetaPhase, MetaPhaseKind, MetaResult};
+use iolab_stats::ranks::MetaRanks;
 
 use crate::doc::{
     num, Axis, Block, Cell, Column, Document, Figure, FigureKind, Note, Point, Series, Table,
@@ -80,6 +82,66 @@ fn data_table(r: &MetaResult) -> Table {
     t.for_data()
 }
 
+/// Under MPI: the ranks and hosts, and a table of each rank's operations
+/// per second in each phase (its operations over its own time) above the
+/// merged line (every rank's operations over the phase's wall time across
+/// ranks, mdtest's rate).
+fn ranks_table(d: &mut Document, r: &MetaResult, ranks: &MetaRanks) {
+    let mut hosts: Vec<&str> = Vec::new();
+    for h in &ranks.hosts {
+        if !hosts.contains(&h.as_str()) {
+            hosts.push(h);
+        }
+    }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let n = ranks.nranks as usize;
+    d.paragraph(format!(
+        "MPI: {n} rank{} on {} host{} ({}), {}; each phase started on every rank after a \
+         barrier (start skew: {})",
+        plural(n),
+        hosts.len(),
+        plural(hosts.len()),
+        hosts.join(", "),
+        if ranks.shared_dir {
+            "all in one shared directory"
+        } else {
+            "each in a directory of its own"
+        },
+        ranks
+            .start_skew_ns
+            .iter()
+            .zip(&r.phases)
+            .map(|(ns, p)| format!("{} {}", p.phase.name(), num::fmt(*ns as f64 / 1e3)))
+            .collect::<Vec<_>>()
+            .join(", ")
+            + " us"
+    ));
+    let mut columns = vec![Column::text("rank"), Column::text("host")];
+    columns.extend(
+        r.phases
+            .iter()
+            .map(|p| Column::num(format!("{} ops/s", p.phase.name()), "ops/s")),
+    );
+    let mut t = Table::new("ranks", columns);
+    for (rank, host) in ranks.hosts.iter().enumerate() {
+        let mut cells = vec![Cell::text(rank.to_string()), Cell::text(host.clone())];
+        for p in 0..r.phases.len() {
+            let ops = ranks.ops.get(rank).and_then(|o| o.get(p)).copied();
+            let ns = ranks.elapsed_ns.get(rank).and_then(|e| e.get(p)).copied();
+            cells.push(match (ops, ns) {
+                (Some(0), _) => Cell::text("-"),
+                (Some(o), Some(ns)) if ns > 0 => Cell::num(Some(o as f64 * 1e9 / ns as f64)),
+                _ => Cell::num(None),
+            });
+        }
+        t.rows.push(cells);
+    }
+    let mut all = vec![Cell::text("all"), Cell::text("")];
+    all.extend(r.phases.iter().map(|p| Cell::num(Some(p.ops_per_sec()))));
+    t.rows.push(all);
+    d.push(Block::Table(t));
+}
+
 /// The document of a metadata result.
 pub fn document(r: &MetaResult) -> Document {
     let mut d = Document::new(format!("iolab meta: {}", r.setup.dir));
@@ -99,6 +161,9 @@ pub fn document(r: &MetaResult) -> Document {
     t.rows = r.phases.iter().map(row).collect();
     d.push(Block::Table(t.for_reading()));
     d.push(Block::Table(data_table(r)));
+    if let Some(ranks) = &r.ranks {
+        ranks_table(&mut d, r, ranks);
+    }
     if !r.phases.is_empty() {
         let runs = r.ops_per_sec_runs();
         d.push(Block::Figure(Figure {
