@@ -433,7 +433,7 @@ fn zonemode_zbd_is_refused_where_nothing_is_zoned() {
     };
     refused("f", "is not a block device");
     assert!(entries(dir.path()).is_empty());
-    // zonemode=strided is fio's, not iolab's yet: named as such.
+    // zonemode=strided without zonesize, as fio: refused, naming it.
     let out = iolab()
         .current_dir(dir.path())
         .args([
@@ -447,10 +447,45 @@ fn zonemode_zbd_is_refused_where_nothing_is_zoned() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("zonemode=strided"), "{err}");
+    assert!(err.contains("zonemode=strided needs zonesize"), "{err}");
     // A block device that is not zoned (a loop device).
     let img = dir.path().join("img");
     std::fs::write(&img, vec![0u8; 4 << 20]).unwrap();
     let dev = iolab_testkit::need!(LoopDev::attach(&img));
     refused(&dev.dev, "is not zoned");
+}
+
+/// Direction, size and offset of each I/O, from the job's completion
+/// latency log (written with log_offset=1).
+fn io_sequence(r: &Ran) -> Vec<Vec<String>> {
+    std::fs::read_to_string(r.dir.path().join("l_clat.1.log"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split(", ").skip(2).take(3).map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn zonemode_strided_touches_the_offsets_fio_touches() {
+    require!(fio);
+    for zones in [
+        // Zones following each other, back to the start past the end.
+        "rw=write\nsize=128k\nzonesize=16k\nzoneskip=16k\n",
+        // A zone's bytes more than its range: over it again.
+        "rw=read\nsize=256k\nzonesize=24k\nzonerange=16k\nzoneskip=16k\n",
+        // From the job's offset, wrapping back to it.
+        "rw=read\noffset=64k\nsize=256k\nzonesize=8k\nzonerange=16k\nzoneskip=16k\n",
+        // The last zone past the file's end ends the job early.
+        "rw=read\nsize=100k\nzonesize=16k\nzonerange=32k\nzoneskip=16k\n",
+        // Random offsets in each zone, a fresh random map per range.
+        "rw=randrw\nsize=256k\nzonesize=24k\nzonerange=16k\nzoneskip=16k\n",
+    ] {
+        let text = format!(
+            "[z]\nfilename=DIR/f\nbs=4k\nzonemode=strided\n{zones}write_lat_log=l\nlog_offset=1\n"
+        );
+        let (f, i) = (fio(&text), iolab_run(&text));
+        assert_eq!(i.done().jobs, f.done().jobs, "{text}");
+        assert_eq!(io_sequence(&i), io_sequence(&f), "{text}");
+        assert!(!io_sequence(&i).is_empty());
+    }
 }

@@ -144,12 +144,6 @@ pub(super) fn not_yet(cx: &Ctx) -> Result<(), PlanError> {
             "latency_target= is fio's, not iolab's yet: iolab does not search for a queue depth",
         ));
     }
-    if job.choice(Opt::Zonemode) == Some("strided") {
-        return Err(cx.err(
-            Some(Opt::Zonemode),
-            "zonemode=strided is fio's, not iolab's yet",
-        ));
-    }
     if job.flag(Opt::VerifyDump) {
         return Err(cx.err(
             Some(Opt::VerifyDump),

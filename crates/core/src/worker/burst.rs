@@ -108,6 +108,7 @@ impl Worker {
             && job.fsync == 0
             && job.fdatasync == 0
             && !job.rw.mode.trims()
+            && self.ctl.idle()
     }
 
     /// Whether the job's I/O can take the fast path (see the module).

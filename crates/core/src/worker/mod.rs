@@ -8,6 +8,7 @@
 
 mod burst;
 mod complete;
+mod control;
 mod errors;
 mod fileset;
 mod logs;
@@ -178,6 +179,8 @@ struct Worker {
     rate: Option<RateLimit>,
     think: Option<Think>,
     min_rate: Option<MinRate>,
+    /// Strided zones, flow and latency target, when the job asks.
+    ctl: control::Control,
 }
 
 impl Worker {
@@ -401,11 +404,24 @@ impl Worker {
                             if let Some(r) = self.rewind.as_deref_mut() {
                                 r.before_draw(fi, g, file.gens[g].pass());
                             }
+                            if let Some(z) = self.ctl.zones.as_deref_mut() {
+                                z.before_draw(fi, &mut file.gens);
+                            }
                             let (offset, len) = file.gens[g].draw(
                                 &mut self.bs[d],
                                 &mut self.bs_rng[d],
                                 &mut self.off_rng,
                             );
+                            let offset = match self.ctl.zones.as_deref_mut() {
+                                None => offset,
+                                Some(z) => match z.place(fi, offset, len) {
+                                    Some(at) => at,
+                                    None => {
+                                        stop = true;
+                                        continue;
+                                    }
+                                },
+                            };
                             (fi, offset, len)
                         }
                     };

@@ -135,9 +135,11 @@ impl Worker {
                 } else {
                     job.blockalign[d as usize]
                 };
+                // Strided zones: the generators work in one zone's range,
+                // which the zones move along the file.
                 let region = Region {
                     start: jf.offset,
-                    len: jf.len,
+                    len: job.zones.map_or(jf.len, |z| z.range),
                     block,
                 };
                 let rng = offset_rng.substream(fi as u64 * 3 + d as u64);
@@ -237,6 +239,7 @@ impl Worker {
             rate: RateLimit::new(&job.pace, data_rng.substream(1), both),
             think: Think::new(&job.pace),
             min_rate: MinRate::new(&job.pace),
+            ctl: super::control::Control::new(job, files),
         })
     }
 }
