@@ -109,6 +109,8 @@ pub fn run_ranked(
     let halts: Vec<AtomicBool> = plan.jobs.iter().map(|_| AtomicBool::new(false)).collect();
     // Each clone's "has finished", which wait_for watches.
     let finished: Vec<AtomicBool> = plan.jobs.iter().map(|_| AtomicBool::new(false)).collect();
+    // The flow groups of jobs with flow=, shared by their clones.
+    let flows = crate::flow::Flows::of(plan);
     let mut layout_rng = Rng::for_job(0x1a7, 0, Stream::Data);
     // A failure that ends the run before its next phase.
     let mut abort = false;
@@ -215,6 +217,7 @@ pub fn run_ranked(
                     halt: &halts[ji],
                     finished: &finished,
                     progress,
+                    flows: &flows,
                 };
                 let (halts, phase) = (&halts, phase.clone());
                 let spawned = std::thread::Builder::new()
