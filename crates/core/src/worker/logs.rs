@@ -33,7 +33,7 @@
 //! With `stats=0` the files are made and nothing is logged, as in fio.
 
 use std::fs::OpenOptions;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use iolab_stats::{DirResult, Moments, PLAT_NR};
@@ -145,28 +145,119 @@ impl LogFile {
             // Stable: entries of the same ms keep their order.
             self.entries.sort_by_key(|e| e.ms);
         }
-        let mut out = BufWriter::new(open(&self.path, self.append)?);
+        let mut out = Lines::new(open(&self.path, self.append)?);
+        // The priority column, 0 or 0x0000.
+        let prio = self.prio.as_bytes();
         for e in &self.entries {
+            out.num(e.ms)?;
+            out.field(e.value)?;
+            out.field(e.dir.into())?;
+            out.field(e.bs.into())?;
             if self.offset {
-                writeln!(
-                    out,
-                    "{}, {}, {}, {}, {}, {}",
-                    e.ms, e.value, e.dir, e.bs, e.offset, self.prio
-                )?;
-            } else {
-                writeln!(
-                    out,
-                    "{}, {}, {}, {}, {}",
-                    e.ms, e.value, e.dir, e.bs, self.prio
-                )?;
+                out.field(e.offset)?;
             }
+            out.byte(b',')?;
+            out.byte(b' ')?;
+            for &b in prio {
+                out.byte(b)?;
+            }
+            out.byte(b'\n')?;
         }
-        out.flush()?;
+        out.finish()?;
         self.entries.clear();
         self.append = true;
         Ok(())
     }
 }
+
+/// Lines of a log gathered in a buffer and written to its file a large
+/// block at a time: a log with a line per I/O has millions of lines, which
+/// `write!` would format through `std::fmt` one argument at a time. Bytes
+/// are stored by index into a buffer of fixed size, with room for the
+/// longest number past the block, so that no small copy calls `memcpy`.
+struct Lines {
+    file: std::fs::File,
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+impl Lines {
+    const BLOCK: usize = 1 << 16;
+
+    fn new(file: std::fs::File) -> Lines {
+        Lines {
+            file,
+            buf: vec![0; Lines::BLOCK + 64],
+            pos: 0,
+        }
+    }
+
+    /// Writes out the block once it is full.
+    #[inline]
+    fn room(&mut self) -> io::Result<()> {
+        if self.pos >= Lines::BLOCK {
+            self.file.write_all(&self.buf[..self.pos])?;
+            self.pos = 0;
+        }
+        Ok(())
+    }
+
+    /// Appends `v` in decimal, as `{}` prints it.
+    #[inline]
+    fn num(&mut self, mut v: u64) -> io::Result<()> {
+        self.room()?;
+        let end = self.pos + v.checked_ilog10().unwrap_or(0) as usize + 1;
+        let mut i = end;
+        while v >= 100 {
+            let r = (v % 100) as usize * 2;
+            v /= 100;
+            i -= 2;
+            self.buf[i] = DIGITS[r];
+            self.buf[i + 1] = DIGITS[r + 1];
+        }
+        if v >= 10 {
+            let r = v as usize * 2;
+            self.buf[i - 2] = DIGITS[r];
+            self.buf[i - 1] = DIGITS[r + 1];
+        } else {
+            self.buf[i - 1] = b'0' + v as u8;
+        }
+        self.pos = end;
+        Ok(())
+    }
+
+    /// `v` after the separator `, `.
+    #[inline]
+    fn field(&mut self, v: u64) -> io::Result<()> {
+        self.byte(b',')?;
+        self.byte(b' ')?;
+        self.num(v)
+    }
+
+    #[inline]
+    fn byte(&mut self, b: u8) -> io::Result<()> {
+        self.room()?;
+        self.buf[self.pos] = b;
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn finish(mut self) -> io::Result<()> {
+        self.file.write_all(&self.buf[..self.pos])
+    }
+}
+
+/// The decimal digits of 0..100, two by two.
+const DIGITS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
 
 /// fio's mean of a window: rounded half up.
 fn rounded_mean(m: &Moments) -> u64 {
@@ -214,20 +305,22 @@ struct HistEntry {
 
 impl HistLog {
     fn write(&mut self) -> io::Result<()> {
-        let mut out = BufWriter::new(open(&self.path, self.append)?);
+        let mut out = Lines::new(open(&self.path, self.append)?);
         let mut row = vec![0u64; PLAT_NR];
         for e in &self.entries {
             row.fill(0);
             for &(i, n) in &e.bins {
                 row[i as usize] = n;
             }
-            write!(out, "{}, {}, {}", e.ms, e.dir, e.bs)?;
-            for n in &row {
-                write!(out, ", {n}")?;
+            out.num(e.ms)?;
+            out.field(e.dir.into())?;
+            out.field(e.bs.into())?;
+            for &n in &row {
+                out.field(n)?;
             }
-            writeln!(out)?;
+            out.byte(b'\n')?;
         }
-        out.flush()?;
+        out.finish()?;
         self.entries.clear();
         self.append = true;
         Ok(())
@@ -456,6 +549,19 @@ mod tests {
             prio: false,
             per_job: true,
             thread: 3,
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_as_display_writes_them() {
+        for v in [0, 7, 10, 99, 100, 101, 4096, 155_902, 1 << 40, u64::MAX] {
+            let d = tempfile::tempdir().unwrap();
+            let path = d.path().join("n");
+            let mut out = Lines::new(std::fs::File::create(&path).unwrap());
+            out.num(v).unwrap();
+            out.field(v).unwrap();
+            out.finish().unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{v}, {v}"));
         }
     }
 
