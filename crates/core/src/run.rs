@@ -209,6 +209,17 @@ pub fn run_ranked(
         let (results, spawn_failed) = std::thread::scope(|s| {
             let mut handles = Vec::with_capacity(phase.len());
             let mut spawn_failed = None;
+            // The clones of a flow that start with the phase join it before
+            // any of them issues an I/O, as fio's start together; the others
+            // join when they start.
+            let mut joined: Vec<_> = phase
+                .clone()
+                .map(|ji| {
+                    let job = &plan.jobs[ji];
+                    let at_once = job.startdelay.is_zero() && job.wait_for.is_empty();
+                    job.flow.filter(|_| at_once).and_then(|f| flows.join(&f))
+                })
+                .collect();
             for ji in phase.clone() {
                 let job = &plan.jobs[ji];
                 let files = &plan.files;
@@ -218,6 +229,7 @@ pub fn run_ranked(
                     finished: &finished,
                     progress,
                     flows: &flows,
+                    flow: std::cell::Cell::new(joined[ji - phase.start].take()),
                 };
                 let (halts, phase) = (&halts, phase.clone());
                 let spawned = std::thread::Builder::new()

@@ -38,13 +38,15 @@ impl Control {
         self.flow.as_mut().is_some_and(FlowShare::held)
     }
 
-    /// A held clone with nothing in flight waits `flow_sleep` (or gives
-    /// its CPU away once); true when its deadline has passed meanwhile.
+    /// A held clone with nothing in flight waits `flow_sleep`, or without
+    /// it tries again at once, spinning as fio does (giving the CPU away
+    /// instead would cost a scheduler slice per I/O on a busy machine);
+    /// true when its deadline has passed meanwhile.
     #[cold]
     pub fn hold(&self, clock: &Clock, deadline: Option<u64>) -> bool {
         match self.flow.as_ref().map(|f| f.sleep) {
             Some(d) if !d.is_zero() => std::thread::sleep(d),
-            _ => std::thread::yield_now(),
+            _ => std::hint::spin_loop(),
         }
         deadline.is_some_and(|dl| clock.now() >= dl)
     }

@@ -58,6 +58,8 @@ pub struct Shared<'a> {
     pub progress: &'a Progress,
     /// The flow groups of the run's jobs with `flow`.
     pub flows: &'a crate::flow::Flows,
+    /// The clone's place in its flow when it joined before starting.
+    pub flow: std::cell::Cell<Option<crate::flow::FlowShare>>,
 }
 
 impl Shared<'_> {
@@ -99,7 +101,10 @@ pub fn run_clone(job: &PlanJob, index: u32, files: &[PlanFile], shared: &Shared)
         } else {
             match Worker::new(job, index, files) {
                 Ok(mut w) => {
-                    w.ctl.flow = job.flow.and_then(|f| shared.flows.join(&f));
+                    w.ctl.flow = shared
+                        .flow
+                        .take()
+                        .or_else(|| job.flow.and_then(|f| shared.flows.join(&f)));
                     shared.progress.mark_started(index as usize);
                     w.run(job, files, shared, slot, &mut result);
                 }
