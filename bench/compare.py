@@ -10,9 +10,16 @@ Needs fio (Debian package), a C compiler and a release build (cargo build
 --release). Each psync, io_uring and libaio 4k random-read job also runs
 its engine's C limit loop (bench/pread_loop.c, uring_loop.c, aio_loop.c:
 the same reads with nothing else, timed per I/O as iolab times them), and
-prints iolab against the loop, in IOPS and per core.
-psync-write-verify-pattern (a verify=pattern write and its read-back, in
-/dev/shm) is measured apart, in MB/s, beside bench/verify_loop.c.
+prints iolab against the loop, in IOPS and per core (numjobs=2: two
+loops at once, summed).
+The verify jobs (verify=pattern and verify=crc32c writes and their
+read-back, in /dev/shm) are measured apart, in MB/s and MB per CPU second,
+the pattern one beside bench/verify_loop.c. The logging job (null engine,
+QD1, bandwidth and latency logs with a line per I/O) gives the cost of
+logging for each tool against null-4k-qd1.
+At the end one table holds every row, with the load average when it was
+measured; --markdown FILE also writes it there (docs/performance.md keeps
+the latest).
 Workloads are defined below; each runs N times per tool, in turn A B B A
 ..., so a drift in the machine's speed affects both alike. "paired" is the
 median of the ratios within each round. IOLAB_BIN=path measures another
@@ -70,6 +77,20 @@ def workloads(d):
             "--name=n", "--ioengine=null", "--rw=randread", "--bs=4k",
             "--size=1g", "--time_based", "--runtime=3",
         ],
+        # The same with a bandwidth and latency log line per I/O: what
+        # logging costs, against null-4k-qd1 (the logs go to the run's
+        # working directory, a new temporary one).
+        "null-4k-qd1-log-every-io": [
+            "--name=n", "--ioengine=null", "--rw=randread", "--bs=4k",
+            "--size=1g", "--time_based", "--runtime=3", "--write_bw_log=n",
+            "--write_lat_log=n", "--log_avg_msec=0",
+        ],
+        # Two CPUs: the warm psync job with two clones.
+        "psync-randread-warm-numjobs2": [
+            "--name=b", "--ioengine=psync", "--rw=randread", "--bs=4k",
+            "--size=256m", f"--filename={f}", "--invalidate=0",
+            "--time_based", "--runtime=3", "--numjobs=2",
+        ],
         # Memory with sixteen clones.
         "null-numjobs16-rss": [
             "--name=r", "--ioengine=null", "--rw=randread", "--bs=4k",
@@ -87,7 +108,7 @@ def ram_workloads(dev, tag="ram"):
     submitting one share the CPUs. A loop device over a file in tmpfs
     ("loop") takes requests through blk-mq like a disk and serves them
     from a kernel worker on the other CPU, as a disk's interrupt would."""
-    return {
+    jobs = {
         f"{engine}-randread-qd32-direct-{tag}": [
             "--name=m", f"--ioengine={engine}", "--iodepth=32", "--direct=1",
             "--rw=randread", "--bs=4k", "--size=256m", f"--filename={dev}",
@@ -95,6 +116,11 @@ def ram_workloads(dev, tag="ram"):
         ]
         for engine in ("io_uring", "libaio")
     }
+    if tag == "ram":
+        # Two CPUs: io_uring on zram with two clones.
+        jobs["io_uring-randread-qd32-direct-ram-numjobs2"] = (
+            jobs["io_uring-randread-qd32-direct-ram"] + ["--numjobs=2"])
+    return jobs
 
 
 @contextlib.contextmanager
@@ -168,10 +194,12 @@ def load_cache(path):
         os.close(fd)
 
 
-def one(cmd):
+def one(cmd, cwd=None):
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
+        if cwd:
+            os.chdir(cwd)
         os.close(r)
         os.dup2(w, 1)
         null = os.open(os.devnull, os.O_WRONLY)
@@ -212,6 +240,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only")
     ap.add_argument("--dir", default=None, help="where the test file goes")
+    ap.add_argument("--markdown", default=None,
+                    help="also write the table, the machine and the command to this file")
     a = ap.parse_args()
     d = a.dir or tempfile.mkdtemp(prefix="iolab-bench-")
     os.makedirs(d, exist_ok=True)
@@ -238,8 +268,59 @@ def main():
             else:
                 print(f"skipped the *-{tag} jobs: they need root and a {tag} device")
         run_all(a, jobs, d, warm, loops)
-    if not a.only or a.only == VERIFY_NAME:
-        run_verify(a, d)
+    for method in VERIFY_METHODS:
+        if not a.only or a.only == verify_name(method):
+            run_verify(a, d, method)
+    print_table(a)
+
+
+# Every measured row of the final table: (job, cells...).
+ROWS = []
+# Medians per job and tool, for the rows computed from two jobs.
+MEDIANS = {}
+HEAD = ("job", "iolab / fio", "per core iolab / fio", "iolab / C loop (per core)",
+        "figures (medians)", "load")
+
+
+def load():
+    return open("/proc/loadavg").read().split()[0]
+
+
+def print_table(a):
+    """The derived rows (logging cost, two-CPU scaling), then the table
+    in markdown, on stdout and, with --markdown, in that file with the
+    machine and the command."""
+    lg, base = MEDIANS.get("null-4k-qd1-log-every-io"), MEDIANS.get("null-4k-qd1")
+    if lg and base:
+        cells = []
+        for tool in ("fio", "iolab"):
+            cells.append(f"{tool} {100 * (1 - lg[tool][0] / base[tool][0]):.0f}% of IOPS, "
+                         f"{100 * (1 - lg[tool][1] / base[tool][1]):.0f}% per core")
+        ROWS.append(("logging cost (log line per I/O, null QD1)", "", "", "",
+                     "; ".join(cells), load()))
+    for one_job, two in (("psync-randread-warm", "psync-randread-warm-numjobs2"),
+                         ("io_uring-randread-qd32-direct-ram",
+                          "io_uring-randread-qd32-direct-ram-numjobs2")):
+        m1, m2 = MEDIANS.get(one_job), MEDIANS.get(two)
+        if m1 and m2:
+            cells = [f"{t} {m2[t][0] / m1[t][0]:.2f}x" for t in ("fio", "iolab", "limit") if t in m1]
+            ROWS.append((f"numjobs=2 / numjobs=1 IOPS, {one_job}", "", "", "",
+                         ", ".join(cells), load()))
+    lines = ["| " + " | ".join(HEAD) + " |", "|" + " --- |" * len(HEAD)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in ROWS]
+    table = "\n".join(lines)
+    print()
+    print(table)
+    if a.markdown:
+        cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        model = next((x.split(":", 1)[1].strip() for x in cpu.splitlines()
+                      if x.startswith("Model name")), "?")
+        with open(a.markdown, "w") as fh:
+            fh.write(f"Machine: {model}, {os.cpu_count()} CPUs, kernel {os.uname().release}; "
+                     f"load average at the end {load()}; "
+                     f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"
+                     f"Command: `python3 bench/compare.py {' '.join(sys.argv[1:])}`\n\n"
+                     f"{table}\n")
 
 
 def run_all(a, jobs, d, warm, loops):
@@ -248,6 +329,8 @@ def run_all(a, jobs, d, warm, loops):
             continue
         fio = ["fio", "--output-format=json"] + opts
         iolab = [IOLAB, "run", "--no-store", "--output-format=json"] + opts
+        # Each run in a fresh directory: the log jobs write their logs there.
+        logs = tempfile.mkdtemp(prefix="iolab-bench-logs-", dir=d)
         res = {"fio": [], "iolab": [], "limit": []}
         # The limit loop of the job's engine takes its turn with the two
         # tools, so that a drift in the machine's speed affects all three:
@@ -270,13 +353,19 @@ def run_all(a, jobs, d, warm, loops):
                 if tool == "limit":
                     res[tool].append(limit_one(cmd))
                 else:
-                    res[tool].append(one(cmd))
+                    res[tool].append(one(cmd, logs))
+                for x in os.listdir(logs):
+                    os.unlink(os.path.join(logs, x))
+        os.rmdir(logs)
         fi = statistics.median(x[0] for x in res["fio"])
         ii = statistics.median(x[0] for x in res["iolab"])
         fr = statistics.median(x[1] for x in res["fio"])
         ir = statistics.median(x[1] for x in res["iolab"])
         fc = statistics.median(x[4] for x in res["fio"])
         ic = statistics.median(x[4] for x in res["iolab"])
+        MEDIANS[name] = {"fio": (fi, fc), "iolab": (ii, ic)}
+        figures = f"IOPS fio {fi:,.0f}, iolab {ii:,.0f}"
+        vs_limit = ""
         print(f"{name}: fio {fi:,.0f} IOPS, iolab {ii:,.0f} IOPS, ratio {ii / fi:.2f} "
               f"(paired {paired(res, 0):.2f}); "
               f"per core fio {fc:,.0f}, iolab {ic:,.0f}, ratio {ic / fc:.2f} "
@@ -290,11 +379,20 @@ def run_all(a, jobs, d, warm, loops):
                 print(f"  clat {label}: fio {fl / 1000:.1f} us, iolab {il / 1000:.1f} us, "
                       f"ratio {il / fl:.3f}, paired {paired(res, k):.3f}; "
                       f"limit loop {ll:.1f} us")
+                figures += (f"; clat {label} fio {fl / 1000:.1f}, iolab {il / 1000:.1f}, "
+                            f"C loop {ll:.1f} us")
         elif with_limit:
             lm = statistics.median(x[0] for x in res["limit"])
             lc = statistics.median(x[-1] for x in res["limit"])
             print(f"  limit loop {lm:,.0f} IOPS, per core {lc:,.0f}; "
                   f"iolab/limit {ii / lm:.2f}, per core {ic / lc:.2f}; limit/fio {lm / fi:.2f}")
+            MEDIANS[name]["limit"] = (lm, lc)
+            vs_limit = f"{ii / lm:.2f} ({ic / lc:.2f})"
+            figures += f", C loop {lm:,.0f}"
+        if name.endswith("-rss"):
+            figures += f"; peak RSS iolab / fio {ir / fr:.2f}"
+        ROWS.append((name, f"{paired(res, 0):.2f}", f"{paired(res, 4):.2f}", vs_limit,
+                     figures, load()))
 
 
 def limit_for(opts, loops):
@@ -307,49 +405,74 @@ def limit_for(opts, loops):
         return None
     direct = o.get("direct") == "1"
     cmd = [loops[engine], o["filename"], o.get("runtime", "3")]
+    jobs = int(o.get("numjobs", "1"))
     if engine != "psync":
         cmd.append(o.get("iodepth", "1"))
     elif o.get("iodepth", "1") != "1":
         return None
-    return cmd + (["direct"] if direct else [])
+    return (jobs, cmd + (["direct"] if direct else []))
 
 
-def limit_one(cmd):
-    """One run of a limit loop: the numbers it prints ("iops N" or "iops N
-    p50 US p99 US") and, last, its I/Os per second of CPU time."""
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    if status != 0:
-        sys.exit(f"{' '.join(cmd)} exited with {status}")
-    words = out.split()
-    vals = [float(w) for w in words[1::2]]
+def limit_one(spec):
+    """One run of a limit loop (N copies at once for numjobs=N): the
+    numbers it prints ("iops N" or "iops N p50 US p99 US"; IOPS summed
+    over the copies) and, last, its I/Os per second of CPU time."""
+    n, cmd = spec
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(n)]
+    total, cpu, vals = 0.0, 0.0, None
+    for p in procs:
+        out = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)
+        if status != 0:
+            sys.exit(f"{' '.join(cmd)} exited with {status}")
+        words = out.split()
+        v = [float(w) for w in words[1::2]]
+        vals = vals or v
+        total += v[0]
+        cpu += ru.ru_utime + ru.ru_stime
     secs = float(cmd[2])
-    return vals + [vals[0] * secs / max(ru.ru_utime + ru.ru_stime, 1e-9)]
+    return [total] + vals[1:] + [total * secs / max(cpu, 1e-9)]
 
 
 # A sequential psync write of 256 MiB with verify=pattern (0xff) and its
 # read-back, in memory (/dev/shm when there is one): the cost of preparing
 # and checking the pattern shows, not a device's.
-VERIFY_NAME = "psync-write-verify-pattern"
-VERIFY_OPTS = ["--name=v", "--rw=write", "--bs=4k", "--size=256m",
-               "--verify=pattern", "--verify_pattern=0xff", "--ioengine=psync"]
+# verify=crc32c the same, with its header and checksum per block.
+VERIFY_METHODS = ("pattern", "crc32c")
+VERIFY_BYTES = 256 << 20
+
+
+def verify_name(method):
+    return f"psync-write-verify-{method}"
+
+
+def verify_opts(method):
+    opts = ["--name=v", "--rw=write", "--bs=4k", "--size=256m",
+            f"--verify={method}", "--ioengine=psync"]
+    return opts + (["--verify_pattern=0xff"] if method == "pattern" else [])
 
 
 def verify_one(cmd):
-    """Write and read MB/s (10^6 bytes per second) of one run of a tool."""
-    out = subprocess.run(cmd, capture_output=True, check=True).stdout
+    """Write and read MB/s (10^6 bytes per second) of one run of a tool,
+    and MB written and read back per second of its CPU time."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    if status != 0:
+        sys.exit(f"{' '.join(cmd)} exited with {status}")
     data = json.loads(out[out.index(b"{"):])
     j = data["jobs"][0]
     if j["error"]:
         sys.exit(f"{' '.join(cmd)}: error {j['error']}")
-    return j["write"]["bw_bytes"] / 1e6, j["read"]["bw_bytes"] / 1e6
+    cpu = max(ru.ru_utime + ru.ru_stime, 1e-9)
+    return (j["write"]["bw_bytes"] / 1e6, j["read"]["bw_bytes"] / 1e6,
+            2 * VERIFY_BYTES / 1e6 / cpu)
 
 
-def run_verify(a, d):
-    """fio, iolab and the C limit loop in turn, A B C then C B A, each
-    writing a new file: medians of write and read-back MB/s and the paired
-    ratios iolab/fio."""
+def run_verify(a, d, method):
+    """fio, iolab and (for the pattern) the C limit loop in turn, A B C
+    then C B A, each writing a new file: medians of write and read-back
+    MB/s and of MB per CPU second, and the paired ratios iolab/fio."""
     where = "/dev/shm" if os.path.isdir("/dev/shm") else d
     f = os.path.join(where, f"iolab-bench-verify-{os.getpid()}")
     limit = os.path.join(d, "verify_loop")
@@ -358,14 +481,15 @@ def run_verify(a, d):
     cmds = {
         # fio would leave a verify state file in the current directory.
         "fio": ["fio", "--output-format=json", "--verify_state_save=0", f"--filename={f}"]
-        + VERIFY_OPTS,
+        + verify_opts(method),
         "iolab": [IOLAB, "run", "--no-store", "--output-format=json", f"--filename={f}"]
-        + VERIFY_OPTS,
+        + verify_opts(method),
     }
+    with_limit = method == "pattern"
     res = {"fio": [], "iolab": [], "limit": []}
     try:
         for i in range(a.runs):
-            order = ["fio", "iolab", "limit"]
+            order = ["fio", "iolab"] + (["limit"] if with_limit else [])
             if i % 2:
                 order.reverse()
             for tool in order:
@@ -381,11 +505,21 @@ def run_verify(a, d):
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f)
+    name = verify_name(method)
+    pc = statistics.median(i[2] / f_[2] for f_, i in zip(res["fio"], res["iolab"]))
+    fc, ic = (statistics.median(x[2] for x in res[t]) for t in ("fio", "iolab"))
     for k, what in ((0, "write"), (1, "read-back")):
-        fm, im, lm = (statistics.median(x[k] for x in res[t]) for t in ("fio", "iolab", "limit"))
+        fm, im = (statistics.median(x[k] for x in res[t]) for t in ("fio", "iolab"))
         pr = statistics.median(i[k] / f_[k] for f_, i in zip(res["fio"], res["iolab"]))
-        print(f"{VERIFY_NAME} {what}: fio {fm:,.0f} MB/s, iolab {im:,.0f} MB/s, "
-              f"ratio {im / fm:.2f} (paired {pr:.2f}); limit loop {lm:,.0f} MB/s")
+        lm = statistics.median(x[k] for x in res["limit"]) if with_limit else None
+        print(f"{name} {what}: fio {fm:,.0f} MB/s, iolab {im:,.0f} MB/s, "
+              f"ratio {im / fm:.2f} (paired {pr:.2f})"
+              + (f"; limit loop {lm:,.0f} MB/s" if lm else ""))
+        ROWS.append((f"{name} {what}", f"{pr:.2f}", f"{pc:.2f} (write + read)",
+                     f"{im / lm:.2f}" if lm else "",
+                     f"MB/s fio {fm:,.0f}, iolab {im:,.0f}"
+                     + (f", C loop {lm:,.0f}" if lm else "")
+                     + f"; MB per CPU s fio {fc:,.0f}, iolab {ic:,.0f}", load()))
 
 
 if __name__ == "__main__":

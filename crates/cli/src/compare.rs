@@ -23,10 +23,13 @@ use iolab_store::{Kind, Metric};
 
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
+use crate::kinds;
+use crate::outargs::OutputArgs;
 use crate::output::{self, Out};
 use crate::progress::{self, Display};
 use crate::units;
-use iolab_report::compare::{render_comparison, render_runs, CompareFormat};
+use iolab_report::compare::{render_comparison_styled, render_runs};
+use iolab_report::export::DocFormat;
 
 use crate::exit::Status;
 
@@ -130,12 +133,9 @@ pub struct CompareArgs {
     /// --workdir, or in every iolab-lab-* directory of the temp dir.
     #[arg(long)]
     cleanup: bool,
-    /// table, markdown, csv or json.
-    #[arg(long, default_value = "table", value_name = "FMT")]
-    output_format: String,
-    /// Write the comparison to FILE.
-    #[arg(long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    /// table (default), markdown, csv, json or html
+    #[command(flatten)]
+    out: OutputArgs,
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -151,11 +151,11 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     if args.cleanup {
         return clean(args.workdir.as_deref());
     }
-    let format: CompareFormat = match args.output_format.parse() {
+    let format = match args.out.table_format() {
         Ok(f) => f,
-        Err(e) => return Ok(bad(format!("--output-format: {e}"))),
+        Err(e) => return Ok(bad(e)),
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
+    if let Err(msg) = output::check_opt(args.out.output.as_deref(), &args.store.db_files()) {
         return Ok(bad(msg));
     }
     let size = args.size;
@@ -262,21 +262,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     for p in &outcome.cleanup.problems {
         eprintln!("iolab: cleanup: {p}");
     }
-    let mut out = Out::open(args.output.as_deref())?;
-    out.write(&render_comparison(&outcome.comparison, format))?;
-    if args.show_runs && matches!(format, CompareFormat::Table | CompareFormat::Markdown) {
-        out.write("\nEvery run:\n")?;
-        out.write(&render_runs(&outcome.comparison))?;
-    }
     let c = &outcome.comparison;
-    if c.interrupted {
-        eprintln!("iolab: interrupted; the comparison is partial");
-        return Ok(Status::Failed);
-    }
-    if c.targets.iter().all(|t| t.skipped.is_some()) {
-        eprintln!("iolab: nothing was compared: every target was skipped; nothing was stored");
-        return Ok(Status::BadInput);
-    }
     let mut record = compare_record(&targets, args.device.as_deref(), c, &args.store);
     record.result_json = serde_json::to_string(c)?;
     record.job_text = opts
@@ -288,6 +274,24 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         .join("\n");
     record.metrics = compare_metrics(c);
     record.warnings = iolab_store::comparison_flags(c);
+    let mut out = Out::open(args.out.output.as_deref())?;
+    let style = args.out.style();
+    out.write(&match format {
+        DocFormat::Html => kinds::page(iolab_report::kinds::compare::document(c), None, &record),
+        f => render_comparison_styled(c, f, style),
+    })?;
+    if args.show_runs && matches!(format, DocFormat::Text | DocFormat::Markdown) {
+        out.write("\n")?;
+        out.write(&render_runs(c, format, style))?;
+    }
+    if c.interrupted {
+        eprintln!("iolab: interrupted; the comparison is partial");
+        return Ok(Status::Failed);
+    }
+    if c.targets.iter().all(|t| t.skipped.is_some()) {
+        eprintln!("iolab: nothing was compared: every target was skipped; nothing was stored");
+        return Ok(Status::BadInput);
+    }
     let kept = keep::insert(store, &record);
     if c.targets.iter().any(|t| t.failed.is_some()) || !outcome.cleanup.problems.is_empty() {
         return Ok(Status::Failed);

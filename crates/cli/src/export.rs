@@ -6,38 +6,27 @@
 //! carried (`code (where)`, `;`-separated) and how its repeats ended. The
 //! tables go through the same exporters as every other command's.
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use clap::Args;
 use iolab_store::Stored;
 
 use crate::exit::Status;
 use crate::history::bad;
-use crate::outargs::OutputFormat;
+use crate::outargs::{OutputArgs, OutputFormat};
 use crate::output;
 use crate::readback::{damaged_record, DbArg, FilterArgs, Table, TableForm};
 use crate::show::record_value;
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// json (the default: every record whole), csv, markdown, table or
-    /// html (one line per headline metric)
-    #[arg(
-        long = "output-format",
-        visible_alias = "format",
-        value_enum,
-        default_value = "json",
-        value_name = "FORMAT"
-    )]
-    pub format: OutputFormat,
     #[command(flatten)]
     pub filter: FilterArgs,
     #[command(flatten)]
     pub db: DbArg,
-    /// Write to FILE instead of standard output
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// json (the default: every record whole), csv, markdown, table or
+    /// html (one line per headline metric)
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 pub fn run(args: &ExportArgs) -> Result<Status> {
@@ -45,11 +34,11 @@ pub fn run(args: &ExportArgs) -> Result<Status> {
         Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
-    let form = match TableForm::of(args.format) {
+    let form = match TableForm::of(args.out.format_or(OutputFormat::Json)) {
         Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.db.db_files()) {
+    if let Err(msg) = output::check_opt(args.out.output.as_deref(), &args.db.db_files()) {
         return bad(&msg);
     }
     let store = match args.db.open() {
@@ -79,15 +68,9 @@ pub fn run(args: &ExportArgs) -> Result<Status> {
                 .map_err(|e| damaged_record(&args.db.path().unwrap_or_default(), &e))?;
             serde_json::to_string_pretty(&values)? + "\n"
         }
-        Some(form) => {
-            let style = match args.output {
-                Some(_) => Default::default(),
-                None => crate::outargs::terminal_style(),
-            };
-            table(&records).render_styled(form, style)
-        }
+        Some(form) => table(&records).render_styled(form, args.out.style()),
     };
-    output::emit(args.output.as_deref(), &text)?;
+    output::emit(args.out.output.as_deref(), &text)?;
     Ok(Status::Success)
 }
 

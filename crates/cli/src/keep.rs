@@ -81,7 +81,12 @@ pub fn host_provenance() -> Provenance {
 /// A new record of `kind` measured on `target`, with its provenance, the
 /// tags and the command line.
 pub fn record(kind: Kind, target: &Path, args: &StoreArgs) -> Record {
-    let provenance = provenance(target);
+    record_with(kind, provenance(target), args)
+}
+
+/// A new record of `kind` with the provenance already taken (the one a
+/// report printed), the tags and the command line.
+pub fn record_with(kind: Kind, provenance: Provenance, args: &StoreArgs) -> Record {
     Record {
         target: provenance.target.clone(),
         provenance,

@@ -6,11 +6,10 @@
 //! here and a line in [`load`].
 
 use anyhow::{Context as _, Result};
-use iolab_report::compare::CompareFormat;
 use iolab_report::doc::{pairs_of, Block, Document};
 use iolab_report::export::{export, DocFormat, Style};
 use iolab_report::{kinds, render, Format, RenderOpts};
-use iolab_store::{Kind, Metric, Stored};
+use iolab_store::{Kind, Metric, Record, Stored};
 
 use crate::outargs::OutputFormat;
 
@@ -182,16 +181,12 @@ macro_rules! table_kind {
     };
 }
 
-/// The command's own table format of a kind's renderer: what the
-/// measuring command printed, so that `show` prints it again.
-fn table_format(f: OutputFormat) -> Option<CompareFormat> {
-    match f {
-        OutputFormat::Table | OutputFormat::Normal => Some(CompareFormat::Table),
-        OutputFormat::Markdown => Some(CompareFormat::Markdown),
-        OutputFormat::Csv => Some(CompareFormat::Csv),
-        OutputFormat::Json => Some(CompareFormat::Json),
-        _ => None,
-    }
+/// A table kind's own rendering: its data as JSON, what the measuring
+/// command printed with `--output-format json`. Every other format is the
+/// kind's document through the format's exporter, as the measuring
+/// command printed it.
+fn data_json(f: OutputFormat) -> Option<DocFormat> {
+    (f == OutputFormat::Json).then_some(DocFormat::Json)
 }
 
 table_kind!(
@@ -199,34 +194,37 @@ table_kind!(
     iolab_stats::quick::QuickResult,
     Kind::Quick,
     kinds::quick::document,
-    |q, f| table_format(f).map(|f| iolab_report::quick::render_quick(q, f))
+    |q, f| data_json(f).map(|f| iolab_report::quick::render_quick(q, f))
 );
 table_kind!(
     CompareKind,
     iolab_stats::Comparison,
     Kind::Compare,
     kinds::compare::document,
-    |c, f| table_format(f).map(|f| iolab_report::compare::render_comparison(c, f))
+    |c, f| data_json(f).map(|f| iolab_report::compare::render_comparison(c, f))
 );
 table_kind!(
     MetaKind,
     iolab_stats::meta::MetaResult,
     Kind::Meta,
     kinds::meta::document,
-    |m, f| table_format(f).map(|f| iolab_report::meta::render_meta(m, f))
+    |m, f| data_json(f).map(|f| iolab_report::meta::render_meta(m, f))
 );
 table_kind!(
     SweepKind,
     iolab_stats::sweep::SweepResult,
     Kind::Sweep,
     kinds::sweep::document,
-    |s, f| table_format(f).map(|f| iolab_report::sweep::render_sweep(s, f))
+    |s, f| data_json(f).map(|f| iolab_report::sweep::render_sweep(s, f))
 );
 
 /// The render options a run was printed with, when the record kept
 /// them; fio's defaults otherwise.
 pub fn render_opts(s: &Stored) -> RenderOpts {
-    let mut opts = RenderOpts::default();
+    let mut opts = RenderOpts {
+        provenance: serde_json::to_value(&s.record.provenance).ok(),
+        ..RenderOpts::default()
+    };
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(&s.record.result_json) {
         if let Some(r) = v.get("iolab_render") {
             if let Some(k) = r.get("kb_base").and_then(|x| x.as_u64()) {
@@ -284,11 +282,16 @@ pub fn load(s: &Stored) -> Result<Box<dyn ResultKind>> {
 /// every field of the record's provenance (whatever fields it has), then
 /// the tags, command line and the job text.
 pub fn provenance(s: &Stored) -> Vec<Block> {
-    let r = &s.record;
-    let mut pairs = vec![
-        ("result".to_string(), format!("{} ({})", s.id, r.kind)),
-        ("time".to_string(), crate::history::local_time(&r.time)),
-    ];
+    provenance_of(Some(s.id), &s.record)
+}
+
+/// [`provenance`] of a record, stored as result `id` or not yet stored.
+pub fn provenance_of(id: Option<i64>, r: &Record) -> Vec<Block> {
+    let mut pairs = Vec::new();
+    if let Some(id) = id {
+        pairs.push(("result".to_string(), format!("{id} ({})", r.kind)));
+    }
+    pairs.push(("time".to_string(), crate::history::local_time(&r.time)));
     if !r.tags.is_empty() {
         pairs.push(("tags".into(), r.tags.join(", ")));
     }
@@ -313,6 +316,29 @@ pub fn provenance(s: &Stored) -> Vec<Block> {
     out
 }
 
+/// The HTML page of a result as the command that measured it prints it
+/// (`--output-format html`) and `show` prints it again: the kind's
+/// document, then where and how it was measured and its job text.
+pub fn page(mut d: Document, id: Option<i64>, r: &Record) -> String {
+    d.blocks.extend(provenance_of(id, r));
+    export(&d, DocFormat::Html, Style::default())
+}
+
+/// A result's JSON (an object) with where and how it was measured under
+/// `"provenance"`, the record's provenance as the store keeps it: what
+/// meta's and sweep's JSON carry, as quick's carries its own.
+pub fn with_provenance(json: &str, r: &Record) -> String {
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(json) else {
+        return json.to_string();
+    };
+    if let (Some(obj), Ok(p)) = (v.as_object_mut(), serde_json::to_value(&r.provenance)) {
+        obj.insert("provenance".into(), p);
+    }
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_else(|_| json.to_string());
+    s.push('\n');
+    s
+}
+
 /// A record's document with its provenance, titled with its id.
 pub fn record_document(s: &Stored) -> Result<Document> {
     let k = load(s)?;
@@ -331,15 +357,17 @@ pub fn render_record(s: &Stored, format: OutputFormat, style: Style) -> Result<O
         return Ok(None);
     }
     if let Some(text) = k.own(format) {
+        if format == OutputFormat::Json && matches!(k.kind(), Kind::Meta | Kind::Sweep) {
+            return Ok(Some(with_provenance(&text, &s.record)));
+        }
         return Ok(Some(text));
     }
     let Some(doc_format) = format.doc() else {
         return Ok(None);
     };
-    let mut d = k.document();
+    let d = k.document();
     if doc_format == DocFormat::Html {
-        d.title = format!("Result {}: {}", s.id, d.title);
-        d.blocks.extend(provenance(s));
+        return Ok(Some(page(d, Some(s.id), &s.record)));
     }
     Ok(Some(export(&d, doc_format, style)))
 }

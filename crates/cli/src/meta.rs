@@ -12,19 +12,21 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 use iolab_core::meta::{run_meta_observed, MetaOptions};
-use iolab_report::compare::CompareFormat;
-use iolab_report::meta::render_meta;
+use iolab_report::export::DocFormat;
+use iolab_report::meta::{render_meta, render_meta_styled};
 use iolab_stats::meta::{MetaPhaseKind, MetaResult};
 
 use crate::exit::Status;
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
+use crate::kinds;
+use crate::outargs::OutputArgs;
 use crate::output;
 use crate::progress::{self, Display};
 use crate::repeat::{self, RepeatArgs, Step};
 use crate::units;
 use iolab_stats::StopReason;
-use iolab_store::{Kind, Metric};
+use iolab_store::{Kind, Metric, Record};
 
 /// Times file creation, open, utime, stat, readdir, rename and unlink.
 #[derive(Args, Debug)]
@@ -69,12 +71,9 @@ pub struct MetaArgs {
     /// directory of its own.
     #[arg(long)]
     mpi_shared_dir: bool,
-    /// table, markdown, csv or json.
-    #[arg(long, default_value = "table", value_name = "FMT")]
-    output_format: String,
-    /// Write the report to FILE.
-    #[arg(long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    /// table (default), markdown, csv, json or html
+    #[command(flatten)]
+    out: OutputArgs,
     #[command(flatten)]
     repeat: RepeatArgs,
     #[command(flatten)]
@@ -87,9 +86,9 @@ fn bad(msg: String) -> Status {
 }
 
 pub fn run(args: &MetaArgs) -> Result<Status> {
-    let format: CompareFormat = match args.output_format.parse() {
+    let format = match args.out.table_format() {
         Ok(f) => f,
-        Err(e) => return Ok(bad(format!("--output-format: {e}"))),
+        Err(e) => return Ok(bad(e)),
     };
     let file_size = args.file_size;
     let mut phases = Vec::new();
@@ -122,7 +121,7 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
             opts,
             format,
             repeats: args.repeat.rule().map(|r| r.repeats()).unwrap_or(true),
-            output: args.output.as_deref(),
+            output: args.out.output.as_deref(),
             store: &args.store,
             shared_dir: args.mpi_shared_dir,
         };
@@ -142,7 +141,7 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
         Ok(r) => r,
         Err(e) => return Ok(bad(e)),
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
+    if let Err(msg) = output::check_opt(args.out.output.as_deref(), &args.store.db_files()) {
         return Ok(bad(msg));
     }
     let store = match args.store.open() {
@@ -158,9 +157,9 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
     display.clear();
     match outcome {
         Ok(result) => {
-            output::emit(args.output.as_deref(), &render_meta(&result, format))?;
-            keep::note_emulation("meta");
             let mut record = keep::record(Kind::Meta, &args.dir, &args.store);
+            emit(args, &result, format, &record)?;
+            keep::note_emulation("meta");
             record.result_json = serde_json::to_string(&result)?;
             record.metrics = metrics(&result);
             Ok(keep::insert(store, &record).status())
@@ -170,15 +169,27 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
     }
 }
 
+/// Prints a result in `format`: its JSON with where and how it was
+/// measured, its page with the same, its table as the terminal takes it.
+fn emit(args: &MetaArgs, r: &MetaResult, format: DocFormat, record: &Record) -> Result<()> {
+    let text = match format {
+        DocFormat::Html => kinds::page(iolab_report::kinds::meta::document(r), None, record),
+        DocFormat::Json => kinds::with_provenance(&render_meta(r, format), record),
+        f => render_meta_styled(r, f, args.out.style()),
+    };
+    output::emit(args.out.output.as_deref(), &text)
+}
+
 /// What a failed run measured before the failure is reported (not kept);
 /// a run that finished no phase has nothing to report.
 fn report_failure(
     args: &MetaArgs,
     f: &iolab_core::meta::MetaFailure,
-    format: CompareFormat,
+    format: DocFormat,
 ) -> Result<Status> {
     if !f.partial.phases.is_empty() {
-        output::emit(args.output.as_deref(), &render_meta(&f.partial, format))?;
+        let record = keep::record(Kind::Meta, &args.dir, &args.store);
+        emit(args, &f.partial, format, &record)?;
     }
     eprintln!(
         "iolab meta: {}; the files the run created were removed{}",
@@ -198,7 +209,7 @@ fn run_repeated(
     args: &MetaArgs,
     opts: &MetaOptions,
     rule: &iolab_stats::RepeatRule,
-    format: CompareFormat,
+    format: DocFormat,
     store: Option<iolab_store::Store>,
     display: &Display,
 ) -> Result<Status> {
@@ -258,13 +269,13 @@ fn run_repeated(
         repeat: Some(outcome),
         ..median.clone()
     };
-    output::emit(args.output.as_deref(), &render_meta(&result, format))?;
+    let mut record = keep::record(Kind::Meta, &args.dir, &args.store);
+    emit(args, &result, format, &record)?;
     keep::note_emulation("meta");
     if result.repeat.as_ref().map(|o| o.stopped) == Some(StopReason::Interrupted) {
         eprintln!("iolab meta: interrupted; the runs above were not stored");
         return Ok(Status::Failed);
     }
-    let mut record = keep::record(Kind::Meta, &args.dir, &args.store);
     record.result_json = serde_json::to_string(&result)?;
     record.metrics = metrics(&result);
     record.repeat = result.repeat.clone();

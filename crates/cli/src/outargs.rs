@@ -1,8 +1,9 @@
-//! The output flags every reading command takes (`show`, `diff`,
-//! `export`, `history`, `report`): `--output-format` as one enum of every
-//! format iolab writes, and `--output FILE` (`-o`). Which formats a
-//! command or a result kind takes is said by that command or kind; an
-//! unknown name is refused by clap with the list.
+//! The output flags every command takes: `--output-format` as one enum of
+//! every format iolab writes, and `--output FILE` (`-o`). The clap
+//! commands flatten [`OutputArgs`]; `run` and `sweep`, whose command lines
+//! are fio's, parse the same names through [`OutputFormat::parse`]. Which
+//! formats a command or a result kind takes is said by that command or
+//! kind; an unknown name is refused with the list.
 
 use std::path::PathBuf;
 
@@ -33,7 +34,43 @@ pub enum OutputFormat {
     Record,
 }
 
+/// The formats of the commands that print a result's table: quick,
+/// compare, meta and sweep (normal is accepted as the table).
+pub const TABLE_FORMATS: [OutputFormat; 5] = [
+    OutputFormat::Table,
+    OutputFormat::Markdown,
+    OutputFormat::Csv,
+    OutputFormat::Json,
+    OutputFormat::Html,
+];
+
 impl OutputFormat {
+    /// A format by its name, as clap parses `--output-format`.
+    pub fn parse(name: &str) -> Result<OutputFormat, String> {
+        <OutputFormat as ValueEnum>::from_str(name, false).map_err(|_| {
+            let all: Vec<&str> = OutputFormat::value_variants()
+                .iter()
+                .map(|f| f.name())
+                .collect();
+            format!(
+                "unknown output format '{name}' (expected {})",
+                all.join(", ")
+            )
+        })
+    }
+
+    /// The document format of a table command's `--output-format`.
+    pub fn table(self) -> Result<DocFormat, String> {
+        match self.doc() {
+            Some(d) if self != OutputFormat::Record => Ok(d),
+            _ => Err(format!(
+                "output format '{}' is one of a run's (this command writes {})",
+                self.name(),
+                TABLE_FORMATS.map(|f| f.name()).join(", ")
+            )),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             OutputFormat::Normal => "normal",
@@ -64,8 +101,9 @@ impl OutputFormat {
 /// `--output-format` and `--output`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
-    /// Output format (see each command's help for the formats it takes)
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    /// Output format (see each command's help for the formats it takes);
+    /// `--format` is the same flag
+    #[arg(long, alias = "format", value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
     /// Write to FILE instead of standard output
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -73,6 +111,14 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// The document format of a command that prints a table (table by
+    /// default).
+    pub fn table_format(&self) -> Result<DocFormat, String> {
+        self.format_or(OutputFormat::Table)
+            .table()
+            .map_err(|e| format!("--output-format: {e}"))
+    }
+
     /// The format asked for, or the command's default.
     pub fn format_or(&self, default: OutputFormat) -> OutputFormat {
         self.output_format.unwrap_or(default)

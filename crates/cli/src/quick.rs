@@ -14,8 +14,8 @@ use anyhow::{Context as _, Result};
 use clap::Args;
 use iolab_core::progress::Progress;
 use iolab_core::quick::{self, Profile, QuickOpts, SuiteTest};
-use iolab_report::compare::CompareFormat;
-use iolab_report::quick::render_quick;
+use iolab_report::export::DocFormat;
+use iolab_report::quick::render_quick_styled;
 use iolab_stats::quick::QuickResult;
 use iolab_stats::StopReason;
 use iolab_store::{Kind, Metric};
@@ -23,6 +23,8 @@ use iolab_store::{Kind, Metric};
 use crate::exit::Status;
 use crate::interrupt::{self, STOP};
 use crate::keep::{self, StoreArgs};
+use crate::kinds;
+use crate::outargs::OutputArgs;
 use crate::output;
 use crate::progress::{self, Display};
 use crate::repeat::{self, RepeatArgs, Step};
@@ -67,12 +69,9 @@ pub struct QuickArgs {
     /// Files of the metadata pass (create, stat, unlink); 0 skips it
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub meta_files: u64,
-    /// table, markdown, csv or json
-    #[arg(long, default_value = "table", value_name = "FMT")]
-    pub output_format: String,
-    /// Write the table to FILE instead of stdout
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// table (default), markdown, csv, json or html
+    #[command(flatten)]
+    pub out: OutputArgs,
     #[command(flatten)]
     pub repeat: RepeatArgs,
     #[command(flatten)]
@@ -84,9 +83,9 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         eprintln!("iolab quick: {msg}");
         Ok(Status::BadInput)
     };
-    let format: CompareFormat = match args.output_format.parse() {
+    let format = match args.out.table_format() {
         Ok(f) => f,
-        Err(e) => return bad(format!("--output-format: {e}")),
+        Err(e) => return bad(e),
     };
     let (default_time, default_passes, default_interval) = args.profile.defaults();
     let time = args.time.unwrap_or(default_time);
@@ -95,7 +94,7 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         Ok(r) => r,
         Err(e) => return bad(e),
     };
-    if let Err(msg) = output::check_opt(args.output.as_deref(), &args.store.db_files()) {
+    if let Err(msg) = output::check_opt(args.out.output.as_deref(), &args.store.db_files()) {
         return bad(msg);
     }
     let dir = match &args.dir {
@@ -236,21 +235,26 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         return Ok(Status::Failed);
     };
 
-    let text = render_quick(&result, format);
-    output::emit(args.output.as_deref(), &text)?;
+    let mut record = keep::record(Kind::Quick, &dir_tested, &args.store);
+    if let Some(p) = &result.provenance {
+        record.provenance.clone_from(p);
+    }
+    record.result_json = serde_json::to_string(&result)?;
+    record.job_text = job_text;
+    record.metrics = metrics(&result);
+    record.warnings = iolab_store::quick_flags(&result);
+    record.repeat = result.repeat.clone();
+    let text = match format {
+        DocFormat::Html => {
+            kinds::page(iolab_report::kinds::quick::document(&result), None, &record)
+        }
+        f => render_quick_styled(&result, f, args.out.style()),
+    };
+    output::emit(args.out.output.as_deref(), &text)?;
     // Only a whole suite that measured something is kept.
     let kept = if result.interrupted || result.nothing_measured() {
         keep::Kept::NotAsked
     } else {
-        let mut record = keep::record(Kind::Quick, &dir_tested, &args.store);
-        if let Some(p) = &result.provenance {
-            record.provenance.clone_from(p);
-        }
-        record.result_json = serde_json::to_string(&result)?;
-        record.job_text = job_text;
-        record.metrics = metrics(&result);
-        record.warnings = iolab_store::quick_flags(&result);
-        record.repeat = result.repeat.clone();
         keep::insert(store, &record)
     };
     if result.interrupted {

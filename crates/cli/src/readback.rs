@@ -210,6 +210,7 @@ impl Table {
                 .iter()
                 .map(|r| r.iter().map(doc::Cell::text).collect())
                 .collect(),
+            shown: doc::Shown::All,
         }
     }
 
@@ -218,7 +219,14 @@ impl Table {
     }
 
     pub fn render_styled(&self, form: TableForm, style: Style) -> String {
-        let mut d = doc::Document::new("iolab");
+        // A page needs a title; a table on a terminal or in a file does
+        // not.
+        let title = if form.doc() == DocFormat::Html {
+            "iolab"
+        } else {
+            ""
+        };
+        let mut d = doc::Document::new(title);
         d.push(doc::Block::Table(self.doc("table")));
         export(&d, form.doc(), style)
     }

@@ -22,7 +22,10 @@ use crate::keep::{self, StoreArgs};
 use crate::output::{self, Out};
 use crate::repeat::Step;
 use crate::status::{draw_until, Shown, StatusOpts};
-use iolab_store::Kind;
+use iolab_report::export::{DocFormat, Style};
+use iolab_store::{Kind, Record};
+
+use crate::outargs::OutputFormat;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -35,7 +38,8 @@ Runs fio job files and fio command-line jobs. Options before the first
 
 Run flags:
   -h, --help            print this help (as `iolab help run` does)
-  --output-format=FMT   normal, json, json+, terse (comma list prints each)
+  --output-format=FMT   normal, json, json+, terse (comma list prints each);
+                        or table, markdown, csv, html (the page with charts)
   --output=FILE         write the report to FILE
   --parse-only          print the resolved jobs in job-file syntax and exit
   --cmdhelp[=OPTION]    list the job options, or describe one
@@ -115,16 +119,16 @@ pub fn run(args: &[String]) -> Result<Status> {
             Err(e) => Ok(bad_input(&e)),
         };
     }
-    let formats = match cmd.flag("output-format") {
-        Some(Some(list)) => match Format::parse_list(list) {
+    let (formats, doc) = match cmd.flag("output-format") {
+        Some(Some(list)) => match output_formats(list) {
             Ok(f) => f,
             Err(e) => {
-                eprintln!("iolab: --output-format: {}", bound_message(&e.to_string()));
+                eprintln!("iolab: --output-format: {}", bound_message(&e));
                 return Ok(Status::BadInput);
             }
         },
-        _ if cmd.flag("minimal").is_some() => vec![Format::Terse],
-        _ => vec![Format::Normal],
+        _ if cmd.flag("minimal").is_some() => (vec![Format::Terse], None),
+        _ => (vec![Format::Normal], None),
     };
     if let Some(Some(v)) = cmd.flag("terse-version") {
         if v != "3" {
@@ -231,8 +235,12 @@ pub fn run(args: &[String]) -> Result<Status> {
             eprintln!("iolab: warning: {w}");
         }
     }
-    let opts = render_opts(&jobs);
+    let mut opts = render_opts(&jobs);
     let normal = formats.contains(&Format::Normal);
+    let style = match output {
+        Some(_) => Style::default(),
+        None => crate::outargs::terminal_style(),
+    };
     let mut out = Out::open(output.as_deref().map(Path::new))?;
     if normal {
         let stubs: Vec<JobResult> = plan
@@ -255,8 +263,13 @@ pub fn run(args: &[String]) -> Result<Status> {
             .any(|f| matches!(f, Format::Json | Format::JsonPlus));
     let draw = status.enabled(json_to_stdout).then_some(status);
     if rule.repeats() {
+        let shown = Formats {
+            fio: &formats,
+            doc,
+            style,
+        };
         return run_repeated(
-            &plan, &jobs, &rule, draw, &formats, &opts, out, store, &keep_args,
+            &plan, &jobs, &rule, draw, &shown, &opts, out, store, &keep_args,
         );
     }
     let mut layout_lines = |n: Notice| {
@@ -274,8 +287,20 @@ pub fn run(args: &[String]) -> Result<Status> {
             return Ok(Status::BadInput);
         }
     };
+    // Where and how it was measured: in the JSON, the page and the
+    // stored record alike.
+    let prov = keep::provenance(&plan_target(&plan));
+    opts.provenance = serde_json::to_value(&prov).ok();
+    let mut record = keep::record_with(Kind::Run, prov, &keep_args);
+    record.result_json = crate::kinds::run_record_json(&outcome.result, &opts, &[], "")?;
+    record.job_text = jobs.to_job_text();
+    record.metrics = iolab_store::run_metrics(&outcome.result);
+    record.warnings = iolab_store::run_flags(&outcome.result);
     for f in &formats {
         out.write(&render(&outcome.result, &opts, *f))?;
+    }
+    if let Some(d) = doc {
+        out.write(&run_document(&outcome.result, d, style, &record))?;
     }
     out.finish()?;
     keep::note_emulation("run");
@@ -283,11 +308,6 @@ pub fn run(args: &[String]) -> Result<Status> {
     // A run in which no job did I/O measured nothing: it is not kept.
     let measured = outcome.result.did_io();
     if !outcome.result.interrupted && measured {
-        let mut record = keep::record(Kind::Run, &plan_target(&plan), &keep_args);
-        record.result_json = crate::kinds::run_record_json(&outcome.result, &opts, &[], "")?;
-        record.job_text = jobs.to_job_text();
-        record.metrics = iolab_store::run_metrics(&outcome.result);
-        record.warnings = iolab_store::run_flags(&outcome.result);
         kept = stored(keep::insert(store, &record));
     }
     if outcome.result.interrupted {
@@ -349,12 +369,13 @@ fn run_repeated(
     jobs: &JobSet,
     rule: &RepeatRule,
     draw: Option<StatusOpts>,
-    formats: &[Format],
+    shown: &Formats,
     opts: &RenderOpts,
     mut out: Out,
     store: Option<iolab_store::Store>,
     keep_args: &StoreArgs,
 ) -> Result<Status> {
+    let formats = shown.fio;
     let mut caches = String::new();
     let mut failure = None;
     let mut start_error = None;
@@ -409,6 +430,14 @@ fn run_repeated(
         return Ok(Status::BadInput);
     }
     let figs = repeat_figures(&results);
+    let prov = keep::provenance(&plan_target(plan));
+    let opts = &RenderOpts {
+        provenance: serde_json::to_value(&prov).ok(),
+        ..opts.clone()
+    };
+    let mut record = keep::record_with(Kind::Run, prov, keep_args);
+    record.job_text = jobs.to_job_text();
+    record.repeat = Some(outcome.clone());
     if formats.contains(&Format::Normal) {
         out.write(&repeats_text(&figs, results.len(), &caches))?;
         out.write(&format!("repeats: {}\n", outcome.describe()))?;
@@ -426,6 +455,9 @@ fn run_repeated(
             ))?;
         }
     }
+    if let (Some(d), Some(last)) = (shown.doc, results.last()) {
+        out.write(&run_document(last, d, shown.style, &record))?;
+    }
     out.finish()?;
     keep::note_emulation("run");
     if let Some(f) = failure {
@@ -433,12 +465,9 @@ fn run_repeated(
         return Ok(Status::Failed);
     }
     if let Some(last) = results.last().filter(|r| r.did_io()) {
-        let mut record = keep::record(Kind::Run, &plan_target(plan), keep_args);
         record.result_json = crate::kinds::run_record_json(last, opts, &results, &caches)?;
-        record.job_text = jobs.to_job_text();
         record.metrics = iolab_store::repeated_run_metrics(&results);
         record.warnings = iolab_store::runs_flags(&results);
-        record.repeat = Some(outcome);
         return Ok(stored(keep::insert(store, &record)));
     }
     Ok(Status::Success)
@@ -537,6 +566,51 @@ impl WarningsTo {
 
 fn write_out(path: Option<&str>, text: &str) -> Result<()> {
     output::emit(path.map(Path::new), text)
+}
+
+/// What a run prints: fio's formats, in fio's order, or one of the
+/// document's (a table, Markdown, CSV, the HTML page) in a style.
+struct Formats<'a> {
+    fio: &'a [Format],
+    doc: Option<DocFormat>,
+    style: Style,
+}
+
+/// `--output-format`: fio's comma list (normal, json, json+, terse), or
+/// one of the formats every iolab command writes (table, markdown, csv,
+/// html), which is printed alone.
+fn output_formats(list: &str) -> Result<(Vec<Format>, Option<DocFormat>), String> {
+    let names: Vec<&str> = list.split(',').map(str::trim).collect();
+    let doc: Vec<DocFormat> = names
+        .iter()
+        .filter_map(|n| match crate::outargs::OutputFormat::parse(n).ok()? {
+            OutputFormat::Table => Some(DocFormat::Text),
+            OutputFormat::Markdown => Some(DocFormat::Markdown),
+            OutputFormat::Csv => Some(DocFormat::Csv),
+            OutputFormat::Html => Some(DocFormat::Html),
+            _ => None,
+        })
+        .collect();
+    match (doc.as_slice(), names.len()) {
+        ([], _) => Format::parse_list(list)
+            .map(|f| (f, None))
+            .map_err(|e| format!("{e} (or table, markdown, csv, html)")),
+        ([d], 1) => Ok((Vec::new(), Some(*d))),
+        _ => Err(format!(
+            "`{list}`: table, markdown, csv and html are printed alone, not in a list"
+        )),
+    }
+}
+
+/// A run's document in a format: the page with where and how it was
+/// measured and its job text (as `iolab show` prints it again), or its
+/// table.
+fn run_document(r: &RunResult, format: DocFormat, style: Style, record: &Record) -> String {
+    let d = iolab_report::kinds::run::document(r);
+    match format {
+        DocFormat::Html => crate::kinds::page(d, None, record),
+        f => iolab_report::export::export(&d, f, style),
+    }
 }
 
 pub(crate) fn render_opts(jobs: &JobSet) -> RenderOpts {

@@ -11,14 +11,16 @@ use anyhow::Result;
 use iolab_core::sweep::{
     bs_axis, list_axis, run_sweep_until, sync_axis, vary_axis, GridAxis, SweepError,
 };
-use iolab_report::compare::CompareFormat;
-use iolab_report::sweep::render_sweep;
+use iolab_report::export::{DocFormat, Style};
+use iolab_report::sweep::{render_sweep, render_sweep_styled};
 use iolab_spec::resolve::Sources;
 use iolab_spec::{cmdline, jobfile, Context};
 
 use crate::exit::Status;
 use crate::interrupt;
 use crate::keep::{self, StoreArgs};
+use crate::kinds;
+use crate::outargs::{terminal_style, OutputFormat};
 use crate::output;
 use crate::progress::{self, Display};
 use crate::repeat::parse_rule;
@@ -61,14 +63,15 @@ columns (MB/s, IOPS, p99 latency) and the other axes are the rows.
 Flags:
   -h, --help                 print this help (as `iolab help sweep` does)
   --repeat N|auto            runs per point (interleaved); cells show the
-                             median and the spread ±(max-min)/median. auto:
+                             geometric mean and its spread ±N% (half the
+                             width of its 95% interval, relative). auto:
                              rounds of every point until each point's MB/s
                              has a 95% interval (of the geometric mean)
                              within --repeat-width, or a budget is spent
   --repeat-width PCT         auto's width (default 5%)
   --repeat-max N             auto's most rounds (default 10)
   --repeat-time TIME         auto starts no round that would end after TIME
-  --output-format FMT        table, markdown, csv or json
+  --output-format FMT        table (default), markdown, csv, json or html
   --output FILE              write the report to FILE
   --keep-files               keep the data files the sweep created
   --db PATH, --no-store, --tag TEXT
@@ -84,7 +87,7 @@ Example:
 struct SweepArgs {
     axes: Vec<GridAxis>,
     repeat: RepeatRule,
-    format: CompareFormat,
+    format: DocFormat,
     output: Option<String>,
     rest: Vec<String>,
     help: bool,
@@ -161,7 +164,7 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
     let mut out = SweepArgs {
         axes: Vec::new(),
         repeat: RepeatRule::default(),
-        format: CompareFormat::Table,
+        format: DocFormat::Text,
         output: None,
         rest,
         help,
@@ -194,7 +197,9 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
         match *flag {
             "vary" => out.axes.push(vary_axis(v).map_err(err)?),
             "output-format" => {
-                out.format = v.parse().map_err(|e| format!("--output-format: {e}"))?
+                out.format = OutputFormat::parse(v)
+                    .and_then(OutputFormat::table)
+                    .map_err(|e| format!("--output-format: {e}"))?
             }
             "output" => out.output = Some(v.clone()),
             "db" => out.store.db = Some(v.into()),
@@ -321,10 +326,23 @@ pub fn run(args: &[String]) -> Result<Status> {
             let _ = std::fs::remove_file(f);
         }
     }
-    output::emit(
-        sweep.output.as_deref().map(Path::new),
-        &render_sweep(&result, sweep.format),
-    )?;
+    let target = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let mut record = keep::record(Kind::Sweep, &target, &sweep.store);
+    let output = sweep.output.as_deref().map(Path::new);
+    let text = match sweep.format {
+        DocFormat::Html => {
+            kinds::page(iolab_report::kinds::sweep::document(&result), None, &record)
+        }
+        DocFormat::Json => kinds::with_provenance(&render_sweep(&result, DocFormat::Json), &record),
+        f => {
+            let style = match output {
+                Some(_) => Style::default(),
+                None => terminal_style(),
+            };
+            render_sweep_styled(&result, f, style)
+        }
+    };
+    output::emit(output, &text)?;
     keep::note_emulation("sweep");
     if let Some(f) = &result.failure {
         eprintln!(
@@ -341,8 +359,6 @@ pub fn run(args: &[String]) -> Result<Status> {
         );
         return Ok(Status::Failed);
     }
-    let target = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let mut record = keep::record(Kind::Sweep, &target, &sweep.store);
     record.result_json = serde_json::to_string(&result)?;
     record.metrics = sweep_metrics(&result);
     record.warnings = iolab_store::sweep_flags(&result);

@@ -452,6 +452,16 @@ fn meta_ranks_share_one_directory_as_mdtest_does_by_default() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let ds = d.display().to_string();
+    // A directory that is not there: rank 0, which makes the shared one,
+    // says so for all; nothing runs.
+    let missing = d.join("missing").display().to_string();
+    let out = mpirun(d, &["meta", &missing, "--mpi-shared-dir", "--no-store"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("rank 0 (") && err.contains("does not exist"),
+        "{err}"
+    );
     let flags = ["--files=50", "--dirs=2", "--output-format=json"];
     let mut args = vec!["meta", ds.as_str(), "--mpi-shared-dir"];
     args.extend(flags);

@@ -166,7 +166,7 @@ fn compare_counts_its_steps_names_its_phases_and_clears_the_line() {
             .any(|s| s.contains("left: ") && s.contains("seqread-1m run 1/1")),
         "{states:?}"
     );
-    cleared_before(&raw, "metric ");
+    cleared_before(&raw, "iolab compare: ext4");
 }
 
 #[test]

@@ -362,7 +362,11 @@ fn show_rerenders_a_run_in_fio_formats() {
     let mut rec = record(Kind::Run, 0, "ext4", "/mnt/ssd/a", &["t1"]);
     rec.result_json = serde_json::to_string(&result).unwrap();
     let id = db.insert(&rec);
-    let opts = RenderOpts::default();
+    // The JSON says where it was measured, as the run printed it.
+    let opts = RenderOpts {
+        provenance: serde_json::to_value(&rec.provenance).ok(),
+        ..RenderOpts::default()
+    };
     for (name, format) in [
         ("json", Format::Json),
         ("json+", Format::JsonPlus),
@@ -460,7 +464,7 @@ fn show_prints_quick_compare_and_sweep_results_as_their_tables() {
     rec.result_json = serde_json::to_string(&q).unwrap();
     let id = db.insert(&rec);
     let out = stdout(iolab().args(["show", &id.to_string(), &db.arg()]));
-    let table = iolab_report::quick::render_quick(&q, iolab_report::compare::CompareFormat::Table);
+    let table = iolab_report::quick::render_quick(&q, iolab_report::export::DocFormat::Text);
     assert!(out.ends_with(&table), "{out}");
     let md = stdout(iolab().args([
         "show",
@@ -471,7 +475,7 @@ fn show_prints_quick_compare_and_sweep_results_as_their_tables() {
     ]));
     assert_eq!(
         md,
-        iolab_report::quick::render_quick(&q, iolab_report::compare::CompareFormat::Markdown)
+        iolab_report::quick::render_quick(&q, iolab_report::export::DocFormat::Markdown)
     );
 
     let c = iolab_stats::Comparison::default();
@@ -481,7 +485,7 @@ fn show_prints_quick_compare_and_sweep_results_as_their_tables() {
     let out = stdout(iolab().args(["show", &id.to_string(), &db.arg(), "--output-format", "csv"]));
     assert_eq!(
         out,
-        iolab_report::compare::render_comparison(&c, iolab_report::compare::CompareFormat::Csv)
+        iolab_report::compare::render_comparison(&c, iolab_report::export::DocFormat::Csv)
     );
     let w = iolab_stats::sweep::SweepResult {
         repeat: 3,
@@ -497,10 +501,17 @@ fn show_prints_quick_compare_and_sweep_results_as_their_tables() {
         "--output-format",
         "json",
     ]));
-    assert_eq!(
-        out,
-        iolab_report::sweep::render_sweep(&w, iolab_report::compare::CompareFormat::Json)
-    );
+    // The sweep's JSON as the command printed it: its data and where it
+    // was measured.
+    let mut got: Value = serde_json::from_str(&out).unwrap();
+    let prov = got.as_object_mut().unwrap().remove("provenance").unwrap();
+    assert_eq!(prov["target"], "/mnt/ssd", "{out}");
+    let want: Value = serde_json::from_str(&iolab_report::sweep::render_sweep(
+        &w,
+        iolab_report::export::DocFormat::Json,
+    ))
+    .unwrap();
+    assert_eq!(got, want);
 }
 
 #[test]

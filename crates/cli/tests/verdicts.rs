@@ -409,11 +409,11 @@ fn an_aa_comparison_shows_no_best_and_approx_in_every_cell() {
     for l in &rows {
         assert!(!l.contains('*'), "a best mark out of noise: {l}");
         let last = l.split("  ").last().unwrap().trim();
-        assert!(last.ends_with('≈'), "{l}");
+        assert!(last.ends_with("≈ same"), "{l}");
     }
     // b's write speed is about half of a's, and still noise at 2 runs.
-    assert!(rows[0].contains(" x0.50≈"), "{out}");
-    assert!(out.contains("≈ cannot be told apart"), "{out}");
+    assert!(rows[0].contains(" x0.50 ≈ same"), "{out}");
+    assert!(out.contains("≈ same: cannot be told apart"), "{out}");
     assert!(out.contains("geometric mean of 2 run(s)"), "{out}");
     let csv = stdout(&["show", &id.to_string(), &db.arg(), "--output-format", "csv"]);
     assert!(
@@ -459,11 +459,14 @@ fn compare_of_single_runs_marks_no_best_and_cannot_tell() {
     for l in &rows {
         assert!(!l.contains('*'), "{l}");
         let last = l.split("  ").last().unwrap().trim();
-        let ratio = last
-            .split(' ')
-            .find(|w| w.starts_with('x'))
-            .unwrap_or_else(|| panic!("no ratio in {l}"));
-        assert!(ratio.ends_with('?'), "one run each cannot tell: {l}");
+        assert!(
+            last.split(' ').any(|w| w.starts_with('x')),
+            "no ratio in {l}"
+        );
+        assert!(
+            last.contains("cannot tell"),
+            "one run each cannot tell: {l}"
+        );
     }
     assert!(
         table.contains("one run each cannot tell a difference from noise: use --repeat"),

@@ -1,85 +1,41 @@
-//! Comparison tables: a `Comparison` (rows are metrics, columns are
-//! targets) rendered as an aligned text table, Markdown, CSV or JSON.
-//!
-//! Text and Markdown show each cell's geometric mean over its runs (the
-//! statistic the verdicts test), `±N%` for the spread when runs were
-//! repeated (with `!` when the spread exceeds 10% of the median), `*`
-//! (bold in Markdown) on the best value of a row only when it is better
-//! than every other target beyond the noise (skipped and failed targets do
-//! not compete), with a baseline the ratio against it carrying its verdict
-//! (`x1.25+` better, `x0.80-` worse, `x1.02≈` cannot be told apart,
-//! `x0.50?` cannot tell: one run each; in a row without a better
-//! direction, a fact such as a capacity, `x0.80≠` differs beyond the
-//! noise and no value is marked best), and `wN` when a run raised warning
-//! N about the number (page cache, compression, ...), named with its
-//! targets and workloads in the legend. The verdicts are the stats
-//! crate's (`Comparison::verdicts`); this module only words them. Skipped and failed targets appear as
-//! columns with their reason in the notes under the table. CSV is long
+//! `iolab compare`'s output: every format but JSON is its document
+//! ([`crate::kinds::compare`]) through the one exporter of that format.
+//! Text, Markdown and HTML show each cell's geometric mean over its runs
+//! (the statistic the verdicts test) with its spread (the one definition,
+//! [`crate::doc::num::spread`]), `*` on the best value of a row only when
+//! it is better than every other target beyond the noise, with a baseline
+//! the ratio against it and its verdict in words, and `wN` when a run
+//! raised warning N about the number. The verdicts are the stats crate's
+//! (`Comparison::verdicts`); the documents only word them. CSV is long
 //! form, one line per metric and target, for spreadsheets, with the
 //! warning codes of each cell. JSON is the comparison itself plus every
 //! workload run in fio's JSON and every warning's text.
 
-use std::fmt::Write as _;
-use std::str::FromStr;
+use iolab_stats::{Comparison, TargetColumn};
 
-use iolab_stats::{Better, Cell, Comparison, ComparisonVerdicts, Metric, TargetColumn, Verdict};
-
+use crate::export::{export, DocFormat, Style};
 use crate::{render, Format, RenderOpts};
 
-/// An output format of `iolab compare` (and quick, meta, sweep).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CompareFormat {
-    Table,
-    Markdown,
-    Csv,
-    Json,
-    /// One self-contained page with charts (crate::export::Html).
-    Html,
+/// The formats of the table commands (compare, quick, meta, sweep, and
+/// show of their results).
+pub type CompareFormat = DocFormat;
+
+/// Renders a comparison in one format, text as for a file or a pipe.
+pub fn render_comparison(c: &Comparison, format: DocFormat) -> String {
+    render_comparison_styled(c, format, Style::default())
 }
 
-/// A comparison format name that is not one of the four.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown output format '{0}' (expected table, markdown, csv, json or html)")]
-pub struct CompareFormatError(pub String);
-
-impl FromStr for CompareFormat {
-    type Err = CompareFormatError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "table" | "normal" => Ok(CompareFormat::Table),
-            "markdown" | "md" => Ok(CompareFormat::Markdown),
-            "csv" => Ok(CompareFormat::Csv),
-            "json" => Ok(CompareFormat::Json),
-            "html" => Ok(CompareFormat::Html),
-            other => Err(CompareFormatError(other.to_string())),
-        }
-    }
-}
-
-/// Renders a comparison in one format.
-pub fn render_comparison(c: &Comparison, format: CompareFormat) -> String {
+/// Renders a comparison in one format, text in `style`.
+pub fn render_comparison_styled(c: &Comparison, format: DocFormat, style: Style) -> String {
     match format {
-        CompareFormat::Table => table(c, false),
-        CompareFormat::Markdown => table(c, true),
-        CompareFormat::Csv => csv(c),
-        CompareFormat::Json => json(c),
-        CompareFormat::Html => crate::export::html_of(&crate::kinds::compare::document(c)),
+        DocFormat::Json => json(c),
+        f => export(&crate::kinds::compare::document(c), f, style),
     }
 }
 
-/// A number with about three significant digits; counts as integers.
-fn num(v: f64, unit: &str) -> String {
-    let a = v.abs();
-    if unit == "count" || a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
+/// Every run's value, one line per metric and target (`--show-runs`).
+pub fn render_runs(c: &Comparison, format: DocFormat, style: Style) -> String {
+    export(&crate::kinds::compare::runs_document(c), format, style)
 }
 
 fn status(t: &TargetColumn) -> &'static str {
@@ -88,393 +44,6 @@ fn status(t: &TargetColumn) -> &'static str {
         (None, Some(_)) => "failed",
         _ => "ok",
     }
-}
-
-/// The warning codes of a comparison, numbered from 1 in the order the
-/// runs raised them: cells show `wN`.
-fn warning_codes(c: &Comparison) -> Vec<&str> {
-    let mut codes: Vec<&str> = Vec::new();
-    let cells = c.targets.iter().flat_map(|t| &t.values);
-    let raised = c.warnings.iter().map(|w| w.code.as_str());
-    for code in raised.chain(cells.flat_map(|(_, cell)| cell.warnings.iter().map(|w| w.as_str()))) {
-        if !codes.contains(&code) {
-            codes.push(code);
-        }
-    }
-    codes
-}
-
-/// The `wN` markers of a cell's warnings, comma-separated.
-fn markers(codes: &[&str], cell: &Cell) -> String {
-    cell.warnings
-        .iter()
-        .filter_map(|w| codes.iter().position(|c| c == w))
-        .map(|n| format!("w{}", n + 1))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// The ratio of column `i` to the baseline in row `m` with its verdict's
-/// mark: `x1.25+`, `x0.80-`, `x1.02≈`, `x0.50?`.
-fn ratio_text(c: &Comparison, v: &ComparisonVerdicts, m: &Metric, i: usize) -> Option<String> {
-    let base = c.baseline_index().filter(|&b| b != i)?;
-    let r = c.ratio(&m.key, i)?;
-    let verdict = v
-        .against(&m.key, base, i)
-        .map_or(Verdict::NoTest, |p| p.verdict);
-    Some(format!("x{r:.2}{}", verdict.mark(m.better)))
-}
-
-/// One cell's text.
-fn cell_text(
-    c: &Comparison,
-    v: &ComparisonVerdicts,
-    codes: &[&str],
-    m: &Metric,
-    i: usize,
-    md: bool,
-) -> String {
-    let Some(cell) = c.targets[i].value(&m.key) else {
-        return "-".into();
-    };
-    let Some(center) = c.center(&m.key, i) else {
-        return "-".into();
-    };
-    let mut s = num(center, &m.unit);
-    if let Some(sp) = cell.spread() {
-        let _ = write!(s, " ±{:.0}%", sp * 50.0);
-        if cell.noisy() {
-            s.push('!');
-        }
-    }
-    if let Some(r) = ratio_text(c, v, m, i) {
-        s.push(' ');
-        s.push_str(&r);
-    }
-    if v.is_best(&m.key, i) {
-        s = if md {
-            format!("**{s}**")
-        } else {
-            format!("*{s}")
-        };
-    }
-    let w = markers(codes, cell);
-    if !w.is_empty() {
-        s.push(' ');
-        s.push_str(&w);
-    }
-    s
-}
-
-fn rows(c: &Comparison, v: &ComparisonVerdicts, md: bool) -> Vec<Vec<String>> {
-    let mut out = vec![];
-    let mut head = vec!["metric".to_string(), "unit".to_string()];
-    for t in &c.targets {
-        let mut h = t.label.clone();
-        if c.baseline.as_deref() == Some(t.label.as_str()) {
-            h.push_str(" (baseline)");
-        }
-        head.push(h);
-    }
-    out.push(head);
-    let mut st = vec!["status".to_string(), String::new()];
-    st.extend(c.targets.iter().map(|t| status(t).to_string()));
-    out.push(st);
-    let codes = warning_codes(c);
-    for m in &c.metrics {
-        let mut r = vec![m.label.clone(), m.unit.clone()];
-        for i in 0..c.targets.len() {
-            r.push(cell_text(c, v, &codes, m, i, md));
-        }
-        out.push(r);
-    }
-    out
-}
-
-fn notes(c: &Comparison, v: &ComparisonVerdicts, md: bool) -> String {
-    let bullet = if md { "- " } else { "  " };
-    let mut s = String::new();
-    let mut line = |text: String| {
-        s.push_str(bullet);
-        s.push_str(&text);
-        s.push('\n');
-    };
-    for t in &c.targets {
-        if let Some(r) = &t.skipped {
-            line(format!("{}: skipped: {r}", t.label));
-        } else if let Some(r) = &t.failed {
-            line(format!("{}: failed: {r}", t.label));
-        }
-    }
-    for t in &c.targets {
-        if t.skipped.is_none() && !t.description.is_empty() {
-            line(format!("{}: {}", t.label, t.description));
-        }
-    }
-    let best = if md { "bold" } else { "*" };
-    let mut legend = format!("geometric mean of {} run(s)", c.repeat.max(1));
-    if c.repeat > 1 {
-        legend.push_str(", ±half the min-max spread, ! when the spread exceeds 10% of the median");
-    }
-    let _ = write!(
-        legend,
-        "; {best} best of the row: better than every other target beyond the noise"
-    );
-    let facts: Vec<&str> = c
-        .metrics
-        .iter()
-        .filter(|m| m.better == Better::Neither)
-        .map(|m| m.label.as_str())
-        .collect();
-    if !facts.is_empty() {
-        let _ = write!(
-            legend,
-            "; no best in rows that are facts, not scores ({})",
-            facts.join(", ")
-        );
-    }
-    if let Some(b) = &c.baseline {
-        let base = c.baseline_index().map(|i| &c.targets[i]);
-        match base {
-            Some(t) if t.skipped.is_some() => {
-                let _ = write!(legend, "; no ratios: the baseline {b} was skipped");
-            }
-            Some(t) if t.failed.is_some() && t.values.is_empty() => {
-                let _ = write!(legend, "; no ratios: the baseline {b} failed");
-            }
-            Some(t) if t.failed.is_some() => {
-                let _ = write!(
-                    legend,
-                    "; xN = ratio to {b}, which failed: only the rows it has"
-                );
-            }
-            _ => {
-                let _ = write!(
-                    legend,
-                    "; xN = ratio to {b}: + better, - worse beyond the noise, ≈ cannot be \
-                     told apart, ? cannot tell"
-                );
-                if !facts.is_empty() {
-                    legend.push_str(", ≠ differs beyond the noise (a fact's row)");
-                }
-            }
-        }
-    }
-    line(legend);
-    line(format!(
-        "verdicts: {} on each cell's runs, {:.0}% level, Holm-corrected over the rows of \
-         each workload{}",
-        v.method,
-        v.alpha * 100.0,
-        if c.repeat <= 1 {
-            "; one run each cannot tell a difference from noise: use --repeat 3 or more"
-        } else {
-            ""
-        }
-    ));
-    let codes = warning_codes(c);
-    for (n, code) in codes.iter().enumerate() {
-        line(format!("w{} {code}: {}", n + 1, warned_where(c, code)));
-    }
-    if !codes.is_empty() {
-        line("wN: iolab warns that the number may not measure what it seems to; the full texts are in --output-format json".into());
-    }
-    for n in &c.notes {
-        line(format!("note: {n}"));
-    }
-    if c.interrupted {
-        line("interrupted: the numbers are partial".into());
-    }
-    s
-}
-
-/// Where a warning code was raised: "ext4 seqread-1m, randread-4k; xfs
-/// seqread-1m", targets in column order, workloads in the order raised.
-fn warned_where(c: &Comparison, code: &str) -> String {
-    let mut parts = Vec::new();
-    for t in &c.targets {
-        let mut rows: Vec<&str> = Vec::new();
-        for w in c
-            .warnings
-            .iter()
-            .filter(|w| w.code == code && w.target == t.label)
-        {
-            if !rows.contains(&w.rows.as_str()) {
-                rows.push(&w.rows);
-            }
-        }
-        if !rows.is_empty() {
-            parts.push(format!("{} {}", t.label, rows.join(", ")));
-        }
-    }
-    parts.join("; ")
-}
-
-fn table(c: &Comparison, md: bool) -> String {
-    let v = c.verdicts();
-    let rows = rows(c, &v, md);
-    let ncol = rows[0].len();
-    let width: Vec<usize> = (0..ncol)
-        .map(|j| rows.iter().map(|r| r[j].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut s = String::new();
-    for (k, r) in rows.iter().enumerate() {
-        if md {
-            s.push('|');
-        }
-        for (j, v) in r.iter().enumerate() {
-            let pad = width[j] - v.chars().count();
-            if md {
-                s.push(' ');
-            } else if j > 0 {
-                s.push_str("  ");
-            }
-            // Text left-aligned in the first two columns, numbers right.
-            if j < 2 {
-                s.push_str(v);
-                s.push_str(&" ".repeat(pad));
-            } else {
-                s.push_str(&" ".repeat(pad));
-                s.push_str(v);
-            }
-            if md {
-                s.push_str(" |");
-            }
-        }
-        let trimmed = s.trim_end_matches(' ').len();
-        s.truncate(trimmed);
-        s.push('\n');
-        if md && k == 0 {
-            s.push('|');
-            for (j, w) in width.iter().enumerate() {
-                let dashes = "-".repeat((*w).max(3));
-                if j < 2 {
-                    let _ = write!(s, " {dashes} |");
-                } else {
-                    let _ = write!(s, " {}: |", &dashes[1..]);
-                }
-            }
-            s.push('\n');
-        }
-    }
-    s.push('\n');
-    s.push_str(&notes(c, &v, md));
-    s
-}
-
-/// Every run's value, one line per metric and target (`--show-runs`):
-/// differences between run 1 and the later runs (a cache warming up) are
-/// findings of their own.
-pub fn render_runs(c: &Comparison) -> String {
-    let n = c
-        .targets
-        .iter()
-        .flat_map(|t| t.values.iter().map(|(_, cell)| cell.runs.len()))
-        .max()
-        .unwrap_or(0);
-    let mut rows = vec![{
-        let mut h = vec!["metric".to_string(), "unit".into(), "target".into()];
-        h.extend((1..=n).map(|i| format!("run {i}")));
-        h
-    }];
-    for m in &c.metrics {
-        for t in &c.targets {
-            let Some(cell) = t.value(&m.key) else {
-                continue;
-            };
-            let mut r = vec![m.label.clone(), m.unit.clone(), t.label.clone()];
-            r.extend(cell.runs.iter().map(|v| num(*v, &m.unit)));
-            r.resize(n + 3, String::new());
-            rows.push(r);
-        }
-    }
-    let width: Vec<usize> = (0..n + 3)
-        .map(|j| rows.iter().map(|r| r[j].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut s = String::new();
-    for r in &rows {
-        let mut line = String::new();
-        for (j, v) in r.iter().enumerate() {
-            let pad = " ".repeat(width[j] - v.chars().count());
-            if j > 0 {
-                line.push_str("  ");
-            }
-            if j < 3 {
-                line.push_str(v);
-                line.push_str(&pad);
-            } else {
-                line.push_str(&pad);
-                line.push_str(v);
-            }
-        }
-        s.push_str(line.trim_end());
-        s.push('\n');
-    }
-    s
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn csv(c: &Comparison) -> String {
-    let mut s = String::from(
-        "key,metric,unit,target,status,geomean,min,max,runs,best,ratio,ratio_low,ratio_high,\
-         verdict,p,note,warnings\n",
-    );
-    let v = c.verdicts();
-    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
-    for t in c
-        .targets
-        .iter()
-        .filter(|t| t.skipped.is_some() || t.failed.is_some())
-    {
-        let note = t.skipped.as_deref().or(t.failed.as_deref()).unwrap_or("");
-        let _ = writeln!(
-            s,
-            "status,status,,{},{},,,,0,,,,,,,{},",
-            csv_field(&t.label),
-            status(t),
-            csv_field(note)
-        );
-    }
-    for m in &c.metrics {
-        for (i, t) in c.targets.iter().enumerate() {
-            let Some(cell) = t.value(&m.key) else {
-                continue;
-            };
-            let pair = c
-                .baseline_index()
-                .filter(|&b| b != i)
-                .and_then(|b| v.against(&m.key, b, i));
-            let interval = pair.and_then(|p| p.test.as_ref()?.interval);
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},,{}",
-                csv_field(&m.key),
-                csv_field(&m.label),
-                csv_field(&m.unit),
-                csv_field(&t.label),
-                status(t),
-                opt(c.center(&m.key, i)),
-                opt(cell.min()),
-                opt(cell.max()),
-                cell.runs.len(),
-                u8::from(v.is_best(&m.key, i)),
-                opt(c.ratio(&m.key, i)),
-                opt(interval.map(|x| x.0)),
-                opt(interval.map(|x| x.1)),
-                pair.map_or(String::new(), |p| csv_field(&p.verdict.words(m.better))),
-                opt(pair.and_then(|p| p.verdict.p())),
-                csv_field(&cell.warnings.join(";")),
-            );
-        }
-    }
-    s
 }
 
 fn json(c: &Comparison) -> String {
@@ -576,6 +145,7 @@ fn json(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_stats::{Better, Metric};
 
     fn sample() -> Comparison {
         let mut c = Comparison {
@@ -623,57 +193,56 @@ mod tests {
 
     #[test]
     fn text_table() {
-        let t = render_comparison(&sample(), CompareFormat::Table);
+        let t = render_comparison(&sample(), DocFormat::Text);
         let lines: Vec<&str> = t.lines().collect();
-        assert!(lines[0].starts_with("metric"), "{t}");
+        assert_eq!(lines[0], "iolab compare: ext4 vs xfs vs f2fs", "{t}");
+        assert_eq!(lines[1], "ext4 (baseline): ext4 on /dev/loop1", "{t}");
+        assert_eq!(lines[3], "f2fs: skipped: the kernel lacks f2fs", "{t}");
+        let head = lines.iter().find(|l| l.starts_with("metric")).unwrap();
         assert!(
-            lines[0].contains("ext4 (baseline)")
-                && lines[0].contains("xfs")
-                && lines[0].contains("f2fs")
-        );
-        assert!(
-            lines[1].contains("ok") && lines[1].contains("skipped"),
+            head.contains("ext4 (baseline)") && head.contains("xfs") && head.contains("f2fs"),
             "{t}"
         );
         let mkfs = lines.iter().find(|l| l.starts_with("mkfs time")).unwrap();
-        assert!(mkfs.contains("0.500 ±0%"), "{mkfs}");
+        assert!(mkfs.contains("0.5000 ±0%"), "{mkfs}");
         // Identical runs a side: the difference is exact, and mkfs time
-        // down is better.
-        assert!(mkfs.contains("*0.250 ±0% x0.50+"), "{mkfs}");
+        // down is faster.
+        assert!(mkfs.contains("*0.2500 ±0% x0.50 faster"), "{mkfs}");
         assert!(mkfs.trim_end().ends_with('-'), "{mkfs}");
         let w = lines.iter().find(|l| l.starts_with("w write")).unwrap();
-        // Geometric means of 100 150 100 and of twice that; spread 50/100:
-        // flagged noisy.
+        // Geometric means of 100 150 100 and of twice that, with the one
+        // spread: the 95% interval of the geometric mean.
         assert!(
-            w.contains("114 ±25%!") && w.contains("*229 ±25%! x2.00+"),
+            w.contains("114.5 ±78.9%") && w.contains("*228.9 ±78.9% x2.00 better"),
             "{w}"
         );
-        assert!(t.contains("geometric mean of 3 run(s)"), "{t}");
+        assert!(t.contains("the geometric mean of 3 run(s)"), "{t}");
+        assert!(t.contains(crate::doc::num::SPREAD_MEANING), "{t}");
         assert!(
             t.contains("verdicts: Welch's t-test on log values on each cell's runs, 5% level"),
             "{t}"
         );
-        assert!(t.contains("f2fs: skipped: the kernel lacks f2fs"), "{t}");
-        assert!(t.contains("ext4: ext4 on /dev/loop1"), "{t}");
-        assert!(t.contains("  note: reads of a sparse image\n"), "{t}");
+        assert!(t.contains("\nnote: reads of a sparse image\n"), "{t}");
     }
 
     #[test]
     fn markdown_table() {
-        let t = render_comparison(&sample(), CompareFormat::Markdown);
-        let lines: Vec<&str> = t.lines().collect();
-        assert!(lines[0].starts_with("| metric"), "{t}");
+        let t = render_comparison(&sample(), DocFormat::Markdown);
         assert!(
-            lines[1].starts_with("| ---") && lines[1].ends_with(": |"),
+            t.starts_with("# iolab compare: ext4 vs xfs vs f2fs\n"),
             "{t}"
         );
-        assert!(t.contains("**0.250 ±0% x0.50+**"), "{t}");
-        assert!(t.contains("- f2fs: skipped: the kernel lacks f2fs"), "{t}");
+        assert!(t.contains("\n|---|---|---:|---:|---:|\n"), "{t}");
+        assert!(
+            t.contains("| mkfs time | s | 0.5000 ±0% | *0.2500 ±0% x0.50 faster | - |"),
+            "{t}"
+        );
+        assert!(t.contains("f2fs: skipped: the kernel lacks f2fs"), "{t}");
     }
 
     #[test]
     fn csv_long_form() {
-        let t = render_comparison(&sample(), CompareFormat::Csv);
+        let t = render_comparison(&sample(), DocFormat::Csv);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(
             lines[0],
@@ -710,7 +279,7 @@ mod tests {
             ..Default::default()
         });
         let v: serde_json::Value =
-            serde_json::from_str(&render_comparison(&c, CompareFormat::Json)).unwrap();
+            serde_json::from_str(&render_comparison(&c, DocFormat::Json)).unwrap();
         let c = &v["iolab compare"];
         assert_eq!(c["host"]["host"], "bench1");
         assert_eq!(c["host"]["hypervisor"]["name"], "QEMU");
@@ -723,7 +292,7 @@ mod tests {
 
     #[test]
     fn json_document() {
-        let t = render_comparison(&sample(), CompareFormat::Json);
+        let t = render_comparison(&sample(), DocFormat::Json);
         let v: serde_json::Value = serde_json::from_str(&t).unwrap();
         let c = &v["iolab compare"];
         assert_eq!(c["targets"][2]["status"], "skipped");
@@ -742,10 +311,11 @@ mod tests {
 
     #[test]
     fn every_run() {
-        let t = render_runs(&sample());
+        let t = render_runs(&sample(), DocFormat::Text, Style::default());
         let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "Every run", "{t}");
         assert!(
-            lines[0].starts_with("metric") && lines[0].ends_with("run 1  run 2  run 3"),
+            lines[2].starts_with("metric") && lines[2].ends_with("run 2   run 3"),
             "{t}"
         );
         let w: Vec<&str> = lines
@@ -761,10 +331,7 @@ mod tests {
 
     #[test]
     fn format_names() {
-        assert_eq!(
-            "markdown".parse::<CompareFormat>(),
-            Ok(CompareFormat::Markdown)
-        );
+        assert_eq!("markdown".parse::<CompareFormat>(), Ok(DocFormat::Markdown));
         assert!("xml"
             .parse::<CompareFormat>()
             .unwrap_err()
@@ -829,7 +396,7 @@ mod tests {
 
     #[test]
     fn single_runs_and_ties_get_no_best_mark() {
-        let t = render_comparison(&warned(), CompareFormat::Table);
+        let t = render_comparison(&warned(), DocFormat::Text);
         let w: Vec<&str> = t
             .lines()
             .find(|l| l.starts_with("w write  "))
@@ -838,7 +405,7 @@ mod tests {
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .collect();
-        assert_eq!(w[2], "100 w2", "{t}");
+        assert_eq!(w[2], "100 w1", "{t}");
         assert_eq!(w[3], "100 w1,w2", "{t}");
         assert_eq!(w[4], "900", "{t}");
         let p99 = t
@@ -850,8 +417,8 @@ mod tests {
             t.contains("one run each cannot tell a difference from noise"),
             "{t}"
         );
-        assert!(p99.trim_end().ends_with(" 1.00"), "{p99}");
-        let csv = render_comparison(&warned(), CompareFormat::Csv);
+        assert!(p99.trim_end().ends_with(" 1"), "{p99}");
+        let csv = render_comparison(&warned(), DocFormat::Csv);
         assert!(
             csv.lines().any(|l| l.starts_with("w.write.mb_s,")
                 && l.contains(",A,ok,100,100,100,1,0,,,,,,,page-cache")),
@@ -866,24 +433,29 @@ mod tests {
 
     #[test]
     fn warnings_are_flagged_with_a_legend() {
-        let t = render_comparison(&warned(), CompareFormat::Table);
-        assert!(t.contains("\n  w1 queue-depth-not-reached: B w\n"), "{t}");
-        assert!(t.contains("\n  w2 page-cache: A w; B w\n"), "{t}");
+        let t = render_comparison(&warned(), DocFormat::Text);
+        // Each warning once, with its text and where it was raised.
         assert!(
-            t.contains("the full texts are in --output-format json"),
+            t.contains("\nw1 page-cache: job `w`: page-cache text (at A w, B w)\n"),
             "{t}"
         );
-        let md = render_comparison(&warned(), CompareFormat::Markdown);
+        assert!(
+            t.contains(
+                "\nw2 queue-depth-not-reached: job `w`: queue-depth-not-reached text (at B w)\n"
+            ),
+            "{t}"
+        );
+        let md = render_comparison(&warned(), DocFormat::Markdown);
         assert!(md.contains("| 100 w1,w2 |"), "{md}");
-        assert!(md.contains("\n- w2 page-cache: A w; B w\n"), "{md}");
-        let csv = render_comparison(&warned(), CompareFormat::Csv);
+        assert!(md.contains("\n- **w1** page-cache: job `w`"), "{md}");
+        let csv = render_comparison(&warned(), DocFormat::Csv);
         assert!(
             csv.lines().any(|l| l.starts_with("w.write.mb_s,")
                 && l.ends_with(",B,ok,100,100,100,1,0,,,,,,,queue-depth-not-reached;page-cache")),
             "{csv}"
         );
         let v: serde_json::Value =
-            serde_json::from_str(&render_comparison(&warned(), CompareFormat::Json)).unwrap();
+            serde_json::from_str(&render_comparison(&warned(), DocFormat::Json)).unwrap();
         let c = &v["iolab compare"];
         assert_eq!(
             c["metrics"][0]["values"]["B"]["warnings"],
@@ -896,7 +468,7 @@ mod tests {
         assert_eq!(c["warnings"][1]["text"], "job `w`: page-cache text");
         assert_eq!(c["warnings"][2]["target"], "A");
         // Without warnings, no markers and no legend for them.
-        let plain = render_comparison(&sample(), CompareFormat::Table);
+        let plain = render_comparison(&sample(), DocFormat::Text);
         assert!(!plain.contains(" w1") && !plain.contains("wN"), "{plain}");
     }
 
@@ -904,24 +476,24 @@ mod tests {
     fn a_baseline_without_numbers_says_so() {
         let mut c = sample();
         c.baseline = Some("f2fs".into());
-        let t = render_comparison(&c, CompareFormat::Table);
+        let t = render_comparison(&c, DocFormat::Text);
         assert!(
             t.contains("no ratios: the baseline f2fs was skipped"),
             "{t}"
         );
         assert!(
-            !t.contains("xN = ratio") && !t.contains(" x0.") && !t.contains(" x1."),
+            !t.contains("xN: the ratio") && !t.contains(" x0.") && !t.contains(" x1."),
             "{t}"
         );
         let mut c = warned();
         c.baseline = Some("C".into());
-        let t = render_comparison(&c, CompareFormat::Table);
+        let t = render_comparison(&c, DocFormat::Text);
         assert!(
-            t.contains("xN = ratio to C, which failed: only the rows it has"),
+            t.contains("xN: the ratio to C, which failed: only the rows it has"),
             "{t}"
         );
         c.targets[2].values.clear();
-        let t = render_comparison(&c, CompareFormat::Table);
+        let t = render_comparison(&c, DocFormat::Text);
         assert!(t.contains("no ratios: the baseline C failed"), "{t}");
     }
 
@@ -979,7 +551,7 @@ mod tests {
     #[test]
     fn facts_get_no_best_mark_and_the_legend_says_why() {
         let c = facts_and_fsync();
-        let t = render_comparison(&c, CompareFormat::Table);
+        let t = render_comparison(&c, DocFormat::Text);
         let row = |start: &str| {
             t.lines()
                 .find(|l| l.starts_with(start))
@@ -988,25 +560,25 @@ mod tests {
         };
         let used = row("used after mkfs");
         assert!(!used.contains('*'), "{used}");
-        assert!(used.trim_end().ends_with("x0.25≠"), "{used}");
+        assert!(used.trim_end().ends_with("x0.25 lower"), "{used}");
         // The score beside it is marked.
-        assert!(row("available").contains("*1000"), "{t}");
+        assert!(row("available").contains("*1,000"), "{t}");
         assert!(
             t.contains("no best in rows that are facts, not scores (used after mkfs)"),
             "{t}"
         );
         assert!(
-            t.contains("≠ differs beyond the noise (a fact's row)"),
+            t.contains("higher or lower: a fact's row differs beyond the noise"),
             "{t}"
         );
         assert!(
-            t.contains("\n  note: used after mkfs: size minus the free blocks\n"),
+            t.contains("\nnote: used after mkfs: size minus the free blocks\n"),
             "{t}"
         );
-        let md = render_comparison(&c, CompareFormat::Markdown);
+        let md = render_comparison(&c, DocFormat::Markdown);
         let used = md.lines().find(|l| l.contains("used after mkfs")).unwrap();
         assert!(!used.contains("**"), "{used}");
-        let csv = render_comparison(&c, CompareFormat::Csv);
+        let csv = render_comparison(&c, DocFormat::Csv);
         assert!(
             csv.lines().any(|l| l.starts_with("used_mib,")
                 && l.contains(",xfs,ok,")
@@ -1014,22 +586,22 @@ mod tests {
             "{csv}"
         );
         let v: serde_json::Value =
-            serde_json::from_str(&render_comparison(&c, CompareFormat::Json)).unwrap();
+            serde_json::from_str(&render_comparison(&c, DocFormat::Json)).unwrap();
         let m = &v["iolab compare"]["metrics"][0];
         assert_eq!(m["better"], "neither");
         assert_eq!(m["values"]["xfs"]["best"], false);
         assert_eq!(m["values"]["xfs"]["verdict_words"], "lower");
         // Without a fact's row, the legend does not speak of facts.
-        let plain = render_comparison(&sample(), CompareFormat::Table);
-        assert!(!plain.contains("facts") && !plain.contains('≠'), "{plain}");
+        let plain = render_comparison(&sample(), DocFormat::Text);
+        assert!(!plain.contains("facts"), "{plain}");
     }
 
     #[test]
     fn fsync_latency_rows_show_in_one_unit() {
-        let t = render_comparison(&facts_and_fsync(), CompareFormat::Table);
+        let t = render_comparison(&facts_and_fsync(), DocFormat::Text);
         for (start, base, other) in [
-            ("sf write fsync p50", "2000", "*500 ±1% x0.25+"),
-            ("sf write fsync p99", "9000", "*800 ±1% x0.09+"),
+            ("sf write fsync p50", "2,000", "*500.0 ±2.5% x0.25 faster"),
+            ("sf write fsync p99", "9,000", "*800.0 ±2.5% x0.09 faster"),
         ] {
             let l = t.lines().find(|l| l.starts_with(start)).unwrap();
             let cells: Vec<&str> = l
@@ -1078,13 +650,13 @@ mod tests {
             }
             c.targets.push(t);
         }
-        let t = render_comparison(&c, CompareFormat::Table);
+        let t = render_comparison(&c, DocFormat::Text);
         for l in t.lines().filter(|l| l.starts_with("w.write")) {
             assert!(!l.contains('*'), "{l}");
-            assert!(l.trim_end().ends_with('≈'), "{l}");
+            assert!(l.trim_end().ends_with("≈ same"), "{l}");
         }
         assert_eq!(
-            t.matches('≈').count(),
+            t.matches("≈ same").count(),
             4 + 1,
             "four cells and the legend:\n{t}"
         );

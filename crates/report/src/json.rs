@@ -69,8 +69,34 @@ pub(crate) fn document(run: &RunResult, opts: &RenderOpts, plus: bool) -> Obj {
     if let Some(ranks) = &run.ranks {
         iolab.obj("mpi", crate::ranks::json(ranks));
     }
+    if let Some(p) = &opts.provenance {
+        iolab.add("provenance", value(p));
+    }
     root.obj("iolab", iolab);
     root
+}
+
+/// A serde value in fio's layout.
+fn value(v: &serde_json::Value) -> Json {
+    use serde_json::Value;
+    match v {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => Json::UInt(u),
+            (None, Some(i)) => Json::Int(i),
+            _ => Json::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        Value::String(s) => Json::Str(s.clone()),
+        Value::Array(a) => Json::Arr(a.iter().map(value).collect()),
+        Value::Object(m) => {
+            let mut o = Obj::new();
+            for (k, x) in m {
+                o.add(k.as_str(), value(x));
+            }
+            Json::Obj(o)
+        }
+    }
 }
 
 fn options(opts: &[(String, String)]) -> Obj {

@@ -146,6 +146,10 @@ pub struct RenderOpts {
     /// Local time's offset from UTC in seconds: fio prints dates in local
     /// time.
     pub utc_offset_s: i32,
+    /// Where and how the run was measured (host, kernel, device,
+    /// filesystem and mount options, as the results store keeps it): the
+    /// JSON's top-level `"iolab"` carries it as `"provenance"`.
+    pub provenance: Option<serde_json::Value>,
 }
 
 impl Default for RenderOpts {
@@ -157,6 +161,7 @@ impl Default for RenderOpts {
             unit_base: UnitBase::Bytes,
             sig_figs: 4,
             utc_offset_s: 0,
+            provenance: None,
         }
     }
 }

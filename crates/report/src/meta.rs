@@ -8,44 +8,24 @@
 //! operations per second over the runs: their geometric mean (what diff's
 //! verdicts test), its 95% interval, and how the runs ended.
 
-use std::fmt::Write as _;
-
 use iolab_stats::meta::{MetaPhase, MetaResult};
 use iolab_stats::DEFAULT_PERCENTILES;
 use serde_json::{json, Map, Value};
 
-use crate::compare::CompareFormat;
+use crate::doc::num::count as grouped;
+use crate::export::{export, DocFormat, Style};
 
-/// Renders a metadata result in one of the table formats.
-pub fn render_meta(r: &MetaResult, format: CompareFormat) -> String {
-    match format {
-        CompareFormat::Table => crate::export::export(
-            &crate::kinds::meta::document(r),
-            crate::export::DocFormat::Text,
-            crate::export::Style::default(),
-        ),
-        CompareFormat::Markdown => crate::export::export(
-            &crate::kinds::meta::document(r),
-            crate::export::DocFormat::Markdown,
-            crate::export::Style::default(),
-        ),
-        CompareFormat::Csv => csv(r),
-        CompareFormat::Json => json_text(r),
-        CompareFormat::Html => crate::export::html_of(&crate::kinds::meta::document(r)),
-    }
+/// Renders a metadata result in one format, text as for a file or a pipe.
+pub fn render_meta(r: &MetaResult, format: DocFormat) -> String {
+    render_meta_styled(r, format, Style::default())
 }
 
-/// An integer with thousands separators: 10000 -> "10,000".
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
+/// Renders a metadata result in one format, text in `style`.
+pub fn render_meta_styled(r: &MetaResult, format: DocFormat, style: Style) -> String {
+    match format {
+        DocFormat::Json => json_text(r),
+        f => export(&crate::kinds::meta::document(r), f, style),
     }
-    out
 }
 
 /// The line above the table: what ran where.
@@ -68,7 +48,7 @@ pub fn describe(r: &MetaResult) -> String {
         format!(" on {}", s.fs_type)
     };
     format!(
-        "iolab meta: {} files {layout}{fs} ({}), file size {} B, {} thread{}{}, {}",
+        "{} files {layout}{fs} ({}), file size {} B, {} thread{}{}, {}",
         grouped(s.files),
         s.dir,
         s.file_size,
@@ -86,37 +66,6 @@ pub fn describe(r: &MetaResult) -> String {
 /// The CSV header; one line per phase follows, times in nanoseconds.
 pub const CSV_HEADER: &str = "phase,ops,elapsed_ns,per_op_ns,ops_per_sec,lat_mean_ns,\
 lat_min_ns,lat_max_ns,lat_p50_ns,lat_p99_ns,files,dirs,depth,file_size,threads,fsync,cold,fs_type";
-
-fn csv(r: &MetaResult) -> String {
-    let s = &r.setup;
-    let mut out = format!("{CSV_HEADER}\n");
-    let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
-    for p in &r.phases {
-        let _ = writeln!(
-            out,
-            "{},{},{},{:.1},{:.1},{:.1},{},{},{},{},{},{},{},{},{},{},{},{}",
-            p.phase,
-            p.ops,
-            p.elapsed_ns,
-            p.per_op_ns(),
-            p.ops_per_sec(),
-            p.lat.moments.mean(),
-            opt(p.lat.moments.min()),
-            opt(p.lat.moments.max()),
-            opt(p.percentile_ns(50.0)),
-            opt(p.percentile_ns(99.0)),
-            s.files,
-            s.dirs,
-            s.depth,
-            s.file_size,
-            s.threads,
-            u8::from(s.fsync),
-            u8::from(s.cold),
-            s.fs_type.replace([',', '"', '\n'], "_"),
-        );
-    }
-    out
-}
 
 /// The JSON document as a value, for embedding in larger documents.
 pub fn meta_json(r: &MetaResult) -> Value {
@@ -224,8 +173,8 @@ mod tests {
 
     #[test]
     fn the_table_names_each_unit_once_and_no_duplicate_column() {
-        let t = render_meta(&sample(), CompareFormat::Table);
-        let head = t.lines().nth(1).unwrap();
+        let t = render_meta(&sample(), DocFormat::Text);
+        let head = t.lines().nth(3).unwrap();
         let cols: Vec<&str> = head
             .split("  ")
             .map(str::trim)
@@ -250,29 +199,30 @@ mod tests {
     fn a_run_that_stopped_says_why_under_the_phases_that_finished() {
         let mut r = sample();
         r.failure = Some("unlink of /x/f3: Input/output error".into());
-        let t = render_meta(&r, CompareFormat::Table);
+        let t = render_meta(&r, DocFormat::Text);
         assert!(
             t.ends_with(
                 "\nnote: stopped: unlink of /x/f3: Input/output error; the phases above finished\n"
             ),
             "{t}"
         );
-        let v: Value = serde_json::from_str(&render_meta(&r, CompareFormat::Json)).unwrap();
+        let v: Value = serde_json::from_str(&render_meta(&r, DocFormat::Json)).unwrap();
         assert_eq!(v["failure"], "unlink of /x/f3: Input/output error");
-        let csv = render_meta(&r, CompareFormat::Csv);
+        let csv = render_meta(&r, DocFormat::Csv);
         assert_eq!(csv.lines().count(), 3, "{csv}");
     }
 
     #[test]
     fn table_rows_are_phases() {
-        let t = render_meta(&sample(), CompareFormat::Table);
+        let t = render_meta(&sample(), DocFormat::Text);
         let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "iolab meta: /mnt/x", "{t}");
         assert!(
-            lines[0].contains("10,000 files in one directory on ext4"),
+            lines[1].starts_with("10,000 files in one directory on ext4"),
             "{t}"
         );
-        assert!(lines[1].contains("total (ms)") && !lines[1].contains("per op"));
-        let create: Vec<&str> = lines[2]
+        assert!(lines[3].contains("total (ms)") && !lines[3].contains("per op"));
+        let create: Vec<&str> = lines[4]
             .split_whitespace()
             .filter(|c| !c.starts_with('█') && !c.starts_with('▏'))
             .collect();
@@ -284,30 +234,33 @@ mod tests {
             ["create", "10,000", "250", "40,000", "25", "24.96", "24.96"],
             "{t}"
         );
-        assert!(lines[3].starts_with("stat"));
-        assert_eq!(lines.len(), 4);
+        assert!(lines[5].starts_with("stat"));
+        assert_eq!(lines.len(), 6);
     }
 
     #[test]
     fn markdown_has_a_separator() {
-        let t = render_meta(&sample(), CompareFormat::Markdown);
+        let t = render_meta(&sample(), DocFormat::Markdown);
         assert!(t.lines().any(|l| l.starts_with("|---|---:")), "{t}");
         assert!(t.lines().any(|l| l.starts_with("| create")), "{t}");
     }
 
     #[test]
     fn csv_has_one_line_per_phase() {
-        let t = render_meta(&sample(), CompareFormat::Csv);
+        let t = render_meta(&sample(), DocFormat::Csv);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[0], CSV_HEADER);
         let n = CSV_HEADER.split(',').count();
         assert!(lines[1..].iter().all(|l| l.split(',').count() == n));
-        assert!(lines[1].starts_with("create,10000,250000000,25000.0,40000.0,25000.0,"));
+        assert!(
+            lines[1].starts_with("create,10000,250000000,25000,40000,25000,"),
+            "{t}"
+        );
     }
 
     #[test]
     fn json_has_the_phases_and_percentiles() {
-        let v: Value = serde_json::from_str(&render_meta(&sample(), CompareFormat::Json)).unwrap();
+        let v: Value = serde_json::from_str(&render_meta(&sample(), DocFormat::Json)).unwrap();
         assert_eq!(v["setup"]["files"], 10_000);
         assert_eq!(v["phases"][0]["phase"], "create");
         assert_eq!(v["phases"][0]["ops"], 10_000);

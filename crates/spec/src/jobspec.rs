@@ -158,6 +158,16 @@ impl JobSpec {
         }
     }
 
+    /// A choice option as its enum (`T` must be the enum whose list the
+    /// table gives `opt`; `options::choices` tests each pair).
+    pub fn chosen<T: crate::options::choices::ChoiceEnum>(&self, opt: Opt) -> Option<T> {
+        debug_assert!(
+            matches!(opt.def().kind, crate::options::Kind::Choice(c) if c == T::CHOICES),
+            "{opt:?} is not read as its enum"
+        );
+        self.choice(opt).and_then(T::from_word)
+    }
+
     /// A per-direction size or count option, with the default filled in
     /// for directions the text left empty.
     pub fn per_dir(&self, opt: Opt) -> PerDir<u64> {

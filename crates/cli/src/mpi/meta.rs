@@ -50,6 +50,7 @@ pub struct MetaRun<'a> {
 }
 
 pub fn run(mut m: MetaRun, world: &World) -> Result<Status> {
+    let per_rank = m.opts.dir.to_string_lossy().contains("$rank");
     // `$rank` and `$nranks` in DIR: a directory per rank.
     let dir = m
         .opts
@@ -60,7 +61,16 @@ pub fn run(mut m: MetaRun, world: &World) -> Result<Status> {
     m.opts.dir = PathBuf::from(dir);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let refs: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    let prepared = prepare(&m, world);
+    let prepared = if m.shared_dir && per_rank {
+        Err((
+            Status::BadInput,
+            "--mpi-shared-dir puts every rank in one directory, and DIR names one per rank \
+             ($rank): drop one or the other"
+                .to_string(),
+        ))
+    } else {
+        prepare(&m, world)
+    };
     let error = prepared.as_ref().err().cloned();
     if let Some(status) = agree_to_start(world, &digest(&refs), error) {
         return Ok(status);
@@ -126,23 +136,28 @@ fn share_dir(m: &MetaRun, world: &World) -> Result<Option<SharedDir>, Status> {
     if !m.shared_dir {
         return Ok(None);
     }
-    let made = if world.is_root() {
+    let (made, status) = if world.is_root() {
         match make_shared_dir(&m.opts) {
-            Ok(p) => p.to_string_lossy().into_owned(),
+            Ok(p) => (p.to_string_lossy().into_owned(), Status::Success),
             Err(e) => {
                 eprintln!(
                     "iolab meta: {}: {e}",
                     World::who(u64::from(world.rank), &world.host)
                 );
-                String::new()
+                let bad = if e.is_invalid() {
+                    Status::BadInput
+                } else {
+                    Status::Failed
+                };
+                (String::new(), bad)
             }
         }
     } else {
-        String::new()
+        (String::new(), Status::Failed)
     };
     let path = world.broadcast_text(&made);
     if path.is_empty() {
-        return Err(world.agree_status(Status::Failed));
+        return Err(world.agree_status(status));
     }
     Ok(Some(SharedDir {
         path: PathBuf::from(path),

@@ -91,6 +91,10 @@ impl World {
         let root = self.comm.process_at_rank(0);
         let mut len = text.len() as u64;
         root.broadcast_into(&mut len);
+        if len == 0 {
+            // An empty buffer is refused by some MPIs (a null pointer).
+            return String::new();
+        }
         let mut buf = if self.is_root() {
             text.as_bytes().to_vec()
         } else {

@@ -14,13 +14,16 @@ use super::buffers::{buffer_spec, verify_only_mode, verify_spec};
 use super::files::{file_paths, on_disk, resolve_size, OnDisk};
 use iolab_engine::file::FallocMode;
 use iolab_engine::{EngineKind, SyncMode};
+use iolab_spec::options::choices::{
+    ContinueOnError, CpuMode, CpusAllowedPolicy, RateProcess, SyncWrites, UnifiedRwReporting,
+};
 
 use crate::gen::{Rng, Seeds, Stream};
 use iolab_stats::UnifiedRw;
 
 use super::{
-    BsSpec, EngineTuning, ErrorPolicy, ExitWhat, Fadvise, FileService, JobFile, Layout, LogSpec,
-    PaceSpec, Plan, PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
+    BsSpec, EngineTuning, ErrorPolicy, Fadvise, FileService, JobFile, Layout, LogSpec, PaceSpec,
+    Plan, PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
 };
 
 /// The logical block size every device takes; direct I/O needs multiples.
@@ -212,17 +215,12 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         job.flag(Opt::Allrandrepeat),
         randseed,
     );
-    let sync = match job.choice(Opt::Sync) {
-        Some("sync") => SyncMode::Sync,
-        Some("dsync") => SyncMode::Dsync,
-        _ => SyncMode::None,
+    let sync = match job.chosen(Opt::Sync) {
+        Some(SyncWrites::Sync) => SyncMode::Sync,
+        Some(SyncWrites::Dsync) => SyncMode::Dsync,
+        Some(SyncWrites::None) | None => SyncMode::None,
     };
-    let fadvise = match job.choice(Opt::FadviseHint) {
-        Some("0") => Fadvise::None,
-        Some("sequential") => Fadvise::Sequential,
-        Some("random") => Fadvise::Random,
-        _ => Fadvise::Pattern,
-    };
+    let fadvise: Fadvise = job.chosen(Opt::FadviseHint).unwrap_or_default();
     let fallocate = job
         .choice(Opt::Fallocate)
         .and_then(FallocMode::from_fio)
@@ -293,7 +291,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
                 .int(Opt::Cpuchunks)
                 .unwrap_or(50_000)
                 .clamp(1, u32::MAX as i64) as u32,
-            cpu_qsort: job.choice(Opt::Cpumode) == Some("qsort"),
+            cpu_qsort: job.chosen(Opt::Cpumode) == Some(CpuMode::Qsort),
         },
         iodepth,
         // fio's rules: a batch of 0 is the whole queue; the most to reap
@@ -354,7 +352,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             rate_min: per3(Opt::RateMin),
             rate_iops_min: per3(Opt::RateIopsMin),
             rate_cycle: ms_opt(Opt::RateCycle, 1000),
-            poisson: job.choice(Opt::RateProcess) == Some("poisson"),
+            poisson: job.chosen(Opt::RateProcess) == Some(RateProcess::Poisson),
             thinktime: noio_pace.unwrap_or_else(|| duration(job, Opt::Thinktime)),
             thinktime_spin: if noio_pace.is_some() {
                 Duration::ZERO
@@ -380,10 +378,10 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
             iops_avg: window(iops_log, Opt::Iopsavgtime),
             bw_per_io: per_io(bw_log),
             iops_per_io: per_io(iops_log),
-            unified_rw: match job.choice(Opt::UnifiedRwReporting) {
-                Some("mixed") => UnifiedRw::Mixed,
-                Some("both") => UnifiedRw::Both,
-                _ => UnifiedRw::None,
+            unified_rw: match job.chosen(Opt::UnifiedRwReporting) {
+                Some(UnifiedRwReporting::Mixed) => UnifiedRw::Mixed,
+                Some(UnifiedRwReporting::Both) => UnifiedRw::Both,
+                Some(UnifiedRwReporting::None) | None => UnifiedRw::None,
             },
         },
         logs,
@@ -392,13 +390,10 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         cpus: None,
         nice: job.int(Opt::Nice).unwrap_or(0).clamp(-20, 19) as i32,
         exitall: job.flag(Opt::Exitall),
-        exit_what: match job.choice(Opt::ExitWhat) {
-            Some("all") => ExitWhat::All,
-            Some("stonewall") => ExitWhat::Stonewall,
-            _ => ExitWhat::Group,
-        },
+        exit_what: job.chosen(Opt::ExitWhat).unwrap_or_default(),
         errors: ErrorPolicy::new(
-            job.choice(Opt::ContinueOnError).unwrap_or("none"),
+            job.chosen(Opt::ContinueOnError)
+                .unwrap_or(ContinueOnError::None),
             job.text(Opt::IgnoreError).as_deref(),
             given_after(job, Opt::ContinueOnError, Opt::IgnoreError),
         )
@@ -650,9 +645,9 @@ fn cpus_allowed(cx: &Ctx, thread: usize) -> Result<Option<Vec<u32>>, PlanError> 
     if cpus.is_empty() {
         return Ok(None);
     }
-    Ok(Some(match cx.job.choice(Opt::CpusAllowedPolicy) {
-        Some("split") => vec![cpus[thread % cpus.len()]],
-        _ => cpus.clone(),
+    Ok(Some(match cx.job.chosen(Opt::CpusAllowedPolicy) {
+        Some(CpusAllowedPolicy::Split) => vec![cpus[thread % cpus.len()]],
+        Some(CpusAllowedPolicy::Shared) | None => cpus.clone(),
     }))
 }
 

@@ -7,6 +7,7 @@
 //! `ignore_error` gives a list for, and the error is in that kind's list:
 //! the list given, or fio's default of EIO and EILSEQ.
 
+use iolab_spec::options::choices::ContinueOnError;
 use iolab_stats::Dir;
 
 const EIO: i32 = 5;
@@ -41,17 +42,17 @@ impl ErrorPolicy {
     /// `continue_on_error_last`: the job gives continue_on_error after
     /// ignore_error, which in fio sets the kinds anew (the lists stay).
     pub fn new(
-        continue_on_error: &str,
+        continue_on_error: ContinueOnError,
         ignore_error: Option<&str>,
         continue_on_error_last: bool,
     ) -> Result<Self, String> {
         let goes_on = match continue_on_error {
-            "read" => [true, false, false],
-            "write" => [false, true, false],
-            "io" => [true, true, false],
-            "verify" => [false, false, true],
-            "all" => [true, true, true],
-            _ => [false; 3],
+            ContinueOnError::Read => [true, false, false],
+            ContinueOnError::Write => [false, true, false],
+            ContinueOnError::Io => [true, true, false],
+            ContinueOnError::Verify => [false, false, true],
+            ContinueOnError::All => [true, true, true],
+            ContinueOnError::None => [false; 3],
         };
         let mut p = ErrorPolicy {
             goes_on,
@@ -139,10 +140,11 @@ fn parse_error(item: &str) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_spec::options::choices::ChoiceEnum;
 
     #[test]
     fn continue_on_error_goes_on_only_after_fios_non_fatal_errors() {
-        let p = |w| ErrorPolicy::new(w, None, false).unwrap();
+        let p = |w| ErrorPolicy::new(ContinueOnError::from_word(w).unwrap(), None, false).unwrap();
         assert!(p("all").continues_after(Dir::Read, EIO));
         assert!(p("io").continues_after(Dir::Write, EIO));
         assert!(p("read").continues_after(Dir::Read, EIO));
@@ -161,7 +163,7 @@ mod tests {
 
     #[test]
     fn ignore_error_lists_replace_the_default_per_kind_and_turn_it_on() {
-        let p = ErrorPolicy::new("none", Some("EAGAIN,ENOSPC:122"), false).unwrap();
+        let p = ErrorPolicy::new(ContinueOnError::None, Some("EAGAIN,ENOSPC:122"), false).unwrap();
         assert!(p.continues_after(Dir::Read, 11));
         assert!(!p.continues_after(Dir::Read, EIO));
         assert!(p.continues_after(Dir::Write, 28));
@@ -170,28 +172,28 @@ mod tests {
         assert!(!p.tolerates_verify_failures());
         assert!(p.any());
         // An empty list leaves its kind as continue_on_error says.
-        let p = ErrorPolicy::new("read", Some(",22"), false).unwrap();
+        let p = ErrorPolicy::new(ContinueOnError::Read, Some(",22"), false).unwrap();
         assert!(p.continues_after(Dir::Read, EIO));
         assert!(p.continues_after(Dir::Write, 22));
         assert!(!p.continues_after(Dir::Read, 22));
         // Only kinds that may go on count their errors, fatal ones too.
-        let p = ErrorPolicy::new("none", Some(",22"), false).unwrap();
+        let p = ErrorPolicy::new(ContinueOnError::None, Some(",22"), false).unwrap();
         assert!(p.counts(Dir::Write, 5) && !p.counts(Dir::Read, 5));
         // continue_on_error after ignore_error sets the kinds anew.
-        let p = ErrorPolicy::new("none", Some("EINVAL"), true).unwrap();
+        let p = ErrorPolicy::new(ContinueOnError::None, Some("EINVAL"), true).unwrap();
         assert!(!p.continues_after(Dir::Read, 22) && !p.any());
-        let p = ErrorPolicy::new("read", Some("EINVAL"), true).unwrap();
+        let p = ErrorPolicy::new(ContinueOnError::Read, Some("EINVAL"), true).unwrap();
         assert!(p.continues_after(Dir::Read, 22) && !p.continues_after(Dir::Read, 5));
         // Numbers: negative, hexadecimal.
-        let p = ErrorPolicy::new("none", Some("-22:0x1c"), false).unwrap();
+        let p = ErrorPolicy::new(ContinueOnError::None, Some("-22:0x1c"), false).unwrap();
         assert!(p.continues_after(Dir::Read, 22) && p.continues_after(Dir::Read, 28));
     }
 
     #[test]
     fn unknown_errors_are_refused_with_the_names_fio_knows() {
-        let e = ErrorPolicy::new("none", Some("EILSEQ"), false).unwrap_err();
+        let e = ErrorPolicy::new(ContinueOnError::None, Some("EILSEQ"), false).unwrap_err();
         assert!(e.contains("`EILSEQ`") && e.contains("ERANGE"), "{e}");
-        assert!(ErrorPolicy::new("none", Some("x1"), false).is_err());
-        assert!(ErrorPolicy::new("none", Some("1,2,3,4"), false).is_err());
+        assert!(ErrorPolicy::new(ContinueOnError::None, Some("x1"), false).is_err());
+        assert!(ErrorPolicy::new(ContinueOnError::None, Some("1,2,3,4"), false).is_err());
     }
 }

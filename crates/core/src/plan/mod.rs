@@ -224,17 +224,7 @@ pub enum FileService {
     Random,
 }
 
-/// Which jobs stop when a job with `exitall` finishes (`exit_what`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ExitWhat {
-    /// The jobs of its reporting group.
-    #[default]
-    Group,
-    /// The jobs running now; the run goes on with the next phase.
-    Stonewall,
-    /// Every job, and the jobs that have not started never do.
-    All,
-}
+pub use iolab_spec::options::choices::{ExitWhat, Fadvise};
 
 /// The engine options a job may set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -405,17 +395,4 @@ pub struct Plan {
     /// The options the first job took from `[global]`, for fio's "global
     /// options".
     pub global_options: Vec<(String, String)>,
-}
-
-/// The posix_fadvise(2) hint a job's files get when opened (fio's
-/// `fadvise_hint`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Fadvise {
-    /// None at all.
-    None,
-    /// Random for a random job, sequential otherwise (fio's default).
-    #[default]
-    Pattern,
-    Sequential,
-    Random,
 }

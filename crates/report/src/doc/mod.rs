@@ -55,6 +55,42 @@ pub struct Table {
     pub name: String,
     pub columns: Vec<Column>,
     pub rows: Vec<Vec<Cell>>,
+    /// Which formats show the table.
+    #[serde(default, skip_serializing_if = "Shown::is_all")]
+    pub shown: Shown,
+}
+
+/// Which exporters show a table. A result may say the same numbers twice:
+/// once as people read them (a matrix, geometric means with their spread,
+/// short units) and once as a spreadsheet wants them (long form, one line
+/// per run, nanoseconds, every digit). Text, Markdown and HTML show the
+/// first, CSV the second; JSON (the model) holds both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shown {
+    /// Every format.
+    #[default]
+    All,
+    /// Text, Markdown and HTML only.
+    Read,
+    /// CSV only: the long form of numbers a `Read` table shows.
+    Data,
+}
+
+impl Shown {
+    fn is_all(&self) -> bool {
+        *self == Shown::All
+    }
+
+    /// Whether people's formats (text, Markdown, HTML) show the table.
+    pub fn read(self) -> bool {
+        self != Shown::Data
+    }
+
+    /// Whether CSV writes the table.
+    pub fn data(self) -> bool {
+        self != Shown::Read
+    }
 }
 
 /// A column: its name and the unit of its numbers (none for text).
@@ -326,7 +362,21 @@ impl Table {
             name: name.into(),
             columns,
             rows: Vec::new(),
+            shown: Shown::All,
         }
+    }
+
+    /// The table in people's formats only.
+    pub fn for_reading(mut self) -> Table {
+        self.shown = Shown::Read;
+        self
+    }
+
+    /// The table in CSV only: columns named as a spreadsheet wants them
+    /// (`mb_per_s`, `p99_ns`), cells holding their values.
+    pub fn for_data(mut self) -> Table {
+        self.shown = Shown::Data;
+        self
     }
 }
 

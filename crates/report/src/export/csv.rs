@@ -3,6 +3,9 @@
 //! between. Numeric cells hold the number itself (every digit, no
 //! separators: what a spreadsheet parses); a last `notes` column names
 //! the markers of a row's cells (`MB/s: w1`) when any cell has one.
+//! Tables only people read (a matrix of geometric means) are left out
+//! when the document has their long form for spreadsheets
+//! ([`Shown`](crate::doc::Shown)).
 
 use super::Exporter;
 use crate::doc::{Document, Table};
@@ -46,6 +49,10 @@ fn table(t: &Table) -> String {
 
 impl Exporter for Csv {
     fn export(&self, doc: &Document) -> String {
-        doc.tables().map(table).collect::<Vec<_>>().join("\n")
+        doc.tables()
+            .filter(|t| t.shown.data())
+            .map(table)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }

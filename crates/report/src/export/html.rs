@@ -83,6 +83,7 @@ fn block(b: &Block) -> Markup {
             _ => html! { h3 { (text) } },
         },
         Block::Paragraph { text } => html! { p class="meta" { (text) } },
+        Block::Table(t) if !t.shown.read() => html! {},
         Block::Table(t) => table(t),
         Block::Figure(f) => html! {
             figure data-kind=(match f.kind { crate::doc::FigureKind::Bars => "bars", crate::doc::FigureKind::Lines => "lines" }) {

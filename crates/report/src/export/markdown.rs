@@ -35,8 +35,12 @@ fn table(t: &Table) -> String {
 impl Exporter for Markdown {
     fn export(&self, doc: &Document) -> String {
         let mut parts: Vec<String> = Vec::new();
+        if !doc.title.is_empty() {
+            parts.push(format!("# {}\n", doc.title));
+        }
         for b in &doc.blocks {
             parts.push(match b {
+                Block::Table(t) if !t.shown.read() => continue,
                 Block::Heading { level, text } => {
                     format!("{} {}\n", "#".repeat((*level as usize + 1).min(6)), text)
                 }

@@ -135,16 +135,20 @@ fn table_text(t: &Table, style: Style) -> String {
 impl Exporter for Text {
     fn export(&self, doc: &Document) -> String {
         let mut out = String::new();
-        let mut first = true;
+        let mut first = doc.title.is_empty();
+        if !first {
+            let _ = writeln!(out, "{}", doc.title);
+        }
         for b in &doc.blocks {
             let gap = if first { "" } else { "\n" };
             match b {
+                Block::Table(t) if !t.shown.read() => continue,
                 Block::Heading { text, .. } => {
                     let _ = writeln!(out, "{gap}{text}");
                 }
                 Block::Paragraph { text } => {
+                    // Paragraphs follow one another without a gap.
                     let _ = writeln!(out, "{text}");
-                    continue;
                 }
                 Block::Table(t) => {
                     let _ = write!(out, "{gap}{}", table_text(t, self.style));

@@ -7,7 +7,7 @@
 //! statistics are the stats crate's (`Comparison::verdicts`); this only
 //! words them.
 
-use iolab_stats::{Better, Comparison, ComparisonVerdicts, Metric, Verdict};
+use iolab_stats::{Better, Comparison, ComparisonVerdicts, Metric, TargetColumn, Verdict};
 
 use super::Marks;
 use crate::doc::{
@@ -87,7 +87,13 @@ fn cell(c: &Comparison, v: &ComparisonVerdicts, marks: &mut Marks, m: &Metric, i
         text.push(' ');
         text.push_str(&num::spread_text(s));
     }
-    let mut tone = Tone::Plain;
+    // Runs that spread over more than 10% of their median: worth a look
+    // whatever the verdict.
+    let mut tone = if cell.noisy() {
+        Tone::Warn
+    } else {
+        Tone::Plain
+    };
     if let (Some(r), Some(vd)) = (c.ratio(&m.key, i), verdict(c, v, m, i)) {
         let (word, t) = short(&vd, m.better);
         text.push_str(format!(" x{r:.2} {word}").trim_end());
@@ -125,18 +131,24 @@ fn comparison_family(key: &str) -> &str {
 pub fn document(c: &Comparison) -> Document {
     let labels: Vec<&str> = c.targets.iter().map(|t| t.label.as_str()).collect();
     let mut d = Document::new(format!("iolab compare: {}", labels.join(" vs ")));
+    // Each target: how it was made (or why it was skipped), and why it
+    // failed.
     for t in &c.targets {
-        let state = match (&t.skipped, &t.failed) {
-            (Some(r), _) => format!(": skipped: {r}"),
-            (None, Some(r)) => format!(": failed: {r}"),
-            _ => String::new(),
-        };
         let base = if c.baseline.as_deref() == Some(t.label.as_str()) {
             " (baseline)"
         } else {
             ""
         };
-        d.paragraph(format!("{}{base}: {}{state}", t.label, t.description));
+        match &t.skipped {
+            Some(r) => d.paragraph(format!("{}{base}: skipped: {r}", t.label)),
+            None if !t.description.is_empty() => {
+                d.paragraph(format!("{}{base}: {}", t.label, t.description))
+            }
+            None => d.paragraph(format!("{}{base}", t.label)),
+        };
+        if let (None, Some(r)) = (&t.skipped, &t.failed) {
+            d.paragraph(format!("{}: failed: {r}", t.label));
+        }
     }
     let v = c.verdicts();
     let mut marks = Marks::default();
@@ -162,11 +174,12 @@ pub fn document(c: &Comparison) -> Document {
             }
             table.rows.push(row);
         }
-        d.push(Block::Table(table));
+        d.push(Block::Table(table.for_reading()));
         for f in figures(c, &v, &mut marks, &rows) {
             d.push(Block::Figure(f));
         }
     }
+    d.push(Block::Table(data_table(c, &v)));
     let mut notes = marks.notes();
     let mut legend = format!(
         "each cell: the geometric mean of {} run(s)",
@@ -176,11 +189,42 @@ pub fn document(c: &Comparison) -> Document {
         legend.push_str(&format!(" with its spread ({})", num::SPREAD_MEANING));
     }
     legend.push_str("; * best of the row: better than every other target beyond the noise");
-    if let Some(b) = &c.baseline {
+    let facts: Vec<&str> = c
+        .metrics
+        .iter()
+        .filter(|m| m.better == Better::Neither)
+        .map(|m| m.label.as_str())
+        .collect();
+    if !facts.is_empty() {
         legend.push_str(&format!(
-            "; xN: the ratio to {b} with the verdict (faster or better, slower or worse, ≈ same: \
-             cannot be told apart, cannot tell: too few runs)"
+            "; no best in rows that are facts, not scores ({})",
+            facts.join(", ")
         ));
+    }
+    if let Some(b) = &c.baseline {
+        match c.baseline_index().map(|i| &c.targets[i]) {
+            Some(t) if t.skipped.is_some() => {
+                legend.push_str(&format!("; no ratios: the baseline {b} was skipped"));
+            }
+            Some(t) if t.failed.is_some() && t.values.is_empty() => {
+                legend.push_str(&format!("; no ratios: the baseline {b} failed"));
+            }
+            base => {
+                let failed = if base.is_some_and(|t| t.failed.is_some()) {
+                    ", which failed: only the rows it has"
+                } else {
+                    ""
+                };
+                legend.push_str(&format!(
+                    "; xN: the ratio to {b}{failed}, with the verdict (faster or better, slower \
+                     or worse, ≈ same: cannot be told apart, cannot tell: too few runs"
+                ));
+                if !facts.is_empty() {
+                    legend.push_str("; higher or lower: a fact's row differs beyond the noise");
+                }
+                legend.push(')');
+            }
+        }
     }
     notes.push(Note::plain(legend));
     notes.push(Note::plain(format!(
@@ -199,6 +243,147 @@ pub fn document(c: &Comparison) -> Document {
         notes.push(Note::plain("interrupted: the numbers are partial"));
     }
     d.notes(notes);
+    d
+}
+
+fn status(t: &TargetColumn) -> &'static str {
+    match (&t.skipped, &t.failed) {
+        (Some(_), _) => "skipped",
+        (None, Some(_)) => "failed",
+        _ => "ok",
+    }
+}
+
+/// The CSV columns of the long form.
+pub const CSV_COLUMNS: [&str; 17] = [
+    "key",
+    "metric",
+    "unit",
+    "target",
+    "status",
+    "geomean",
+    "min",
+    "max",
+    "runs",
+    "best",
+    "ratio",
+    "ratio_low",
+    "ratio_high",
+    "verdict",
+    "p",
+    "note",
+    "warnings",
+];
+
+/// The comparison in long form for a spreadsheet: a line per target
+/// that was skipped or failed, then one per metric and target with the
+/// geometric mean, min, max and number of runs, whether it is the best of
+/// its row, the ratio to the baseline with its interval, the verdict and
+/// its p-value, and the cell's warning codes.
+fn data_table(c: &Comparison, v: &ComparisonVerdicts) -> Table {
+    let cols = CSV_COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(i, name)| match i {
+            5..=12 | 14 => Column::num(*name, ""),
+            _ => Column::text(*name),
+        })
+        .collect();
+    let mut t = Table::new("cells", cols);
+    let n = |x: f64| Cell::shown(x, "");
+    let opt = |x: Option<f64>| x.map_or_else(|| Cell::text(""), n);
+    let none = || Cell::text("");
+    for tc in c
+        .targets
+        .iter()
+        .filter(|t| t.skipped.is_some() || t.failed.is_some())
+    {
+        let note = tc.skipped.as_deref().or(tc.failed.as_deref()).unwrap_or("");
+        let mut row = vec![
+            Cell::text("status"),
+            Cell::text("status"),
+            none(),
+            Cell::text(&tc.label),
+            Cell::text(status(tc)),
+            none(),
+            none(),
+            none(),
+            n(0.0),
+        ];
+        row.extend((0..6).map(|_| none()));
+        row.push(Cell::text(note));
+        row.push(none());
+        t.rows.push(row);
+    }
+    for m in &c.metrics {
+        for (i, tc) in c.targets.iter().enumerate() {
+            let Some(cell) = tc.value(&m.key) else {
+                continue;
+            };
+            let pair = c
+                .baseline_index()
+                .filter(|&b| b != i)
+                .and_then(|b| v.against(&m.key, b, i));
+            let interval = pair.and_then(|p| p.test.as_ref()?.interval);
+            t.rows.push(vec![
+                Cell::text(&m.key),
+                Cell::text(&m.label),
+                Cell::text(&m.unit),
+                Cell::text(&tc.label),
+                Cell::text(status(tc)),
+                opt(c.center(&m.key, i)),
+                opt(cell.min()),
+                opt(cell.max()),
+                n(cell.runs.len() as f64),
+                n(f64::from(u8::from(v.is_best(&m.key, i)))),
+                opt(c.ratio(&m.key, i)),
+                opt(interval.map(|x| x.0)),
+                opt(interval.map(|x| x.1)),
+                Cell::text(pair.map_or(String::new(), |p| p.verdict.words(m.better))),
+                opt(pair.and_then(|p| p.verdict.p())),
+                none(),
+                Cell::text(cell.warnings.join(";")),
+            ]);
+        }
+    }
+    t.for_data()
+}
+
+/// Every run's value, one row per metric and target (`compare
+/// --show-runs`): a difference between run 1 and the later runs (a cache
+/// warming up) is a finding of its own.
+pub fn runs_document(c: &Comparison) -> Document {
+    let n = c
+        .targets
+        .iter()
+        .flat_map(|t| t.values.iter().map(|(_, cell)| cell.runs.len()))
+        .max()
+        .unwrap_or(0);
+    let mut cols = vec![
+        Column::text("metric"),
+        Column::text("unit"),
+        Column::text("target"),
+    ];
+    cols.extend((1..=n).map(|i| Column::num(format!("run {i}"), "")));
+    let mut t = Table::new("runs", cols);
+    for m in &c.metrics {
+        for tc in &c.targets {
+            let Some(cell) = tc.value(&m.key) else {
+                continue;
+            };
+            let mut row = vec![
+                Cell::text(&m.label),
+                Cell::text(&m.unit),
+                Cell::text(&tc.label),
+            ];
+            row.extend(cell.runs.iter().map(|x| Cell::num(Some(*x))));
+            row.resize(n + 3, Cell::text(""));
+            t.rows.push(row);
+        }
+    }
+    let mut d = Document::new("");
+    d.heading(2, "Every run");
+    d.push(Block::Table(t.for_reading()));
     d
 }
 

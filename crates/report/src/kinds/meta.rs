@@ -38,6 +38,50 @@ fn row(p: &MetaPhase) -> Vec<Cell> {
     cells
 }
 
+/// Every phase for a spreadsheet, times in nanoseconds, with the setup
+/// on each line (columns of `crate::meta::CSV_HEADER`).
+fn data_table(r: &MetaResult) -> Table {
+    let s = &r.setup;
+    let text = [0, 17];
+    let cols = crate::meta::CSV_HEADER
+        .split(',')
+        .enumerate()
+        .map(|(i, c)| {
+            if text.contains(&i) {
+                Column::text(c)
+            } else {
+                Column::num(c, "")
+            }
+        })
+        .collect();
+    let mut t = Table::new("phases_data", cols);
+    let n = |v: f64| Cell::shown(v, "");
+    let opt = |v: Option<u64>| v.map_or_else(|| Cell::text(""), |x| n(x as f64));
+    for p in &r.phases {
+        t.rows.push(vec![
+            Cell::text(p.phase.name()),
+            n(p.ops as f64),
+            n(p.elapsed_ns as f64),
+            n(p.per_op_ns()),
+            n(p.ops_per_sec()),
+            n(p.lat.moments.mean()),
+            opt(p.lat.moments.min()),
+            opt(p.lat.moments.max()),
+            opt(p.percentile_ns(50.0)),
+            opt(p.percentile_ns(99.0)),
+            n(s.files as f64),
+            n(s.dirs as f64),
+            n(s.depth as f64),
+            n(s.file_size as f64),
+            n(s.threads as f64),
+            n(f64::from(u8::from(s.fsync))),
+            n(f64::from(u8::from(s.cold))),
+            Cell::text(&s.fs_type),
+        ]);
+    }
+    t.for_data()
+}
+
 /// Under MPI: the ranks and hosts, and a table of each rank's operations
 /// per second in each phase (its operations over its own time) above the
 /// merged line (every rank's operations over the phase's wall time across
@@ -115,7 +159,8 @@ pub fn document(r: &MetaResult) -> Document {
         ],
     );
     t.rows = r.phases.iter().map(row).collect();
-    d.push(Block::Table(t));
+    d.push(Block::Table(t.for_reading()));
+    d.push(Block::Table(data_table(r)));
     if let Some(ranks) = &r.ranks {
         ranks_table(&mut d, r, ranks);
     }

@@ -10,7 +10,7 @@ use super::Marks;
 use crate::doc::{
     num, Axis, Block, Cell, Column, Document, Figure, FigureKind, Note, Point, Series, Table,
 };
-use crate::quick::heading;
+use crate::quick::{how, place};
 
 /// A bar of the grid: its value, interval and label.
 type Bar = (f64, Option<(f64, f64)>, String);
@@ -19,10 +19,64 @@ fn is_io(t: &QuickTest) -> bool {
     !t.name.starts_with("META")
 }
 
+/// Every test's numbers for a spreadsheet: MB/s, IOPS, p50 and p99 in
+/// nanoseconds, the error, the runs and the IOPS interval of a repeat,
+/// the warning codes.
+fn data_table(q: &QuickResult) -> Table {
+    let cols = [
+        "test",
+        "op",
+        "mb_per_s",
+        "iops",
+        "p50_ns",
+        "p99_ns",
+        "error",
+        "runs",
+        "iops_low",
+        "iops_high",
+        "warnings",
+    ];
+    let mut t = Table::new(
+        "tests",
+        cols.iter()
+            .enumerate()
+            .map(|(i, c)| match i {
+                2..=5 | 7..=9 => Column::num(*c, ""),
+                _ => Column::text(*c),
+            })
+            .collect(),
+    );
+    for (i, x) in q.tests.iter().enumerate() {
+        let n = |v: f64| Cell::shown(v, "");
+        let (lo, hi) = x.iops_interval.unzip();
+        let opt = |v: Option<f64>| v.map_or_else(|| Cell::text(""), n);
+        t.rows.push(vec![
+            Cell::text(&x.name),
+            Cell::text(&x.op),
+            n(x.bw_bytes / 1e6),
+            n(x.iops),
+            n(x.p50_ns as f64),
+            n(x.p99_ns as f64),
+            Cell::text(x.error.as_deref().unwrap_or("")),
+            n(q.runs_of(i, |u| u.iops).len() as f64),
+            opt(lo),
+            opt(hi),
+            Cell::text(
+                x.warnings
+                    .iter()
+                    .map(|w| w.code.as_str())
+                    .collect::<Vec<_>>()
+                    .join(";"),
+            ),
+        ]);
+    }
+    t.for_data()
+}
+
 /// The document of a quick result.
 pub fn document(q: &QuickResult) -> Document {
-    let mut d = Document::new(format!("iolab quick: {}", q.dir));
-    d.paragraph(heading(q));
+    let mut d = Document::new(format!("iolab quick: {}", place(q)));
+    d.paragraph(how(q));
     if !q.profile.is_empty() {
         d.paragraph(format!("profile {}", q.profile));
     }
@@ -76,7 +130,8 @@ pub fn document(q: &QuickResult) -> Document {
         }
         table.rows.push(row);
     }
-    d.push(Block::Table(table));
+    d.push(Block::Table(table.for_reading()));
+    d.push(Block::Table(data_table(q)));
     // The grid: MB/s of each I/O test, one bar per operation.
     let mut cats: Vec<String> = Vec::new();
     let mut ops: Vec<String> = Vec::new();

@@ -76,17 +76,15 @@ fn point_name(r: &SweepResult, p: &SweepPoint) -> String {
         .join(" ")
 }
 
-const METRICS: [(PointMetric, &str, &str); 3] = [
-    (PointMetric::Mbps, "MB/s", "MB/s"),
-    (PointMetric::Iops, "IOPS", "IOPS"),
-    (PointMetric::P99Us, "p99", "us"),
-];
+/// Axes whose values change how the I/O is done rather than its shape:
+/// with more than one combination of them, each combination is a group of
+/// columns and the other axes make the rows, as in published block-size
+/// studies.
+const MODE_AXES: [&str; 3] = ["rw", "sync", "direct"];
 
-/// The document of a sweep.
-pub fn document(r: &SweepResult) -> Document {
-    let names: Vec<&str> = r.axes.iter().map(|a| a.name.as_str()).collect();
-    let mut d = Document::new(format!("iolab sweep: {}", names.join(" × ")));
-    let repeated = r.repeat > 1 || r.points.iter().any(|p| p.runs.len() > 1);
+/// One row per point: its axis values, MB/s with a bar, IOPS, p99
+/// latency, with repeats each followed by its spread.
+fn rows(r: &SweepResult, repeated: bool, point_marks: &[Vec<String>]) -> Table {
     let mut cols: Vec<Column> = r.axes.iter().map(|a| Column::text(&a.name)).collect();
     for (i, (_, name, unit)) in METRICS.iter().enumerate() {
         let c = Column::num(*name, *unit);
@@ -96,15 +94,7 @@ pub fn document(r: &SweepResult) -> Document {
         }
     }
     let mut t = Table::new("points", cols);
-    let mut marks = Marks::default();
-    for p in &r.points {
-        let at = point_name(r, p);
-        let m = marks.marks(
-            p.warnings
-                .iter()
-                .map(|w| (w.code.as_str(), w.text.as_str())),
-            &at,
-        );
+    for (p, m) in r.points.iter().zip(point_marks) {
         let mut row: Vec<Cell> = p.values.iter().map(Cell::text).collect();
         for (metric, _, _) in METRICS {
             let c = center(p, metric);
@@ -122,7 +112,159 @@ pub fn document(r: &SweepResult) -> Document {
         }
         t.rows.push(row);
     }
-    d.push(Block::Table(t));
+    t
+}
+
+/// Rows are the values of the axes not in `mode`; a group of columns
+/// (MB/s, IOPS, p99 latency) per combination of the `mode` axes' values,
+/// each cell the point's figure (with its spread over repeats).
+fn pivot(r: &SweepResult, mode: &[usize], point_marks: &[Vec<String>]) -> Table {
+    let shape: Vec<usize> = (0..r.axes.len()).filter(|i| !mode.contains(i)).collect();
+    let key = |p: &SweepPoint, idx: &[usize]| -> Vec<String> {
+        idx.iter().map(|&i| p.values[i].clone()).collect()
+    };
+    let mut columns: Vec<Vec<String>> = Vec::new();
+    let mut row_keys: Vec<Vec<String>> = Vec::new();
+    for p in &r.points {
+        let c = key(p, mode);
+        if !columns.contains(&c) {
+            columns.push(c);
+        }
+        let k = key(p, &shape);
+        if !row_keys.contains(&k) {
+            row_keys.push(k);
+        }
+    }
+    let mut cols: Vec<Column> = shape
+        .iter()
+        .map(|&i| Column::text(&r.axes[i].name))
+        .collect();
+    for c in &columns {
+        let parts: Vec<String> = mode
+            .iter()
+            .zip(c)
+            .map(|(&i, v)| {
+                if r.axes[i].name == "rw" {
+                    v.clone()
+                } else {
+                    format!("{}={v}", r.axes[i].name)
+                }
+            })
+            .collect();
+        for (_, name, unit) in METRICS {
+            cols.push(Column::num(format!("{} {name}", parts.join(" ")), unit));
+        }
+    }
+    let mut t = Table::new("points", cols);
+    for k in &row_keys {
+        let mut row: Vec<Cell> = k.iter().map(Cell::text).collect();
+        for c in &columns {
+            let found = r
+                .points
+                .iter()
+                .zip(point_marks)
+                .find(|(p, _)| &key(p, &shape) == k && &key(p, mode) == c);
+            for (metric, _, _) in METRICS {
+                let cell = found.and_then(|(p, m)| {
+                    let (y, spread, _) = center(p, metric)?;
+                    let mut text = num::fmt(y);
+                    if let Some(s) = spread {
+                        text.push(' ');
+                        text.push_str(&num::spread_text(s));
+                    }
+                    Some(Cell::shown(y, text).marked(m.clone()))
+                });
+                row.push(cell.unwrap_or_else(|| Cell::text("-")));
+            }
+        }
+        t.rows.push(row);
+    }
+    t
+}
+
+/// Every run of every point for a spreadsheet: the axis values, the run's
+/// number, bytes, bandwidth in bytes/s, IOPS, latencies in nanoseconds,
+/// runtime and the point's warning codes.
+fn data_table(r: &SweepResult) -> Table {
+    let mut cols: Vec<Column> = r.axes.iter().map(|a| Column::text(&a.name)).collect();
+    for c in [
+        "run",
+        "read_bytes",
+        "write_bytes",
+        "read_bw_bytes",
+        "write_bw_bytes",
+        "iops",
+        "clat_mean_ns",
+        "clat_p99_ns",
+        "runtime_ns",
+    ] {
+        cols.push(Column::num(c, ""));
+    }
+    cols.push(Column::text("warnings"));
+    let mut t = Table::new("runs", cols);
+    for p in &r.points {
+        let warned: Vec<&str> = p.warnings.iter().map(|w| w.code.as_str()).collect();
+        for (i, run) in p.runs.iter().enumerate() {
+            let n = |v: f64| Cell::shown(v, "");
+            let mut row: Vec<Cell> = p.values.iter().map(Cell::text).collect();
+            row.extend([
+                n((i + 1) as f64),
+                n(run.read_bytes as f64),
+                n(run.write_bytes as f64),
+                n(run.read_bw),
+                n(run.write_bw),
+                n(run.iops),
+                n(run.clat_mean_ns),
+                run.clat_p99_ns
+                    .map_or_else(|| Cell::text(""), |v| n(v as f64)),
+                n(run.runtime_ns as f64),
+                Cell::text(warned.join(";")),
+            ]);
+            t.rows.push(row);
+        }
+    }
+    t.for_data()
+}
+
+const METRICS: [(PointMetric, &str, &str); 3] = [
+    (PointMetric::Mbps, "MB/s", "MB/s"),
+    (PointMetric::Iops, "IOPS", "IOPS"),
+    (PointMetric::P99Us, "p99", "us"),
+];
+
+/// The document of a sweep.
+pub fn document(r: &SweepResult) -> Document {
+    let names: Vec<&str> = r.axes.iter().map(|a| a.name.as_str()).collect();
+    let mut d = Document::new(format!("iolab sweep: {}", names.join(" × ")));
+    let repeated = r.repeat > 1 || r.points.iter().any(|p| p.runs.len() > 1);
+    let mut marks = Marks::default();
+    let point_marks: Vec<Vec<String>> = r
+        .points
+        .iter()
+        .map(|p| {
+            marks.marks(
+                p.warnings
+                    .iter()
+                    .map(|w| (w.code.as_str(), w.text.as_str())),
+                &point_name(r, p),
+            )
+        })
+        .collect();
+    let mode: Vec<usize> = r
+        .axes
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| MODE_AXES.contains(&a.name.as_str()))
+        .map(|(i, _)| i)
+        .collect();
+    let combos: usize = mode.iter().map(|&i| r.axes[i].values.len()).product();
+    let t = if combos > 1 {
+        pivot(r, &mode, &point_marks)
+    } else {
+        rows(r, repeated, &point_marks)
+    };
+    d.push(Block::Table(t.for_reading()));
+    d.push(Block::Table(data_table(r)));
     if let Some(xi) = x_axis(r) {
         let axis = &r.axes[xi];
         let sizes: Option<Vec<f64>> = axis.values.iter().map(|v| size_value(v)).collect();

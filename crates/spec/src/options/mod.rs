@@ -2,6 +2,7 @@
 //! value kind, default, range, unit, category, one-line help, an example
 //! value). The job parser, `--cmdhelp` and `docs/options.md` all read it.
 
+pub mod choices;
 mod fio_names;
 mod table;
 #[cfg(test)]

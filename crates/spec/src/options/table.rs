@@ -8,6 +8,10 @@
 //! `iodepth_batch_submit`). Entries are grouped by `Category`, in that
 //! enum's order.
 
+use super::choices::{
+    ChoiceEnum, ContinueOnError, CpuMode, CpusAllowedPolicy, ExitWhat, Fadvise, RateProcess,
+    SyncWrites, UnifiedRwReporting,
+};
 use super::Category as C;
 use super::{choice, opt, Choice, Kind, OptDef, Store};
 use crate::value::TimeUnit;
@@ -36,24 +40,7 @@ const MAX: i64 = i64::MAX;
 const THREAD_IGNORED: &str =
     "iolab runs each job clone on its own thread; fio uses it to pick threads over processes";
 
-const FADVISE_HINTS: &[Choice] = &[
-    choice(
-        "0",
-        &["false", "no"],
-        "no hint: the kernel's default readahead",
-    ),
-    choice(
-        "1",
-        &["true", "yes"],
-        "the job's pattern: random for random jobs, sequential otherwise",
-    ),
-    choice(
-        "sequential",
-        &[],
-        "POSIX_FADV_SEQUENTIAL whatever the pattern",
-    ),
-    choice("random", &[], "POSIX_FADV_RANDOM whatever the pattern"),
-];
+const FADVISE_HINTS: &[Choice] = Fadvise::CHOICES;
 
 const FALLOCATE_MODES: &[Choice] = &[
     choice(
@@ -137,65 +124,17 @@ const SUBMIT_MODES: &[Choice] = &[
     ),
 ];
 
-const CPU_MODES: &[Choice] = &[
-    choice("noop", &[], "spin in a loop of no-op instructions"),
-    choice("qsort", &[], "sort arrays, which draws more power"),
-];
+const CPU_MODES: &[Choice] = CpuMode::CHOICES;
 
-const SYNC_MODES: &[Choice] = &[
-    choice("none", &["0"], "no O_SYNC or O_DSYNC"),
-    choice("sync", &["1"], "open with O_SYNC"),
-    choice("dsync", &[], "open with O_DSYNC"),
-];
+const SYNC_MODES: &[Choice] = SyncWrites::CHOICES;
 
-const EXIT_WHAT: &[Choice] = &[
-    choice(
-        "group",
-        &[],
-        "stop the other jobs of the finishing job's group",
-    ),
-    choice(
-        "stonewall",
-        &[],
-        "stop the jobs running now, then go on past the next stonewall",
-    ),
-    choice("all", &[], "stop every job"),
-];
+const EXIT_WHAT: &[Choice] = ExitWhat::CHOICES;
 
-const CONTINUE_ON_ERROR: &[Choice] = &[
-    choice("none", &["0"], "stop the job at the first error"),
-    choice("read", &[], "carry on after read errors"),
-    choice("write", &[], "carry on after write errors"),
-    choice("io", &[], "carry on after any I/O error"),
-    choice("verify", &[], "carry on after verification failures"),
-    choice(
-        "all",
-        &["1"],
-        "carry on after I/O errors and verification failures",
-    ),
-];
+const CONTINUE_ON_ERROR: &[Choice] = ContinueOnError::CHOICES;
 
-const RATE_PROCESSES: &[Choice] = &[
-    choice("linear", &[], "evenly spaced I/Os"),
-    choice(
-        "poisson",
-        &[],
-        "exponentially distributed gaps, as from independent arrivals",
-    ),
-];
+const RATE_PROCESSES: &[Choice] = RateProcess::CHOICES;
 
-const CPU_POLICIES: &[Choice] = &[
-    choice(
-        "shared",
-        &[],
-        "every clone of the job may run on any CPU of the set",
-    ),
-    choice(
-        "split",
-        &[],
-        "each thread gets one CPU of the set in turn, counting the run's threads across jobs",
-    ),
-];
+const CPU_POLICIES: &[Choice] = CpusAllowedPolicy::CHOICES;
 
 const RANDOM_GENERATORS: &[Choice] = &[
     choice("tausworthe", &[], "32-bit Tausworthe generator"),
@@ -240,11 +179,7 @@ const FIO_ONLY_VERIFY: &[&str] = &[
     "sha3-512", "null",
 ];
 
-const UNIFIED_RW: &[Choice] = &[
-    choice("none", &["0"], "report reads, writes and trims separately"),
-    choice("mixed", &["1"], "report all directions summed as one"),
-    choice("both", &["2"], "report each direction, then the sum"),
-];
+const UNIFIED_RW: &[Choice] = UnifiedRwReporting::CHOICES;
 
 const KB_BASES: &[Choice] = &[
     choice(
