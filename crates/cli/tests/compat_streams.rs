@@ -212,6 +212,92 @@ fn zoned_offsets_are_fios() {
     );
 }
 
+#[test]
+fn lfsr_offsets_are_fios() {
+    require!(fio, strace);
+    check(
+        "randread lfsr",
+        &[
+            "--rw=randread",
+            "--size=4m",
+            "--bs=4k",
+            "--random_generator=lfsr",
+        ],
+    );
+    // Each loop starts the register over from the seed (single steps).
+    check(
+        "randwrite lfsr, loops=2 randrepeat=0 randseed=3",
+        &[
+            "--rw=randwrite",
+            "--size=256k",
+            "--bs=4k",
+            "--random_generator=lfsr",
+            "--loops=2",
+            "--randrepeat=0",
+            "--randseed=3",
+        ],
+    );
+}
+
+#[test]
+fn sequential_runs_between_random_offsets_are_fios() {
+    require!(fio, strace);
+    check("randread:4", &["--rw=randread:4", "--size=4m", "--bs=4k"]);
+    check(
+        "randrw:5 bssplit",
+        &["--rw=randrw:5", "--size=4m", "--bssplit=4k/50:16k/50"],
+    );
+    check(
+        "randread percentage_random=50",
+        &[
+            "--rw=randread",
+            "--size=4m",
+            "--bs=4k",
+            "--percentage_random=50",
+        ],
+    );
+    check(
+        "randrw percentage_random=30 randread:3",
+        &[
+            "--rw=randrw:3",
+            "--size=4m",
+            "--bs=4k",
+            "--percentage_random=30",
+        ],
+    );
+}
+
+#[test]
+fn loops_draw_as_fios_do() {
+    require!(fio, strace);
+    let job = [
+        "--rw=randrw",
+        "--size=512k",
+        "--bssplit=4k/50:16k/50",
+        "--loops=3",
+    ];
+    // randrepeat=1: every loop starts the streams over.
+    check("randrw bssplit loops=3", &job);
+    // Without it the streams go on, after the draw fio spends on the
+    // full random map at each loop's end.
+    check(
+        "randrw bssplit loops=3 randrepeat=0 randseed=5",
+        &[&job[..], &["--randrepeat=0", "--randseed=5"]].concat(),
+    );
+    check(
+        "randread norandommap loops=3 randrepeat=0 randseed=5",
+        &[
+            "--rw=randread",
+            "--size=256k",
+            "--bs=4k",
+            "--norandommap",
+            "--loops=3",
+            "--randrepeat=0",
+            "--randseed=5",
+        ],
+    );
+}
+
 /// Runs `prog args` (fio, or iolab with `run --no-store` first), which must
 /// exit with `want_ok`; its output.
 fn run_tool(dir: &Path, prog: &str, args: &[String], want_ok: bool) -> String {

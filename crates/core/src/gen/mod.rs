@@ -17,6 +17,7 @@
 pub mod bs;
 pub mod dist;
 pub mod fiodist;
+pub mod lfsr;
 pub mod mix;
 pub mod offset;
 pub mod perm;
@@ -53,6 +54,9 @@ pub enum GenError {
     /// The map of touched blocks (`OffsetGen::cover_once`) could not be
     /// allocated.
     MapTooLarge { bytes: u64 },
+    /// fio's shift register (`random_generator=lfsr`) over `n` blocks
+    /// cannot start from `seed` (its all-ones state).
+    LfsrSeed { seed: u64, n: u64 },
 }
 
 impl fmt::Display for GenError {
@@ -78,6 +82,10 @@ impl fmt::Display for GenError {
                 "the block size range {min}-{max} has its minimum above its maximum"
             ),
             GenError::EmptySplit => write!(f, "the block size split has no entry with a share"),
+            GenError::LfsrSeed { seed, n } => write!(
+                f,
+                "random_generator=lfsr: the shift register over {n} blocks cannot start from seed {seed:#x} (as in fio, which fails such a job); another randseed avoids it"
+            ),
             GenError::MapTooLarge { bytes } => write!(
                 f,
                 "the random map of the region ({bytes} bytes, one bit per block) could not be allocated; norandommap=1 needs none"

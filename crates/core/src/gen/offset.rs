@@ -43,6 +43,7 @@ use iolab_spec::value::{Distribution, RwSpec};
 use super::bs::BsGen;
 use super::dist::Skewed;
 use super::fiodist::{zone_table, FioSkew, ZoneIndex};
+use super::lfsr::Lfsr;
 use super::perm::Permutation;
 use super::rng::Rng;
 use super::taus::Frand;
@@ -137,12 +138,29 @@ pub struct OffsetGen {
 }
 
 /// The random streams of a clone that fio's offsets draw from: its offset
-/// stream (`random_state`) and its 32-bit zone stream (`zone_state`),
-/// shared by the clone's files.
+/// stream (`random_state`), its 32-bit zone stream (`zone_state`) and its
+/// `percentage_random` coins (`seq_rand_state`, one per direction, all
+/// three from one seed as in fio), shared by the clone's files, and the
+/// count of I/Os to the next random one of `rw=randread:N`
+/// (`ddir_seq_nr`, one count for the clone).
 #[derive(Clone, Debug)]
 pub struct OffsetRand {
     pub offset: Frand,
     pub zone: Frand,
+    pub coin: [Frand; 3],
+    pub seq_left: u64,
+}
+
+impl OffsetRand {
+    /// The streams from their generators; the first I/O is a random one.
+    pub fn new(offset: Frand, zone: Frand, coin: Frand) -> OffsetRand {
+        OffsetRand {
+            offset,
+            zone,
+            coin: [coin.clone(), coin.clone(), coin],
+            seq_left: 1,
+        }
+    }
 }
 
 /// What `OffsetGen::fio` needs to draw fio's offsets in one file.
@@ -158,6 +176,11 @@ pub struct FioOffsets<'a> {
     pub range_size: u64,
     /// The seed of this file's zipf, pareto or normal generator.
     pub skew_seed: u32,
+    /// `percentage_random` of each direction (read, write, trim).
+    pub percentage_random: [u32; 3],
+    /// With `random_generator=lfsr`: the seed of fio's shift register
+    /// (the clone's offset seed), which then gives the uniform blocks.
+    pub lfsr_seed: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -165,6 +188,14 @@ struct FioSource {
     kind: FioKind,
     /// fio's `last_block`: the blocks a uniform draw spans.
     lastb: u64,
+    /// I/Os per random offset (`rw=randread:N`).
+    run: u64,
+    /// `percentage_random` of each direction, 0 to 100.
+    pct: [u32; 3],
+    /// fio's `last_pos`: where the last I/O of each direction ended,
+    /// relative to the region, for the sequential I/Os between random
+    /// ones.
+    last: [u64; 3],
 }
 
 #[derive(Clone, Debug)]
@@ -175,6 +206,11 @@ enum FioKind {
         absolute: bool,
     },
     Skew(FioSkew),
+    /// `random_generator=lfsr` and the seed it restarts from.
+    Lfsr {
+        lfsr: Lfsr,
+        seed: u64,
+    },
 }
 
 /// One bit per block of the region: set once an I/O of this pass covered
@@ -335,21 +371,16 @@ impl OffsetGen {
 
     /// Draws this random generator's offsets as fio 3.33 does (see the
     /// module's text), with fio's random map of touched blocks unless
-    /// `norandommap` or a distribution other than uniform turns it off.
-    /// Nothing changes for sequential patterns, `rw=randread:N` and
-    /// `percentage_random` below 100, which keep iolab's offsets. Fails,
-    /// allocating nothing, when the map's memory cannot be had.
+    /// `norandommap`, `random_generator=lfsr` or a distribution other than
+    /// uniform turns it off; `rw=randread:N` and `percentage_random` then
+    /// place their sequential I/Os as fio does. Nothing changes for
+    /// sequential patterns. Fails, allocating nothing, when the map's
+    /// memory cannot be had, or fio's shift register cannot start from
+    /// the seed.
     pub fn fio(&mut self, o: &FioOffsets) -> Result<(), GenError> {
-        if !matches!(
-            self.mode,
-            Mode::Random {
-                run: 1,
-                percentage_random: 100,
-                ..
-            }
-        ) {
+        let Mode::Random { run, .. } = self.mode else {
             return Ok(());
-        }
+        };
         let lastb = (self.len - o.min_bs.saturating_sub(self.block).min(self.len)) / self.block;
         let (kind, mapped) = match zone_table(o.distribution) {
             // fio 3.33 keeps no random map for the zoned distributions:
@@ -358,9 +389,17 @@ impl OffsetGen {
             None => {
                 let range = o.range_size.max(1);
                 let nranges = self.len.div_ceil(range);
-                match FioSkew::new(o.distribution, nranges, o.skew_seed) {
-                    Some(s) => (FioKind::Skew(s), false),
-                    None => (FioKind::Uniform, true),
+                match (
+                    FioSkew::new(o.distribution, nranges, o.skew_seed),
+                    o.lfsr_seed,
+                ) {
+                    (Some(s), _) => (FioKind::Skew(s), false),
+                    (None, Some(seed)) => {
+                        let n = self.len / o.min_bs.max(1);
+                        let lfsr = Lfsr::new(n, seed).ok_or(GenError::LfsrSeed { seed, n })?;
+                        (FioKind::Lfsr { lfsr, seed }, false)
+                    }
+                    (None, None) => (FioKind::Uniform, true),
                 }
             }
         };
@@ -372,6 +411,9 @@ impl OffsetGen {
         self.fio = Some(FioSource {
             kind,
             lastb: lastb.max(1),
+            run: run.max(1),
+            pct: o.percentage_random.map(|p| p.min(100)),
+            last: [0; 3],
         });
         Ok(())
     }
@@ -381,15 +423,17 @@ impl OffsetGen {
     /// fio draws them; with fio's offsets (`fio`), the offset comes from
     /// `rand` and the map of touched blocks cuts the I/O to the free
     /// blocks it starts.
+    /// `dir` is the I/O's direction (0 read, 1 write, 2 trim).
     #[inline]
     pub fn draw(
         &mut self,
         bs: &mut BsGen,
         bs_rng: &mut Frand,
         rand: &mut OffsetRand,
+        dir: usize,
     ) -> (u64, u32) {
         if self.fio.is_some() {
-            return self.draw_fio(bs, bs_rng, rand);
+            return self.draw_fio(bs, bs_rng, rand, dir);
         }
         let room = match self.mode {
             Mode::Sequential { .. } if self.cursor + u64::from(bs.min()) <= self.len => {
@@ -409,10 +453,34 @@ impl OffsetGen {
         bs: &mut BsGen,
         bs_rng: &mut Frand,
         rand: &mut OffsetRand,
+        dir: usize,
     ) -> (u64, u32) {
-        let b = self.fio_block(rand);
+        let dir = dir.min(2);
+        // fio's choice between a random offset and the next sequential
+        // one: every N-th I/O of the clone may be random (`randread:N`),
+        // and then is with the odds of `percentage_random`; a sequential
+        // one continues where the direction's last I/O ended, or is
+        // random when that is the region's end. Sequential I/Os neither
+        // consult nor mark the random map.
+        let (run, pct, pos) = match &self.fio {
+            Some(f) => (f.run, f.pct[dir], f.last[dir]),
+            None => (1, 100, 0),
+        };
+        let mut hit = true;
+        if run > 1 {
+            rand.seq_left = rand.seq_left.saturating_sub(1);
+            hit = rand.seq_left == 0;
+            if hit {
+                rand.seq_left = run;
+            }
+        }
+        let random = hit && (pct >= 100 || rand.coin[dir].between(1, 100) <= u64::from(pct));
         let last = self.blocks - 1;
-        let mut off = b.min(last) * self.block;
+        let mut off = if !random && pos < self.len {
+            pos
+        } else {
+            self.fio_block(rand).min(last) * self.block
+        };
         let room = self.len - off;
         let mut len = match bs.next(bs_rng, room) {
             0 => bs.min(),
@@ -422,7 +490,7 @@ impl OffsetGen {
             // A fixed size larger than the blocks left: moved back to fit.
             off = self.len.saturating_sub(u64::from(len)) / self.block * self.block;
         }
-        if let Some(t) = &mut self.touched {
+        if let Some(t) = self.touched.as_mut().filter(|_| random) {
             let first = off / self.block;
             let want = u64::from(len).div_ceil(self.block).max(1);
             let mut n = 0;
@@ -445,7 +513,22 @@ impl OffsetGen {
             }
         }
         self.cursor = off + u64::from(len);
+        if let Some(f) = &mut self.fio {
+            f.last[dir] = self.cursor;
+        }
         (self.start + off, len)
+    }
+
+    /// The draw fio spends when the last I/O of a loop has filled its
+    /// random map: one offset, which finds no free block (nothing when
+    /// the map is not full, or fio's offsets keep no map).
+    pub fn spend_draw_on_full_map(&mut self, rand: &mut OffsetRand) {
+        let (Some(fio), Some(t)) = (&self.fio, &self.touched) else {
+            return;
+        };
+        if matches!(fio.kind, FioKind::Uniform) && t.left == 0 {
+            rand.offset.next_u64();
+        }
     }
 
     /// fio's block for the next random I/O, relative to the region.
@@ -457,6 +540,16 @@ impl OffsetGen {
         loop {
             let (b, base) = match &mut fio.kind {
                 FioKind::Skew(s) => return s.sample(),
+                FioKind::Lfsr { lfsr, seed } => {
+                    // Each block given: fio starts the register over.
+                    return match lfsr.next() {
+                        Some(b) => b,
+                        None => {
+                            lfsr.reset(*seed);
+                            lfsr.next().unwrap_or(0)
+                        }
+                    };
+                }
                 FioKind::Uniform => ((fio.lastb as f64 * rand.offset.fraction()) as u64, 0),
                 FioKind::Zoned { table, absolute } => {
                     let z = table[(rand.zone.between(1, 100) - 1) as usize];
@@ -749,6 +842,12 @@ impl OffsetGen {
         self.cursor = 0;
         self.run_left = 0;
         self.ios = 0;
+        if let Some(f) = &mut self.fio {
+            f.last = [0; 3];
+            if let FioKind::Lfsr { lfsr, seed } = &mut f.kind {
+                lfsr.reset(*seed);
+            }
+        }
         if let Some(t) = &mut self.touched {
             t.clear(self.blocks);
         }
@@ -1382,6 +1481,8 @@ mod tests {
             min_bs: K4,
             range_size: K4,
             skew_seed: 7,
+            percentage_random: [100; 3],
+            lfsr_seed: None,
         })
         .unwrap();
         g
@@ -1389,10 +1490,11 @@ mod tests {
 
     fn fio_rand() -> OffsetRand {
         let seeds = crate::gen::taus::FioSeeds::new(1, true, false, None, 0, false);
-        OffsetRand {
-            offset: seeds.frand(crate::gen::taus::Purpose::Offset),
-            zone: seeds.frand32(crate::gen::taus::Purpose::Zone),
-        }
+        OffsetRand::new(
+            seeds.frand(crate::gen::taus::Purpose::Offset),
+            seeds.frand32(crate::gen::taus::Purpose::Zone),
+            seeds.frand32(crate::gen::taus::Purpose::SeqRandRead),
+        )
     }
 
     #[test]
@@ -1402,7 +1504,7 @@ mod tests {
         let (mut bs_rng, mut rand) = (Frand::new(1, false), fio_rand());
         for pass in 1..=2 {
             let offs: Vec<u64> = (0..1000)
-                .map(|_| g.draw(&mut bs, &mut bs_rng, &mut rand).0)
+                .map(|_| g.draw(&mut bs, &mut bs_rng, &mut rand, 0).0)
                 .collect();
             assert_permutation(&offs, 1000);
             assert_eq!(g.pass(), pass);
@@ -1419,7 +1521,7 @@ mod tests {
         let mut seen = vec![false; 4096];
         let mut bytes = 0;
         while g.pass() == 0 {
-            let (off, len) = g.draw(&mut bs, &mut bs_rng, &mut rand);
+            let (off, len) = g.draw(&mut bs, &mut bs_rng, &mut rand, 0);
             for b in off / K4..(off + u64::from(len)) / K4 {
                 assert!(!seen[b as usize], "block {b} twice");
                 seen[b as usize] = true;
@@ -1453,7 +1555,7 @@ mod tests {
             let mut bs = BsGen::fixed(K4).unwrap();
             let (mut bs_rng, mut rand) = (Frand::new(1, false), fio_rand());
             for _ in 0..5000 {
-                let (off, len) = g.draw(&mut bs, &mut bs_rng, &mut rand);
+                let (off, len) = g.draw(&mut bs, &mut bs_rng, &mut rand, 0);
                 assert!(off + u64::from(len) <= 500 * K4, "{d:?}");
                 assert_eq!(off % K4, 0);
             }

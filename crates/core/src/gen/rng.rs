@@ -79,6 +79,12 @@ pub struct Seeds {
 }
 
 impl Seeds {
+    /// Whether the streams that shape the I/O start over at each loop of
+    /// the job (`randrepeat`): fio seeds them again then.
+    pub fn repeats(&self) -> bool {
+        self.repeat
+    }
+
     pub fn resolve(randrepeat: bool, allrandrepeat: bool, randseed: Option<u64>) -> Seeds {
         if let Some(seed) = randseed {
             return Seeds {

@@ -29,8 +29,7 @@ pub enum Generator {
     /// 64-bit Tausworthe.
     Tausworthe64,
     /// fio's linear feedback shift register, which visits each block once
-    /// without a map; iolab walks a keyed permutation instead (each block
-    /// once per pass, not fio's order).
+    /// without a map, in fio's order (`lfsr`).
     Lfsr,
 }
 

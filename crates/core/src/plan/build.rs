@@ -341,7 +341,10 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
                 Some(Value::Distribution(d)) => d,
                 _ => Distribution::Random,
             },
-            percentage_random: job.int(Opt::PercentageRandom).unwrap_or(100).clamp(0, 100) as u32,
+            percentage_random: {
+                let p = job.per_dir(Opt::PercentageRandom);
+                [p.read, p.write, p.trim].map(|v| v.unwrap_or(100).min(100) as u32)
+            },
             generator: job
                 .choice(Opt::RandomGenerator)
                 .and_then(crate::gen::taus::Generator::from_fio)

@@ -108,8 +108,9 @@ pub struct RandomSpec {
     /// The job's base seeds, shared by its clones.
     pub seeds: Seeds,
     pub distribution: Distribution,
-    /// Percent of I/Os at random offsets in a random mode (100 by default).
-    pub percentage_random: u32,
+    /// Percent of I/Os at random offsets in a random mode, per direction
+    /// (read, write, trim; 100 by default).
+    pub percentage_random: [u32; 3],
     /// `random_generator`.
     pub generator: crate::gen::taus::Generator,
 }

@@ -53,7 +53,7 @@ impl Worker {
             r.before_draw(0, g, file.gens[g].pass());
         }
         let (offset, len) =
-            file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng);
+            file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
         let unit = IoUnit {
             slot,
             file: file.id,

@@ -187,6 +187,9 @@ struct Worker {
     rate: Option<RateLimit>,
     think: Option<Think>,
     min_rate: Option<MinRate>,
+    /// With `randrepeat`, the streams of directions, sizes and offsets as
+    /// the clone started them: fio seeds them again at each loop.
+    first_streams: Option<Box<(Frand, [Frand; 3], OffsetRand)>>,
     /// Strided zones, flow and latency target, when the job asks.
     ctl: control::Control,
 }
@@ -324,6 +327,7 @@ impl Worker {
 
         'job: for lp in 0..loops {
             if lp > 0 {
+                self.streams_again();
                 if let Err((errno, msg)) = self
                     .files
                     .new_loop(job.unlink_each_loop, self.engine.as_mut())
@@ -427,6 +431,7 @@ impl Worker {
                                 &mut self.bs[d],
                                 &mut self.bs_rng[d],
                                 &mut self.off_rng,
+                                d,
                             );
                             let offset = match self.ctl.zones.as_deref_mut() {
                                 None => offset,

@@ -37,6 +37,26 @@ fn bs_gen(spec: &BsSpec) -> Result<BsGen, SetupError> {
 }
 
 impl Worker {
+    /// Before a new loop: with `randrepeat`, the directions, sizes and
+    /// offsets start over from their seeds, as fio's loops do (the count
+    /// of `randread:N` goes on). Without it they go on, after the draws
+    /// fio spends as a loop ends: a direction, and an offset that finds
+    /// the random map full.
+    pub(super) fn streams_again(&mut self) {
+        if let Some(first) = &self.first_streams {
+            let left = self.off_rng.seq_left;
+            (self.mix_rng, self.bs_rng, self.off_rng) = (**first).clone();
+            self.off_rng.seq_left = left;
+            return;
+        }
+        let d = self.mix.next(&mut self.mix_rng).dir as usize;
+        for f in &mut self.files.files {
+            if let Some(g) = f.gen_of[d] {
+                f.gens[g].spend_draw_on_full_map(&mut self.off_rng);
+            }
+        }
+    }
+
     pub(super) fn new(job: &PlanJob, index: u32, files: &[PlanFile]) -> Result<Worker, SetupError> {
         let opts = EngineOpts {
             iodepth: job.iodepth,
@@ -69,7 +89,15 @@ impl Worker {
             job.rw,
             job.random.distribution.clone(),
             job.random.norandommap,
-            job.random.percentage_random,
+            // The I/Os of each direction follow its own percentage (fio's
+            // offsets, below); a mode is sequential only when none is
+            // random.
+            Dir::ALL
+                .iter()
+                .filter(|d| mix.uses(**d))
+                .map(|d| job.random.percentage_random[*d as usize])
+                .max()
+                .unwrap_or(100),
         );
         let offset_rng = seeds.rng(index, Stream::Offset);
         // fio numbers its job threads from 1 in job order, a job's clones
@@ -145,37 +173,26 @@ impl Worker {
                 let rng = offset_rng.substream(fi as u64 * 3 + d as u64);
                 let gen_err = |e| (EINVAL, format!("{}: {e}", pf.path.display()));
                 let mut gen = OffsetGen::new(region, &pattern, rng).map_err(gen_err)?;
-                // I/Os that may span several blocks of the random map each
-                // cover only blocks the pass has not touched, as in fio.
-                let max_len = if shared_map {
-                    Dir::ALL
-                        .iter()
-                        .filter(|x| mix.uses(**x))
-                        .map(|x| job.bs[*x as usize].max())
-                        .max()
-                        .unwrap_or(0)
-                } else {
-                    job.bs[d as usize].max()
-                };
-                if generator == Generator::Lfsr {
-                    gen.cover_once(max_len).map_err(gen_err)?;
-                } else {
-                    let min_bs = |x: Dir| job.bs[x as usize].min();
-                    let used_min = Dir::ALL
-                        .iter()
-                        .filter(|x| mix.uses(**x))
-                        .map(|x| min_bs(*x))
-                        .min()
-                        .unwrap_or(block);
-                    gen.fio(&FioOffsets {
-                        distribution: &job.random.distribution,
-                        norandommap: job.random.norandommap,
-                        min_bs: used_min,
-                        range_size: min_bs(Dir::Read).min(min_bs(Dir::Write)),
-                        skew_seed: skew_seed(&pf.path, thread, &fio_seeds),
-                    })
-                    .map_err(gen_err)?;
-                }
+                // fio's own offsets (its random map cuts I/Os that span
+                // several blocks to the blocks a pass has not touched).
+                let min_bs = |x: Dir| job.bs[x as usize].min();
+                let used_min = Dir::ALL
+                    .iter()
+                    .filter(|x| mix.uses(**x))
+                    .map(|x| min_bs(*x))
+                    .min()
+                    .unwrap_or(block);
+                gen.fio(&FioOffsets {
+                    distribution: &job.random.distribution,
+                    norandommap: job.random.norandommap,
+                    min_bs: used_min,
+                    range_size: min_bs(Dir::Read).min(min_bs(Dir::Write)),
+                    skew_seed: skew_seed(&pf.path, thread, &fio_seeds),
+                    percentage_random: job.random.percentage_random,
+                    lfsr_seed: (generator == Generator::Lfsr)
+                        .then(|| fio_seeds.seed(Purpose::Offset)),
+                })
+                .map_err(gen_err)?;
                 wf.gens.push(gen);
                 wf.gen_of[d as usize] = Some(wf.gens.len() - 1);
             }
@@ -211,6 +228,16 @@ impl Worker {
             None => None,
         };
         let both = mix.uses(Dir::Read) && mix.uses(Dir::Write);
+        let mix_rng = fio_seeds.frand32(Purpose::RwMix);
+        let bs_rng = bs_streams(&fio_seeds, job);
+        let off_rng = OffsetRand::new(
+            fio_seeds.frand(Purpose::Offset),
+            fio_seeds.frand32(Purpose::Zone),
+            fio_seeds.frand32(Purpose::SeqRandRead),
+        );
+        let first_streams = seeds
+            .repeats()
+            .then(|| Box::new((mix_rng.clone(), bs_rng.clone(), off_rng.clone())));
         Ok(Worker {
             engine,
             files: fileset,
@@ -220,12 +247,10 @@ impl Worker {
                 bs_gen(&job.bs[2])?,
             ],
             mix,
-            mix_rng: fio_seeds.frand32(Purpose::RwMix),
-            bs_rng: bs_streams(&fio_seeds, job),
-            off_rng: OffsetRand {
-                offset: fio_seeds.frand(Purpose::Offset),
-                zone: fio_seeds.frand32(Purpose::Zone),
-            },
+            mix_rng,
+            bs_rng,
+            off_rng,
+            first_streams,
             needs_data,
             noio: job.engine.no_io(),
             data,

@@ -684,7 +684,7 @@ option_table! {
         .example("1234");
     RandomGenerator = opt("random_generator", Kind::Choice(RANDOM_GENERATORS), C::Random)
         .default("tausworthe")
-        .help("Algorithm that draws random offsets, as fio's (lfsr: each block once, iolab's order)")
+        .help("Algorithm that draws random offsets, as fio's (lfsr: each block once, in fio's order)")
         .example("lfsr");
     RandomDistribution = opt("random_distribution", Kind::Distribution, C::Random)
         .default("random")
