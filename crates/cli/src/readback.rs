@@ -184,7 +184,8 @@ impl Table {
     /// The table in the document model: text cells, left-aligned (ids
     /// and names lead the rows people scan); numbers marked as numbers
     /// for the formats that care (Markdown, HTML) when every cell of a
-    /// column but the first (an id) is one.
+    /// column but the first (an id) is one, each with its value, which
+    /// CSV writes without the thousands separators people read.
     pub fn doc(&self, name: &str) -> doc::Table {
         let columns = self
             .headers
@@ -201,16 +202,25 @@ impl Table {
                     ..doc::Column::default()
                 }
             })
-            .collect();
+            .collect::<Vec<doc::Column>>();
         doc::Table {
             name: name.to_string(),
-            columns,
             rows: self
                 .rows
                 .iter()
-                .map(|r| r.iter().map(doc::Cell::text).collect())
+                .map(|r| {
+                    r.iter()
+                        .enumerate()
+                        .map(|(i, c)| match c.replace(',', "").parse::<f64>() {
+                            Ok(v) if columns[i].numeric && v.is_finite() => doc::Cell::shown(v, c),
+                            _ => doc::Cell::text(c),
+                        })
+                        .collect()
+                })
                 .collect(),
+            columns,
             shown: doc::Shown::All,
+            row_bars: false,
         }
     }
 
@@ -232,27 +242,10 @@ impl Table {
     }
 }
 
-/// A value with about four significant digits, without exponent for the
-/// ranges storage numbers live in; "-" for a missing one.
+/// A value by the one number formatter of every table
+/// (`iolab_report::doc::num`); "-" for a missing one.
 pub fn num(v: Option<f64>) -> String {
-    let Some(v) = v else {
-        return "-".to_string();
-    };
-    if !v.is_finite() {
-        return format!("{v}");
-    }
-    let a = v.abs();
-    if a >= 1000.0 || a == 0.0 || v.fract() == 0.0 && a < 1e15 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 10.0 {
-        format!("{v:.2}")
-    } else if a >= 0.001 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.3e}")
-    }
+    iolab_report::doc::num::opt(v)
 }
 
 #[cfg(test)]
@@ -280,7 +273,7 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(num(Some(1234.567)), "1235");
+        assert_eq!(num(Some(1234.567)), "1,235");
         assert_eq!(num(Some(512.25)), "512.2");
         assert_eq!(num(Some(12.345)), "12.35");
         assert_eq!(num(Some(1.5)), "1.500");

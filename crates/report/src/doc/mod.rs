@@ -58,6 +58,12 @@ pub struct Table {
     /// Which formats show the table.
     #[serde(default, skip_serializing_if = "Shown::is_all")]
     pub shown: Shown,
+    /// A terminal shows a bar beside every number of a row, scaled to the
+    /// row's largest (a row per metric, a column per target: the picture
+    /// of a comparison). Only on a terminal: a file or a pipe keeps the
+    /// table as narrow as its numbers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub row_bars: bool,
 }
 
 /// Which exporters show a table. A result may say the same numbers twice:
@@ -363,7 +369,14 @@ impl Table {
             columns,
             rows: Vec::new(),
             shown: Shown::All,
+            row_bars: false,
         }
+    }
+
+    /// With a bar per number on a terminal, scaled by row.
+    pub fn with_row_bars(mut self) -> Table {
+        self.row_bars = true;
+        self
     }
 
     /// The table in people's formats only.

@@ -60,6 +60,8 @@ fn table_text(t: &Table, style: Style) -> String {
             tt.set_content_arrangement(ContentArrangement::Disabled);
         }
     }
+    // Row bars on a terminal only.
+    let row_bars = t.row_bars && style.width.is_some();
     // The largest value of each bar column.
     let max: Vec<f64> = t
         .columns
@@ -81,13 +83,19 @@ fn table_text(t: &Table, style: Style) -> String {
         } else {
             CellAlignment::Left
         });
-        if c.bar {
+        if c.bar || (row_bars && c.numeric) {
             header.push(String::new());
             align.push(CellAlignment::Left);
         }
     }
     tt.set_header(header);
     for row in &t.rows {
+        let row_max = row
+            .iter()
+            .zip(&t.columns)
+            .filter(|(_, c)| c.numeric)
+            .filter_map(|(x, _)| x.value)
+            .fold(0.0, f64::max);
         let mut cells = Vec::new();
         for (i, c) in t.columns.iter().enumerate() {
             let cell = row.get(i).cloned().unwrap_or_default();
@@ -97,9 +105,10 @@ fn table_text(t: &Table, style: Style) -> String {
                 cell.tone
             };
             cells.push(paint(&cell.display(), tone, style.color));
-            if c.bar {
+            if c.bar || (row_bars && c.numeric) {
+                let top = if row_bars { row_max } else { max[i] };
                 let b = match cell.value {
-                    Some(v) if max[i] > 0.0 && v > 0.0 => bar(v / max[i]),
+                    Some(v) if top > 0.0 && v > 0.0 => bar(v / top),
                     _ => String::new(),
                 };
                 cells.push(b);
@@ -251,6 +260,50 @@ mod tests {
         // The time keeps its width: one line each.
         assert_eq!(fit.matches("+01:00").count(), 3, "{fit}");
         assert!(fit.contains("2,021 IOPS"), "{fit}");
+    }
+
+    #[test]
+    fn row_bars_only_on_a_terminal() {
+        let mut t = Table::new(
+            "c",
+            vec![
+                Column::text("metric"),
+                Column::num("a", ""),
+                Column::num("b", ""),
+            ],
+        )
+        .with_row_bars();
+        t.rows.push(vec![
+            Cell::text("w"),
+            Cell::num(Some(50.0)),
+            Cell::num(Some(100.0)),
+        ]);
+        t.rows.push(vec![
+            Cell::text("r"),
+            Cell::num(Some(8.0)),
+            Cell::num(Some(2.0)),
+        ]);
+        let plain = table_text(&t, Style::default());
+        assert!(!plain.contains('█'), "{plain}");
+        let term = table_text(
+            &t,
+            Style {
+                width: Some(100),
+                color: false,
+            },
+        );
+        let lines: Vec<&str> = term.lines().collect();
+        // Each row scaled to its own largest value.
+        assert!(
+            lines[1].contains(&format!("50  {}", bar(0.5)))
+                && lines[1].ends_with(&format!("100  {}", bar(1.0))),
+            "{term}"
+        );
+        assert!(
+            lines[2].contains(&format!("8  {}", bar(1.0)))
+                && lines[2].ends_with(&format!("2  {}", bar(0.25))),
+            "{term}"
+        );
     }
 
     #[test]

@@ -174,7 +174,7 @@ pub fn document(c: &Comparison) -> Document {
             }
             table.rows.push(row);
         }
-        d.push(Block::Table(table.for_reading()));
+        d.push(Block::Table(table.for_reading().with_row_bars()));
         for f in figures(c, &v, &mut marks, &rows) {
             d.push(Block::Figure(f));
         }
