@@ -489,3 +489,23 @@ fn zonemode_strided_touches_the_offsets_fio_touches() {
         assert!(!io_sequence(&i).is_empty());
     }
 }
+
+// ---- flow ----
+
+#[test]
+fn flow_keeps_the_ios_of_two_jobs_in_the_ratio_of_their_weights_as_fio() {
+    require!(fio);
+    // Two equally fast jobs of one flow id, weighted 3 and 1: both tools
+    // hold the lighter one back, 3 I/Os to 1. The think time paces both,
+    // so that the one that ends last runs alone only for a few I/Os
+    // (their clocks start apart), however busy the machine.
+    let text = "[global]\nioengine=null\nsize=1g\nrw=randread\ntime_based\nruntime=500ms\n\
+                thinktime=1ms\nflow_id=4\n[a]\nflow=3\n[b]\nflow=1\n";
+    for r in [fio(text), iolab_run(text)] {
+        let ios = |i: usize| r.job(i)["read"]["total_ios"].as_u64().unwrap_or(0);
+        let (a, b) = (ios(0), ios(1));
+        assert!(b >= 20, "{}", r.stdout);
+        let ratio = a as f64 / b as f64;
+        assert!((2.5..=3.5).contains(&ratio), "a={a} b={b}: {}", r.stdout);
+    }
+}

@@ -109,6 +109,8 @@ pub fn run_ranked(
     let halts: Vec<AtomicBool> = plan.jobs.iter().map(|_| AtomicBool::new(false)).collect();
     // Each clone's "has finished", which wait_for watches.
     let finished: Vec<AtomicBool> = plan.jobs.iter().map(|_| AtomicBool::new(false)).collect();
+    // The flow groups of jobs with flow=, shared by their clones.
+    let flows = crate::flow::Flows::of(plan);
     let mut layout_rng = Rng::for_job(0x1a7, 0, Stream::Data);
     // A failure that ends the run before its next phase.
     let mut abort = false;
@@ -207,6 +209,17 @@ pub fn run_ranked(
         let (results, spawn_failed) = std::thread::scope(|s| {
             let mut handles = Vec::with_capacity(phase.len());
             let mut spawn_failed = None;
+            // The clones of a flow that start with the phase join it before
+            // any of them issues an I/O, as fio's start together; the others
+            // join when they start.
+            let mut joined: Vec<_> = phase
+                .clone()
+                .map(|ji| {
+                    let job = &plan.jobs[ji];
+                    let at_once = job.startdelay.is_zero() && job.wait_for.is_empty();
+                    job.flow.filter(|_| at_once).and_then(|f| flows.join(&f))
+                })
+                .collect();
             for ji in phase.clone() {
                 let job = &plan.jobs[ji];
                 let files = &plan.files;
@@ -215,6 +228,8 @@ pub fn run_ranked(
                     halt: &halts[ji],
                     finished: &finished,
                     progress,
+                    flows: &flows,
+                    flow: std::cell::Cell::new(joined[ji - phase.start].take()),
                 };
                 let (halts, phase) = (&halts, phase.clone());
                 let spawned = std::thread::Builder::new()

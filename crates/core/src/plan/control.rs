@@ -132,12 +132,6 @@ pub(super) fn latency_target(cx: &Ctx) -> Result<Option<LatencyTarget>, PlanErro
 /// with the reason rather than ignored.
 pub(super) fn not_yet(cx: &Ctx) -> Result<(), PlanError> {
     let job = cx.job;
-    if job.int(Opt::Flow).unwrap_or(0) > 0 {
-        return Err(cx.err(
-            Some(Opt::Flow),
-            "flow= is fio's, not iolab's yet: iolab does not weigh the I/Os of jobs against each other",
-        ));
-    }
     if job.time_us(Opt::LatencyTarget).unwrap_or(0) > 0 {
         return Err(cx.err(
             Some(Opt::LatencyTarget),

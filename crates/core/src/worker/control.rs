@@ -1,8 +1,12 @@
 //! The job-control options of a clone, carried out around the I/O loop:
-//! `zonemode=strided` moves the clone's offsets zone by zone. Each is off
+//! `zonemode=strided` moves the clone's offsets zone by zone; `flow` holds
+//! the clone back while it is ahead of its share of its flow. Each is off
 //! (None) unless the job asks for it, and the fast paths are taken only
 //! when all are off.
 
+use iolab_engine::clock::Clock;
+
+use crate::flow::FlowShare;
 use crate::gen::OffsetGen;
 use crate::plan::{PlanFile, PlanJob, StridedZones};
 
@@ -10,18 +14,41 @@ use crate::plan::{PlanFile, PlanJob, StridedZones};
 #[derive(Default)]
 pub(super) struct Control {
     pub zones: Option<Box<Strided>>,
+    /// Set when the clone starts, from the run's flow groups.
+    pub flow: Option<FlowShare>,
 }
 
 impl Control {
     pub fn new(job: &PlanJob, files: &[PlanFile]) -> Control {
         Control {
             zones: job.zones.map(|z| Box::new(Strided::new(z, job, files))),
+            flow: None,
         }
     }
 
     /// Nothing to carry out: the fast paths may run.
     pub fn idle(&self) -> bool {
-        self.zones.is_none()
+        self.zones.is_none() && self.flow.is_none()
+    }
+
+    /// Whether the next I/O must wait for the clone's flow (which counts
+    /// it otherwise).
+    #[inline]
+    pub fn held(&mut self) -> bool {
+        self.flow.as_mut().is_some_and(FlowShare::held)
+    }
+
+    /// A held clone with nothing in flight waits `flow_sleep`, or without
+    /// it tries again at once, spinning as fio does (giving the CPU away
+    /// instead would cost a scheduler slice per I/O on a busy machine);
+    /// true when its deadline has passed meanwhile.
+    #[cold]
+    pub fn hold(&self, clock: &Clock, deadline: Option<u64>) -> bool {
+        match self.flow.as_ref().map(|f| f.sleep) {
+            Some(d) if !d.is_zero() => std::thread::sleep(d),
+            _ => std::hint::spin_loop(),
+        }
+        deadline.is_some_and(|dl| clock.now() >= dl)
     }
 }
 

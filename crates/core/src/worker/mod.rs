@@ -56,6 +56,10 @@ pub struct Shared<'a> {
     pub finished: &'a [AtomicBool],
     /// The run's progress counters, for a status line.
     pub progress: &'a Progress,
+    /// The flow groups of the run's jobs with `flow`.
+    pub flows: &'a crate::flow::Flows,
+    /// The clone's place in its flow when it joined before starting.
+    pub flow: std::cell::Cell<Option<crate::flow::FlowShare>>,
 }
 
 impl Shared<'_> {
@@ -97,6 +101,10 @@ pub fn run_clone(job: &PlanJob, index: u32, files: &[PlanFile], shared: &Shared)
         } else {
             match Worker::new(job, index, files) {
                 Ok(mut w) => {
+                    w.ctl.flow = shared
+                        .flow
+                        .take()
+                        .or_else(|| job.flow.and_then(|f| shared.flows.join(&f)));
                     shared.progress.mark_started(index as usize);
                     w.run(job, files, shared, slot, &mut result);
                 }
@@ -376,8 +384,16 @@ impl Worker {
                     }
                     continue;
                 }
+                // Flow control: a job ahead of its share issues nothing
+                // until the others catch up; its I/O in flight is reaped
+                // meanwhile.
+                let held = more && !draining && !free.is_empty() && self.ctl.held();
+                if held && inflight == 0 && pending.is_empty() {
+                    stop = self.ctl.hold(clock, deadline);
+                    continue;
+                }
                 // Issue while there is room in the queue.
-                if more && !draining && !free.is_empty() {
+                if more && !held && !draining && !free.is_empty() {
                     if let Some(sfi) = st.sync_due.take().filter(|&i| self.files.files[i].open) {
                         if !self.sync_file(job, &cx, &mut m, out, sfi, &mut done) {
                             stop = true;
