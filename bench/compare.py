@@ -26,9 +26,11 @@ median of the ratios within each round. IOLAB_BIN=path measures another
 build of iolab.
 """
 import argparse
+import atexit
 import contextlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -244,6 +246,10 @@ def main():
                     help="also write the table, the machine and the command to this file")
     a = ap.parse_args()
     d = a.dir or tempfile.mkdtemp(prefix="iolab-bench-")
+    if a.dir is None:
+        # The directory this script made (its 256 MiB warm file, the limit
+        # loops, the logs) goes with it, however the run ends.
+        atexit.register(shutil.rmtree, d, True)
     os.makedirs(d, exist_ok=True)
     warm = os.path.join(d, "warm.bin")
     if not os.path.exists(warm):

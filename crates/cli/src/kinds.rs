@@ -152,10 +152,18 @@ impl ResultKind for RunKind {
             OutputFormat::Terse => Format::Terse,
             _ => return None,
         };
-        if self.runs.len() > 1 {
-            return Some(self.repeated(f));
+        let body = if self.runs.len() > 1 {
+            self.repeated(f)
+        } else {
+            render(&self.result, &self.opts, f)
+        };
+        // The lines fio's normal text prints before the jobs start (what
+        // each job is, the version, the thread count), as the run did.
+        if f == Format::Normal {
+            let first = self.runs.first().unwrap_or(&self.result);
+            return Some(iolab_report::render_preamble(&first.jobs, &self.opts) + &body);
         }
-        Some(render(&self.result, &self.opts, f))
+        Some(body)
     }
 }
 

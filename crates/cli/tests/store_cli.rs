@@ -382,8 +382,13 @@ fn show_rerenders_a_run_in_fio_formats() {
         "{normal}"
     );
     assert!(normal.contains("ext4 on /dev/sdb1"), "{normal}");
+    // What the run printed: the lines before the jobs started, then the
+    // report.
     assert!(
-        normal.ends_with(&render(&result, &opts, Format::Normal)),
+        normal.ends_with(
+            &(iolab_report::render_preamble(&result.jobs, &opts)
+                + &render(&result, &opts, Format::Normal))
+        ),
         "{normal}"
     );
     let record: Value = serde_json::from_str(&stdout(iolab().args([
