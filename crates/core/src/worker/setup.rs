@@ -62,7 +62,6 @@ impl Worker {
             iodepth: job.iodepth,
             buf_size: job.max_bs() as usize,
             align: iolab_engine::host::page_size() as usize,
-            hipri: job.engine_opts.hipri,
             // Registered buffers spare direct I/O the pinning of its pages
             // on every I/O; buffered I/O copies either way, so it gains
             // nothing from them.
@@ -70,12 +69,7 @@ impl Worker {
                 None if !job.direct => Some(false),
                 asked => asked,
             },
-            registerfiles: job.engine_opts.registerfiles,
-            sqthread_poll: job.engine_opts.sqthread_poll,
-            sqthread_poll_cpu: job.engine_opts.sqthread_poll_cpu,
-            vectored: job.engine_opts.vectored,
-            cpu_cycle_us: job.engine_opts.cpu_cycle_us,
-            cpu_qsort: job.engine_opts.cpu_qsort,
+            ..job.engine_opts
         };
         let mut engine = match &job.exec {
             Some(spec) => iolab_engine::create_exec(spec.clone(), &opts),
