@@ -7,7 +7,7 @@
 //! This is the one thing workers share beyond their progress counters, and
 //! only jobs that ask for it: two relaxed atomics per I/O.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,8 +19,9 @@ pub struct FlowGroup {
     /// I/Os issued by the jobs running in the flow, plus one (fio starts
     /// it at 1, so that the first job's share is defined).
     issued: AtomicU64,
-    /// The weights of the jobs running in the flow.
-    weights: AtomicU64,
+    /// The weights of the jobs running in the flow, summed in 32 bits with
+    /// wrap-around as fio sums them.
+    weights: AtomicU32,
 }
 
 /// The flow groups of a run, one per flow id its jobs use.
@@ -37,7 +38,7 @@ impl Flows {
             if !groups.iter().any(|(id, _)| *id == f.id) {
                 let g = FlowGroup {
                     issued: AtomicU64::new(1),
-                    weights: AtomicU64::new(0),
+                    weights: AtomicU32::new(0),
                 };
                 groups.push((f.id, Arc::new(g)));
             }
@@ -50,12 +51,10 @@ impl Flows {
     /// that the others go on unheld).
     pub fn join(&self, spec: &FlowSpec) -> Option<FlowShare> {
         let group = self.groups.iter().find(|(id, _)| *id == spec.id)?.1.clone();
-        group
-            .weights
-            .fetch_add(u64::from(spec.weight), Ordering::Relaxed);
+        group.weights.fetch_add(spec.weight, Ordering::Relaxed);
         Some(FlowShare {
             group,
-            weight: u64::from(spec.weight),
+            weight: spec.weight,
             issued: 0,
             sleep: spec.sleep,
         })
@@ -66,7 +65,7 @@ impl Flows {
 #[derive(Debug)]
 pub struct FlowShare {
     group: Arc<FlowGroup>,
-    weight: u64,
+    weight: u32,
     /// I/Os this clone issued.
     issued: u64,
     /// `flow_sleep`.
@@ -110,7 +109,7 @@ mod tests {
                 id,
                 Arc::new(FlowGroup {
                     issued: AtomicU64::new(1),
-                    weights: AtomicU64::new(0),
+                    weights: AtomicU32::new(0),
                 }),
             )],
         }
@@ -163,5 +162,26 @@ mod tests {
         let g = &f.groups[0].1;
         assert_eq!(g.weights.load(Ordering::Relaxed), 1);
         assert_eq!(g.issued.load(Ordering::Relaxed), 1 + 1000);
+    }
+
+    #[test]
+    fn a_negative_weight_is_fios_unsigned_one() {
+        // fio's butterfly example: `flow=-2` beside `flow=1`. fio keeps
+        // -2 as 2^32 - 2, so the first job runs nearly alone until it ends.
+        let f = flows(1);
+        let mut a = f.join(&spec(-2i32 as u32)).unwrap();
+        let mut b = f.join(&spec(1)).unwrap();
+        let (mut na, mut nb) = (0u64, 0u64);
+        for _ in 0..10_000 {
+            na += u64::from(!a.held());
+            nb += u64::from(!b.held());
+        }
+        // b's first I/O goes (no share is above a weight then), no other.
+        assert_eq!((na, nb), (10_000, 1));
+        // The weights summed in 32 bits, as fio sums them.
+        let g = &f.groups[0].1;
+        assert_eq!(g.weights.load(Ordering::Relaxed), u32::MAX);
+        drop(a);
+        assert!(!b.held());
     }
 }

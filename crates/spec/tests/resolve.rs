@@ -140,6 +140,14 @@ fn section_flag_selects_jobs() {
 }
 
 #[test]
+fn a_negative_flow_weight_is_accepted_as_fio_accepts_it() {
+    // fio's butterfly example gives one job `flow=-2`.
+    let set = parse("[a]\nflow=-2\n[b]\nflow=1\n").unwrap();
+    assert_eq!(set.jobs[0].int(Opt::Flow), Some(-2));
+    assert!(parse("[a]\nflow=5000000000\n").is_err());
+}
+
+#[test]
 fn new_group_and_stonewall_number_the_groups() {
     let set =
         parse("[a]\nstonewall\n[b]\n[c]\nnew_group\n[d]\nwait_for_previous\nnumjobs=3\n[e]\n")

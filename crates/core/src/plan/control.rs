@@ -95,7 +95,10 @@ pub(super) fn strided_zones(cx: &Ctx) -> Result<Option<StridedZones>, PlanError>
 /// The job's share of its flow, if it has a weight.
 pub(super) fn flow(cx: &Ctx) -> Option<FlowSpec> {
     let job = cx.job;
-    let weight = job.int(Opt::Flow).unwrap_or(0).clamp(0, 1000) as u32;
+    // fio keeps the weight in an unsigned 32-bit field: a negative one
+    // (fio's butterfly example has `flow=-2`) becomes 2^32 - 2, the weight
+    // fio then gives it.
+    let weight = job.int(Opt::Flow).unwrap_or(0) as u32;
     (weight > 0).then(|| FlowSpec {
         id: job.int(Opt::FlowId).unwrap_or(0).max(0) as u64,
         weight,

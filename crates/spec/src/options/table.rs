@@ -574,8 +574,8 @@ option_table! {
 
     Flow = opt("flow", Kind::Int, C::Rate)
         .default("0")
-        .range(0, 1000)
-        .help("Weight of the job among the jobs of its flow_id: their I/Os keep these proportions")
+        .range(i32::MIN as i64, u32::MAX as i64)
+        .help("Weight among its flow_id's jobs, whose I/Os keep these proportions; negative as in fio")
         .example("2");
     FlowId = opt("flow_id", Kind::Int, C::Rate)
         .default("0")
