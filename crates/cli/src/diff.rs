@@ -19,10 +19,9 @@ use iolab_store::{
 use serde_json::json;
 
 use crate::exit::Status;
-use crate::history::bad;
 use crate::outargs::{OutputArgs, OutputFormat};
 use crate::output;
-use crate::readback::{num, DbArg, Table, TableForm};
+use crate::readback::{bad, num, DbArg, Table, TableForm};
 use iolab_report::doc::{self, Block, Cell, Column, Document, Note, Tone};
 
 #[derive(Args, Debug)]

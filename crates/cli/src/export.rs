@@ -11,11 +11,9 @@ use clap::Args;
 use iolab_store::Stored;
 
 use crate::exit::Status;
-use crate::history::bad;
 use crate::outargs::{OutputArgs, OutputFormat};
 use crate::output;
-use crate::readback::{damaged_record, DbArg, FilterArgs, Table, TableForm};
-use crate::show::record_value;
+use crate::readback::{bad, damaged_record, record_value, DbArg, FilterArgs, Table, TableForm};
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {

@@ -11,7 +11,7 @@ use iolab_store::Entry;
 use crate::exit::Status;
 use crate::outargs::{OutputArgs, OutputFormat};
 use crate::output;
-use crate::readback::{DbArg, FilterArgs, Table, TableForm};
+use crate::readback::{bad, DbArg, FilterArgs, Table, TableForm};
 
 /// `iolab history [FILTERS] [--output-format table|markdown|csv|json|html]`
 #[derive(Args, Debug)]
@@ -65,21 +65,6 @@ pub fn run(args: &HistoryArgs) -> Result<Status> {
     Ok(Status::Success)
 }
 
-/// An RFC 3339 UTC time as local time with its offset from UTC (the
-/// offset in force now): `2026-11-27 10:39:10 +01:00`; the text as it is
-/// when it does not parse.
-pub fn local_time(utc: &str) -> String {
-    let Some(secs) = iolab_store::time::parse_rfc3339(utc) else {
-        return utc.to_string();
-    };
-    let off = iolab_engine::host::utc_offset_s();
-    let local = iolab_store::time::format_rfc3339(secs + off as i64);
-    let stamp = local.trim_end_matches('Z').replace('T', " ");
-    let sign = if off < 0 { '-' } else { '+' };
-    let a = off.unsigned_abs();
-    format!("{stamp} {sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
-}
-
 fn table(entries: &[Entry]) -> Table {
     let mut t = Table::new(&[
         "ID", "TIME", "KIND", "FS", "TARGET", "TAGS", "FLAGS", "HEADLINE",
@@ -87,7 +72,7 @@ fn table(entries: &[Entry]) -> Table {
     for e in entries {
         t.push(vec![
             e.id.to_string(),
-            local_time(&e.time),
+            crate::readback::local_time(&e.time),
             e.kind.to_string(),
             if e.fs_type.is_empty() {
                 "-".into()
@@ -105,9 +90,4 @@ fn table(entries: &[Entry]) -> Table {
         ]);
     }
     t
-}
-
-pub fn bad(msg: &str) -> Result<Status> {
-    eprintln!("iolab: {msg}");
-    Ok(Status::BadInput)
 }

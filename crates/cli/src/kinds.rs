@@ -299,7 +299,7 @@ pub fn provenance_of(id: Option<i64>, r: &Record) -> Vec<Block> {
     if let Some(id) = id {
         pairs.push(("result".to_string(), format!("{id} ({})", r.kind)));
     }
-    pairs.push(("time".to_string(), crate::history::local_time(&r.time)));
+    pairs.push(("time".to_string(), crate::readback::local_time(&r.time)));
     if !r.tags.is_empty() {
         pairs.push(("tags".into(), r.tags.join(", ")));
     }

@@ -1,13 +1,14 @@
 //! What the commands that read the results database back (`history`,
 //! `show`, `export`, `diff`) share: the `--db` flag and opening the
 //! database without creating one, the history filters, a plain table in
-//! the text, Markdown and CSV forms, and number formatting.
+//! the text, Markdown and CSV forms, number formatting, local time, a
+//! stored record as JSON and the bad-input exit.
 
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context as _, Result};
 use clap::Args;
-use iolab_store::{Filter, Kind, Store};
+use iolab_store::{Filter, Kind, Store, Stored};
 
 use crate::exit::Status;
 use crate::outargs::OutputFormat;
@@ -246,6 +247,39 @@ impl Table {
 /// (`iolab_report::doc::num`); "-" for a missing one.
 pub fn num(v: Option<f64>) -> String {
     iolab_report::doc::num::opt(v)
+}
+
+/// Says what is wrong with the input and exits with the bad-input status.
+pub fn bad(msg: &str) -> Result<Status> {
+    eprintln!("iolab: {msg}");
+    Ok(Status::BadInput)
+}
+
+/// An RFC 3339 UTC time as local time with its offset from UTC (the
+/// offset in force now): `2026-11-27 10:39:10 +01:00`; the text as it is
+/// when it does not parse.
+pub fn local_time(utc: &str) -> String {
+    let Some(secs) = iolab_store::time::parse_rfc3339(utc) else {
+        return utc.to_string();
+    };
+    let off = iolab_engine::host::utc_offset_s();
+    let local = iolab_store::time::format_rfc3339(secs + off as i64);
+    let stamp = local.trim_end_matches('Z').replace('T', " ");
+    let sign = if off < 0 { '-' } else { '+' };
+    let a = off.unsigned_abs();
+    format!("{stamp} {sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
+}
+
+/// The record as a JSON value with the result parsed.
+pub fn record_value(s: &Stored) -> Result<serde_json::Value> {
+    let mut v = serde_json::to_value(s)?;
+    let result: serde_json::Value = serde_json::from_str(&s.record.result_json)
+        .with_context(|| format!("stored result {} holds invalid JSON", s.id))?;
+    if let Some(obj) = v.as_object_mut() {
+        obj.remove("result_json");
+        obj.insert("result".into(), result);
+    }
+    Ok(v)
 }
 
 #[cfg(test)]

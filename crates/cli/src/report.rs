@@ -12,10 +12,9 @@ use iolab_stats::{Method, DEFAULT_ALPHA};
 use iolab_store::DiffOpts;
 
 use crate::exit::Status;
-use crate::history::bad;
 use crate::outargs::{OutputArgs, OutputFormat};
 use crate::output;
-use crate::readback::{damaged_record, DbArg};
+use crate::readback::{bad, damaged_record, DbArg};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {

@@ -4,16 +4,15 @@
 //! `record` gives the whole stored record with its provenance as JSON.
 //! The normal form opens with where and how the result was measured.
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Args;
 use iolab_store::{Kind, Provenance, Stored};
 
 use crate::exit::Status;
-use crate::history::bad;
 use crate::kinds::{format_names, render_record};
 use crate::outargs::{OutputArgs, OutputFormat};
 use crate::output;
-use crate::readback::{damaged_record, DbArg};
+use crate::readback::{bad, damaged_record, record_value, DbArg};
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
@@ -74,18 +73,6 @@ pub fn record_json(s: &Stored) -> Result<String> {
     Ok(serde_json::to_string_pretty(&record_value(s)?)?)
 }
 
-/// The record as a JSON value with the result parsed.
-pub fn record_value(s: &Stored) -> Result<serde_json::Value> {
-    let mut v = serde_json::to_value(s)?;
-    let result: serde_json::Value = serde_json::from_str(&s.record.result_json)
-        .with_context(|| format!("stored result {} holds invalid JSON", s.id))?;
-    if let Some(obj) = v.as_object_mut() {
-        obj.remove("result_json");
-        obj.insert("result".into(), result);
-    }
-    Ok(v)
-}
-
 /// Where and how the result was measured, for people.
 fn header(s: &Stored) -> String {
     let r = &s.record;
@@ -94,7 +81,7 @@ fn header(s: &Stored) -> String {
         "Result {}: {} at {}",
         s.id,
         r.kind,
-        crate::history::local_time(&r.time)
+        crate::readback::local_time(&r.time)
     );
     if !r.tags.is_empty() {
         out.push_str(&format!(", tags: {}", r.tags.join(", ")));

@@ -1,23 +1,63 @@
 //! The parse sweep: every job file of `tests/corpus` (job files from
-//! fio's `examples/` directory) is parsed by fio (`fio --parse-only`) and
-//! by iolab (`iolab run --parse-only`). The test prints how many both
-//! accept and fails on a file fio accepts and iolab refuses, unless
-//! docs/compat.md lists it (by file name) with its reason.
+//! fio's `examples/` directory), and every one of fio's own examples when
+//! they are installed on the machine, is parsed by fio (`fio
+//! --parse-only`) and by iolab (`iolab run --parse-only`). The test prints
+//! how many both accept and fails on a file fio accepts and iolab refuses,
+//! unless docs/compat.md lists it (by file name) with its reason.
 
 mod common;
 use common::*;
 use iolab_testkit::require;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command as Proc;
 
 #[test]
 fn every_job_file_fio_accepts_parses_in_iolab_or_is_listed_with_its_reason() {
     require!(fio);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let corpus = root.join("tests/corpus");
+    sweep(&root.join("tests/corpus"));
+}
+
+/// Where fio's example job files may be installed: `FIO_EXAMPLES` (a fio
+/// source tree's `examples/`, say), then the places distributions use.
+fn fio_examples() -> Option<PathBuf> {
+    let env = std::env::var_os("FIO_EXAMPLES").map(PathBuf::from);
+    env.into_iter()
+        .chain(
+            [
+                "/usr/share/doc/fio/examples",
+                "/usr/share/fio/examples",
+                "/usr/local/share/doc/fio/examples",
+                "/usr/local/share/fio/examples",
+            ]
+            .map(PathBuf::from),
+        )
+        .find(|d| d.is_dir())
+}
+
+#[test]
+fn fios_installed_examples_parse_alike() {
+    require!(fio);
+    let Some(dir) = fio_examples() else {
+        // Debian's fio package ships no examples; nothing setup.sh can
+        // install brings them.
+        iolab_testkit::skip!(
+            "fio's example job files are not installed (none of FIO_EXAMPLES, \
+             /usr/share/doc/fio/examples, /usr/share/fio/examples, \
+             /usr/local/share/{{doc/,}}fio/examples)"
+        );
+    };
+    sweep(&dir);
+}
+
+/// Parses each `*.fio` file of `corpus` with both tools, in `corpus` (job
+/// files name files relative to it); fails on a file fio accepts and
+/// iolab refuses that docs/compat.md does not list.
+fn sweep(corpus: &Path) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let listed = std::fs::read_to_string(root.join("../../docs/compat.md")).unwrap();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&corpus)
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "fio"))
@@ -30,7 +70,7 @@ fn every_job_file_fio_accepts_parses_in_iolab_or_is_listed_with_its_reason() {
         let fio_ok = Proc::new("fio")
             .arg("--parse-only")
             .arg(f)
-            .current_dir(&corpus)
+            .current_dir(corpus)
             .output()
             .unwrap()
             .status
@@ -38,7 +78,7 @@ fn every_job_file_fio_accepts_parses_in_iolab_or_is_listed_with_its_reason() {
         let out = iolab()
             .args(["run", "--parse-only"])
             .arg(f)
-            .current_dir(&corpus)
+            .current_dir(corpus)
             .output()
             .unwrap();
         let iolab_ok = out.status.success();
@@ -55,7 +95,8 @@ fn every_job_file_fio_accepts_parses_in_iolab_or_is_listed_with_its_reason() {
         }
     }
     println!(
-        "parse sweep: {} job files, {both} accepted by both, fio only: {fio_only:?}",
+        "parse sweep of {}: {} job files, {both} accepted by both, fio only: {fio_only:?}",
+        corpus.display(),
         files.len()
     );
     assert!(

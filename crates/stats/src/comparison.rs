@@ -69,13 +69,7 @@ impl Cell {
     /// The median of the runs (the mean of the two middle ones for an
     /// even count).
     pub fn median(&self) -> Option<f64> {
-        let v = self.sorted();
-        let n = v.len();
-        match n {
-            0 => None,
-            _ if n % 2 == 1 => Some(v[n / 2]),
-            _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-        }
+        crate::median(&self.sorted())
     }
 
     pub fn min(&self) -> Option<f64> {

@@ -55,7 +55,7 @@ pub use compare::{
 pub mod verdict;
 #[cfg(test)]
 mod verdict_sim;
-pub use repeats::{median_interval, Interval, Summary, CONFIDENCE};
+pub use repeats::{median, median_index_by, median_interval, Interval, Summary, CONFIDENCE};
 pub use verdict::{decide, holm, p_value, ratio_test, runs_needed, RatioTest, Verdict};
 pub mod repeat_rule;
 pub use repeat_rule::{RepeatOutcome, RepeatRule, StopReason};

@@ -239,12 +239,7 @@ impl MetaResult {
     /// lower middle one for an even count): the run the table shows.
     pub fn median_run(runs: &[Vec<MetaPhase>]) -> usize {
         let total = |r: &Vec<MetaPhase>| r.iter().map(|p| p.elapsed_ns).sum::<u64>();
-        let mut order: Vec<usize> = (0..runs.len()).collect();
-        order.sort_by_key(|&i| total(&runs[i]));
-        order
-            .get(runs.len().saturating_sub(1) / 2)
-            .copied()
-            .unwrap_or(0)
+        crate::median_index_by(runs, |a, b| total(a).cmp(&total(b))).unwrap_or(0)
     }
 }
 

@@ -112,9 +112,7 @@ pub fn median_run(figs: &[RepeatFigure], runs: usize) -> usize {
     let Some(f) = figs.first().filter(|f| f.values.len() == runs) else {
         return runs.saturating_sub(1);
     };
-    let mut order: Vec<usize> = (0..runs).collect();
-    order.sort_by(|&a, &b| f.values[a].total_cmp(&f.values[b]));
-    order[(runs - 1) / 2]
+    crate::median_index_by(&f.values, |a, b| a.total_cmp(b)).unwrap_or(0)
 }
 
 #[cfg(test)]

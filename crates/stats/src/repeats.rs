@@ -46,6 +46,30 @@ pub struct Interval {
 /// The confidence the order statistics aim for.
 pub const CONFIDENCE: f64 = 0.95;
 
+/// The median of `sorted` (ascending): the middle value, the mean of the
+/// two middle ones for an even count; None when there is none. The one
+/// median of iolab's figures.
+pub fn median(sorted: &[f64]) -> Option<f64> {
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some(0.5 * (sorted[n / 2 - 1] + sorted[n / 2])),
+    }
+}
+
+/// Which of `items` is the median by `cmp`: the middle one, the lower of
+/// the two middle ones for an even count (a median that is one of the
+/// items: the run a report shows, a measured time). None when empty.
+pub fn median_index_by<T>(
+    items: &[T],
+    mut cmp: impl FnMut(&T, &T) -> std::cmp::Ordering,
+) -> Option<usize> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by(|&a, &b| cmp(&items[a], &items[b]));
+    order.get(items.len().checked_sub(1)? / 2).copied()
+}
+
 /// The interval of the median of `sorted` (ascending) from its order
 /// statistics: the narrowest pair (k-th smallest, k-th largest) that has
 /// at least `CONFIDENCE`, or the whole range when none has. None for fewer
@@ -89,11 +113,7 @@ impl Summary {
         let n = values.len();
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let median = if n % 2 == 1 {
-            sorted[n / 2]
-        } else {
-            0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
-        };
+        let median = median(&sorted)?;
         let mean = values.iter().sum::<f64>() / n as f64;
         let stdev = if n > 1 {
             let ss: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
@@ -119,6 +139,17 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn medians_of_odd_even_and_no_values() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[1.0, 5.0, 9.0]), Some(5.0));
+        assert_eq!(median(&[1.0, 5.0, 7.0, 9.0]), Some(6.0));
+        let v = [9, 1, 5, 7];
+        assert_eq!(median_index_by(&v, |a, b| a.cmp(b)), Some(2));
+        assert_eq!(median_index_by(&[3], |a: &i32, b| a.cmp(b)), Some(0));
+        assert_eq!(median_index_by(&[] as &[i32], |a, b| a.cmp(b)), None);
+    }
 
     #[test]
     fn summary_of_known_values() {

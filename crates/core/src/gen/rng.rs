@@ -85,6 +85,11 @@ impl Seeds {
         self.repeat
     }
 
+    /// Whether the job gave `randseed`.
+    pub fn randseed_given(&self) -> bool {
+        self.randseed.is_some()
+    }
+
     pub fn resolve(randrepeat: bool, allrandrepeat: bool, randseed: Option<u64>) -> Seeds {
         if let Some(seed) = randseed {
             return Seeds {

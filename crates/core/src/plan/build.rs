@@ -13,7 +13,7 @@ use iolab_spec::{JobSet, JobSpec, Opt, Value};
 use super::buffers::{buffer_spec, verify_only_mode, verify_spec};
 use super::files::{file_paths, on_disk, resolve_size, OnDisk};
 use iolab_engine::file::FallocMode;
-use iolab_engine::{EngineKind, SyncMode};
+use iolab_engine::{EngineKind, EngineOpts, SyncMode};
 use iolab_spec::options::choices::{
     ContinueOnError, CpuMode, CpusAllowedPolicy, RateProcess, SyncWrites, UnifiedRwReporting,
 };
@@ -22,8 +22,8 @@ use crate::gen::{Rng, Seeds, Stream};
 use iolab_stats::UnifiedRw;
 
 use super::{
-    BsSpec, EngineTuning, ErrorPolicy, Fadvise, FileService, JobFile, Layout, LogSpec, PaceSpec,
-    Plan, PlanError, PlanFile, PlanJob, RandomSpec, StatsSpec,
+    BsSpec, ErrorPolicy, Fadvise, FileService, JobFile, Layout, LogSpec, PaceSpec, Plan, PlanError,
+    PlanFile, PlanJob, RandomSpec, StatsSpec,
 };
 
 /// The logical block size every device takes; direct I/O needs multiples.
@@ -275,7 +275,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         spec,
         groupid,
         engine,
-        engine_opts: EngineTuning {
+        engine_opts: EngineOpts {
             hipri: job.flag(Opt::Hipri),
             fixedbufs: job.get(Opt::Fixedbufs).map(|_| job.flag(Opt::Fixedbufs)),
             registerfiles: job
@@ -292,6 +292,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
                 .unwrap_or(50_000)
                 .clamp(1, u32::MAX as i64) as u32,
             cpu_qsort: job.chosen(Opt::Cpumode) == Some(CpuMode::Qsort),
+            ..EngineOpts::default()
         },
         iodepth,
         // fio's rules: a batch of 0 is the whole queue; the most to reap

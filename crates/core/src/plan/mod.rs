@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use iolab_engine::file::FallocMode;
-use iolab_engine::{EngineKind, SyncMode};
+use iolab_engine::{EngineKind, EngineOpts, SyncMode};
 
 use iolab_stats::{JobSetup, UnifiedRw};
 
@@ -227,25 +227,6 @@ pub enum FileService {
 
 pub use iolab_spec::options::choices::{ExitWhat, Fadvise};
 
-/// The engine options a job may set.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EngineTuning {
-    pub hipri: bool,
-    /// None when the job does not set it (iolab then registers the
-    /// buffers of a direct job).
-    pub fixedbufs: Option<bool>,
-    /// None when the job does not set it (iolab then registers).
-    pub registerfiles: Option<bool>,
-    pub sqthread_poll: bool,
-    pub sqthread_poll_cpu: Option<u32>,
-    /// READV/WRITEV rather than READ/WRITE (fio's nonvectored=0).
-    pub vectored: bool,
-    /// `cpuio`: microseconds of CPU work per I/O (`cpuchunks`).
-    pub cpu_cycle_us: u32,
-    /// `cpuio`: `cpumode=qsort`.
-    pub cpu_qsort: bool,
-}
-
 /// One job clone, ready to run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanJob {
@@ -257,8 +238,10 @@ pub struct PlanJob {
     pub groupid: u32,
     pub engine: EngineKind,
     /// Engine settings fio keeps with the engine's own options (hipri,
-    /// fixedbufs, registerfiles, sqthread_poll, sqthread_poll_cpu).
-    pub engine_opts: EngineTuning,
+    /// fixedbufs, registerfiles, sqthread_poll, sqthread_poll_cpu, cpuio's
+    /// cycle and mode). The worker fills in the queue depth, buffer size
+    /// and alignment, and `fixedbufs` when the job left it unset.
+    pub engine_opts: EngineOpts,
     pub iodepth: u32,
     pub iodepth_batch: u32,
     pub iodepth_batch_complete_min: u32,

@@ -62,7 +62,6 @@ impl Worker {
             iodepth: job.iodepth,
             buf_size: job.max_bs() as usize,
             align: iolab_engine::host::page_size() as usize,
-            hipri: job.engine_opts.hipri,
             // Registered buffers spare direct I/O the pinning of its pages
             // on every I/O; buffered I/O copies either way, so it gains
             // nothing from them.
@@ -70,12 +69,7 @@ impl Worker {
                 None if !job.direct => Some(false),
                 asked => asked,
             },
-            registerfiles: job.engine_opts.registerfiles,
-            sqthread_poll: job.engine_opts.sqthread_poll,
-            sqthread_poll_cpu: job.engine_opts.sqthread_poll_cpu,
-            vectored: job.engine_opts.vectored,
-            cpu_cycle_us: job.engine_opts.cpu_cycle_us,
-            cpu_qsort: job.engine_opts.cpu_qsort,
+            ..job.engine_opts
         };
         let mut engine = match &job.exec {
             Some(spec) => iolab_engine::create_exec(spec.clone(), &opts),
@@ -187,7 +181,7 @@ impl Worker {
                     norandommap: job.random.norandommap,
                     min_bs: used_min,
                     range_size: min_bs(Dir::Read).min(min_bs(Dir::Write)),
-                    skew_seed: skew_seed(&pf.path, thread, &fio_seeds),
+                    skew_seed: skew_seed(&pf.path, thread, seeds.randseed_given(), &fio_seeds),
                     percentage_random: job.random.percentage_random,
                     lfsr_seed: (generator == Generator::Lfsr)
                         .then(|| fio_seeds.seed(Purpose::Offset)),
@@ -288,10 +282,16 @@ fn bs_streams(seeds: &FioSeeds, job: &PlanJob) -> [crate::gen::Frand; 3] {
     [read, write, trim].map(|s| crate::gen::Frand::new(s, seeds.use64))
 }
 
-/// The seed of a file's zipf, pareto or normal generator, as fio seeds it:
-/// the hash of the file's name times the thread number.
-fn skew_seed(path: &std::path::Path, thread: u32, _seeds: &FioSeeds) -> u32 {
+/// The seed of a file's zipf, pareto or normal generator. With `randseed`
+/// given, fio 3.33 seeds it with the clone's offset seed (its low 32 bits),
+/// the same for every file. Without, fio uses a hash of the file's name
+/// times the thread number; iolab's hash of the name is not yet fio's,
+/// so those offsets differ from fio's (docs/compat.md).
+fn skew_seed(path: &std::path::Path, thread: u32, randseed: bool, seeds: &FioSeeds) -> u32 {
     use std::os::unix::ffi::OsStrExt;
+    if randseed {
+        return seeds.seed(Purpose::Offset) as u32;
+    }
     jhash(path.as_os_str().as_bytes(), 0).wrapping_mul(thread)
 }
 

@@ -22,7 +22,7 @@ fn center(p: &SweepPoint, m: PointMetric) -> Option<(f64, Option<f64>, Vec<f64>)
             let c = iolab_stats::geometric_mean(&v).unwrap_or_else(|| {
                 let mut s = v.clone();
                 s.sort_by(f64::total_cmp);
-                s[s.len() / 2]
+                iolab_stats::median(&s).unwrap_or(s[0])
             });
             Some((c, num::spread(&v), v))
         }
