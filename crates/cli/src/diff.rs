@@ -417,8 +417,8 @@ fn concerns(at: &str, name: &str) -> bool {
 fn codes_at(name: &str, flags: &[Flag]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for f in flags.iter().filter(|f| concerns(&f.at, name)) {
-        if !out.contains(&f.code) {
-            out.push(f.code.clone());
+        if !out.iter().any(|c| f.code == *c) {
+            out.push(f.code.to_string());
         }
     }
     out

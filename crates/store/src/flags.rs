@@ -13,7 +13,7 @@ pub fn run_flags(r: &RunResult) -> Vec<Flag> {
     let mut out = Vec::new();
     for j in &r.jobs {
         for w in &j.warnings {
-            push(&mut out, Flag::new(&w.code, &j.name, &w.text));
+            push(&mut out, Flag::new(w.code.clone(), &j.name, &w.text));
         }
     }
     out
@@ -35,7 +35,7 @@ pub fn quick_flags(q: &QuickResult) -> Vec<Flag> {
         for w in &t.warnings {
             push(
                 &mut out,
-                Flag::new(&w.code, format!("{} {}", t.name, t.op), &w.text),
+                Flag::new(w.code.clone(), format!("{} {}", t.name, t.op), &w.text),
             );
         }
     }
@@ -54,7 +54,7 @@ pub fn sweep_flags(s: &SweepResult) -> Vec<Flag> {
             .collect::<Vec<_>>()
             .join(" ");
         for w in &p.warnings {
-            push(&mut out, Flag::new(&w.code, &at, &w.text));
+            push(&mut out, Flag::new(w.code.clone(), &at, &w.text));
         }
     }
     out
@@ -66,7 +66,7 @@ pub fn comparison_flags(c: &Comparison) -> Vec<Flag> {
     for w in &c.warnings {
         push(
             &mut out,
-            Flag::new(&w.code, format!("{} {}", w.target, w.rows), &w.text),
+            Flag::new(w.code.clone(), format!("{} {}", w.target, w.rows), &w.text),
         );
     }
     out

@@ -157,13 +157,18 @@ pub struct Record {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Flag {
-    pub code: String,
+    /// Typed until printed; stored as its text.
+    pub code: iolab_stats::WarningCode,
     pub at: String,
     pub text: String,
 }
 
 impl Flag {
-    pub fn new(code: impl Into<String>, at: impl Into<String>, text: impl Into<String>) -> Self {
+    pub fn new(
+        code: impl Into<iolab_stats::WarningCode>,
+        at: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
         Flag {
             code: code.into(),
             at: at.into(),
@@ -176,8 +181,8 @@ impl Flag {
 pub fn flag_codes(flags: &[Flag]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for f in flags {
-        if !out.contains(&f.code) {
-            out.push(f.code.clone());
+        if !out.iter().any(|c| f.code == *c) {
+            out.push(f.code.to_string());
         }
     }
     out
