@@ -195,7 +195,10 @@ fn every_example_job_file_parses() {
             .arg(&path)
             .assert()
             .success()
-            .stdout(predicate::str::contains("reporting group 0"));
+            .stdout(predicate::str::contains("reporting group 0"))
+            // Run where the user stands, an example removes what it laid
+            // out (quick.fio from its last job, the others from each).
+            .stdout(predicate::str::contains("unlink=1"));
     }
     assert!(seen >= 2, "examples/ holds the job files the README runs");
 }
