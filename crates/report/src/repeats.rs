@@ -1,19 +1,22 @@
 //! The summary of `iolab run --repeat N`: one line per figure (job,
-//! direction, metric) with the median, min-max, the confidence interval of
-//! the median (from order statistics, distribution-free: its bounds are
-//! runs' values, see `iolab_stats::Summary`) and the spread, `!` where the
-//! spread exceeds 10%, and the runs' geometric mean with its 95% interval
-//! (what the verdicts test and `--repeat auto` judges); and the JSON document: fio's layout at the top
+//! direction, metric) with the median, min-max (`!` where the range
+//! exceeds 10% of the median), the confidence interval of the median (from
+//! order statistics, distribution-free: its bounds are runs' values, see
+//! `iolab_stats::Summary`), and the runs' geometric mean with its spread,
+//! the one spread of every iolab table (`doc::num::spread`: the half-width
+//! of its 95% interval; what the verdicts test and `--repeat auto` judges);
+//! and the JSON document: fio's layout at the top
 //! level, from the median run, so that fio parsers read it as one run, and
 //! iolab's summary and every run's document under the top-level "iolab".
 
 use std::fmt::Write as _;
 
-use iolab_stats::repeat_rule::{gm_interval, percent};
+use iolab_stats::repeat_rule::gm_interval;
 use iolab_stats::repeated::{median_run, RepeatFigure};
 use iolab_stats::CONFIDENCE;
 use iolab_stats::{RepeatOutcome, RunResult};
 
+use crate::doc::num;
 use crate::json;
 use crate::jsonw::{Json, Obj};
 use crate::RenderOpts;
@@ -24,7 +27,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
     let mut out = String::new();
     let _ = writeln!(out, "\nRepeats: {runs} runs; {caches}");
     let mut short_of_95 = false;
-    let rows: Vec<[String; 8]> = figs
+    let rows: Vec<[String; 7]> = figs
         .iter()
         .map(|f| {
             let s = &f.summary;
@@ -39,19 +42,19 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
                     cell
                 })
                 .unwrap_or_else(|| "-".into());
-            let spread = f
-                .spread()
-                .map(|p| format!("{:.1}%{}", p * 100.0, if f.noisy { " !" } else { "" }))
-                .unwrap_or_else(|| "-".into());
             [
                 f.job.clone(),
                 f.dir.clone(),
                 format!("{} {}", label(&f.metric), f.unit),
                 num(s.median),
-                format!("{} - {}", num(s.min), num(s.max)),
+                format!(
+                    "{} - {}{}",
+                    num(s.min),
+                    num(s.max),
+                    if f.noisy { " !" } else { "" }
+                ),
                 ci,
                 geo(&f.values),
-                spread,
             ]
         })
         .collect();
@@ -62,8 +65,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
         "median",
         "min - max",
         "median 95% CI",
-        "geo mean ±95%",
-        "spread",
+        "geo mean ±spread",
     ];
     let mut w = head.map(str::len);
     for r in &rows {
@@ -71,7 +73,7 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
             w[i] = w[i].max(c.len());
         }
     }
-    let line = |c: [&str; 8]| {
+    let line = |c: [&str; 7]| {
         let mut l = String::from("  ");
         for (i, cell) in c.iter().enumerate() {
             if i < 3 {
@@ -93,8 +95,9 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
     );
     let _ = writeln!(
         out,
-        "  geo mean ±95%: the runs' geometric mean, the statistic diff's verdicts test and \
-         --repeat auto judges, with its 95% interval (Student's t on the runs' logarithms)"
+        "  geo mean ±spread: the runs' geometric mean, the statistic diff's verdicts test and \
+         --repeat auto judges, ± half the width of its 95% interval (Student's t on the runs' \
+         logarithms), the spread of every iolab table"
     );
     if short_of_95 {
         let _ = writeln!(
@@ -106,18 +109,18 @@ pub fn repeats_text(figs: &[RepeatFigure], runs: usize, caches: &str) -> String 
     if figs.iter().any(|f| f.noisy) {
         let _ = writeln!(
             out,
-            "  ! the runs differ by more than 10%: the median alone does not describe them"
+            "  ! max - min exceeds 10% of the median: the median alone does not describe the runs"
         );
     }
     out
 }
 
-/// The geometric mean of the runs and the half-width of its 95% interval:
-/// `1234 ±2.1%`; `-` when there is no interval (one run, a zero).
+/// The geometric mean of the runs and its spread: `1,234 ±2.1%`; `-`
+/// when there is no interval (one run, a zero).
 fn geo(values: &[f64]) -> String {
-    match gm_interval(values) {
-        Some((gm, _, hi)) => format!("{} ±{}", num(gm), percent(hi / gm - 1.0)),
-        None => "-".into(),
+    match (gm_interval(values), num::spread(values)) {
+        (Some((gm, _, _)), Some(s)) => format!("{} {}", num(gm), num::spread_text(s)),
+        _ => "-".into(),
     }
 }
 
@@ -129,16 +132,9 @@ fn label(metric: &str) -> &str {
     }
 }
 
-/// Three or so significant figures.
+/// The one number format of iolab's tables.
 fn num(v: f64) -> String {
-    let a = v.abs();
-    if a >= 100.0 || a == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
+    num::fmt(v)
 }
 
 /// The JSON (or json+) document of a repeated run: the median run's fio
@@ -220,8 +216,11 @@ fn figure(f: &RepeatFigure) -> Json {
         g.float("value", gm).float("low", lo).float("high", hi);
         o.obj("geometric_mean", g);
     }
-    if let Some(p) = f.spread() {
+    if let Some(p) = num::spread(&f.values) {
         o.float("spread", p);
+    }
+    if let Some(r) = f.range_ratio() {
+        o.float("range_ratio", r);
     }
     o.add("noisy", Json::Bool(f.noisy));
     Json::Obj(o)
@@ -259,19 +258,25 @@ mod tests {
         assert!(lines[2].starts_with("  job  dir   figure"), "{t}");
         assert!(lines[2].contains("median 95% CI"), "{t}");
         assert!(
-            lines[3].contains("1000") && lines[3].contains("980 - 1040"),
+            lines[3].contains("1,000") && lines[3].contains("980 - 1,040"),
             "{t}"
         );
         // Three runs: the range, which holds the median 75% of the time.
-        assert!(lines[3].contains("980 - 1040 (75%)"), "{t}");
-        assert!(lines[3].ends_with("6.0%"), "{t}");
+        assert!(lines[3].contains("980 - 1,040 (75%)"), "{t}");
         // The geometric mean (cube root of 1000 * 1040 * 980) and its
+        // spread, the one of every table: the half-width of its 95%
         // interval, what the verdicts test.
-        assert!(lines[2].contains("geo mean ±95%"), "{t}");
-        assert!(lines[3].contains("1006 ±"), "{t}");
-        assert!(lines[4].ends_with("26.1% !"), "{t}");
+        assert!(lines[2].contains("geo mean ±spread"), "{t}");
+        let spread = crate::doc::num::spread(&[1000.0, 1040.0, 980.0]).unwrap();
+        assert!(
+            lines[3].ends_with(&format!("1,006 {}", crate::doc::num::spread_text(spread))),
+            "{t}"
+        );
+        // A range over 10% of the median is flagged beside the range.
+        assert!(lines[4].contains("10 - 13 !"), "{t}");
+        assert!(!lines[3].contains('!'), "{t}");
         assert!(t.contains("fewer than 6 runs cannot give 95%"), "{t}");
-        assert!(t.contains("differ by more than 10%"));
+        assert!(t.contains("max - min exceeds 10% of the median"));
     }
 
     #[test]
@@ -279,7 +284,7 @@ mod tests {
         // Skewed values, where a t interval of the mean goes negative.
         let t = repeats_text(&[fig(&[3.0, 4.0, 150.0, 5.0, 4.5, 4.2], true)], 6, "x");
         let row = t.lines().nth(3).unwrap();
-        assert!(row.contains("3.00 - 150"), "{t}");
+        assert!(row.contains("3 - 150 !"), "{t}");
         assert!(!t.contains("cannot give 95%"), "six runs give 96.9%: {t}");
     }
 

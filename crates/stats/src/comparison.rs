@@ -2,7 +2,7 @@
 //! Rows are metrics (mkfs time, mount times, capacity, read speeds, and
 //! each workload's MB/s, IOPS and latency percentiles), columns are
 //! targets; each cell keeps the value of every repeated run, so the
-//! statistic shown, the spread and the verdicts (see
+//! statistic shown, the noisy flag and the verdicts (see
 //! `comparison_verdicts`) come from the same numbers. The lab fills it; the
 //! table renderers and the store read it. The full result of every
 //! workload run travels with it.
@@ -11,9 +11,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::RunResult;
 
-/// A cell whose spread (max - min) exceeds this share of its median is
-/// flagged as noisy.
-pub const NOISY_SPREAD: f64 = 0.10;
+/// A cell whose range (max - min) exceeds this share of its median is
+/// flagged as noisy. (The spread shown beside figures is another
+/// statistic: the half-width of the 95% interval of the runs' geometric
+/// mean, see iolab-report's `doc::num::spread`.)
+pub const NOISY_RANGE: f64 = 0.10;
 
 /// Which way a metric is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,7 +83,7 @@ impl Cell {
     }
 
     /// (max - min) / median; `None` with fewer than two runs.
-    pub fn spread(&self) -> Option<f64> {
+    pub fn range_ratio(&self) -> Option<f64> {
         if self.runs.len() < 2 {
             return None;
         }
@@ -92,9 +94,9 @@ impl Cell {
         Some((hi - lo) / med.abs())
     }
 
-    /// The spread exceeds [`NOISY_SPREAD`].
+    /// The range exceeds [`NOISY_RANGE`] of the median.
     pub fn noisy(&self) -> bool {
-        self.spread().is_some_and(|s| s > NOISY_SPREAD)
+        self.range_ratio().is_some_and(|s| s > NOISY_RANGE)
     }
 }
 

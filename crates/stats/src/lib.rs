@@ -27,7 +27,7 @@ mod warning_code;
 
 pub use comparison::{
     Better, Cell, Comparison, Metric, RunWarning, TargetColumn, TargetSetup, WorkloadRun,
-    NOISY_SPREAD,
+    NOISY_RANGE,
 };
 pub use comparison_verdicts::{family, ComparisonVerdicts, PairVerdict, DEFAULT_METHOD};
 pub use env::{Environment, Virt};

@@ -2,12 +2,12 @@
 //! of every job and direction across the runs (bandwidth, IOPS, p50 and
 //! p99 completion latency), each with its median, min-max and the
 //! confidence interval of its median (see [`crate::repeats`]), flagged
-//! when its spread exceeds [`NOISY_SPREAD`]; and the run that stands for
+//! when its range exceeds [`NOISY_RANGE`] of its median; and the run that stands for
 //! them all where one run's report must (the median run).
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Dir, RunResult, Summary, NOISY_SPREAD};
+use crate::{Dir, RunResult, Summary, NOISY_RANGE};
 
 /// One figure over the runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -22,13 +22,13 @@ pub struct RepeatFigure {
     /// One value per run, in run order.
     pub values: Vec<f64>,
     pub summary: Summary,
-    /// (max - min) / median exceeds [`NOISY_SPREAD`].
+    /// (max - min) / median exceeds [`NOISY_RANGE`].
     pub noisy: bool,
 }
 
 impl RepeatFigure {
     /// (max - min) / median, or None when the median is 0.
-    pub fn spread(&self) -> Option<f64> {
+    pub fn range_ratio(&self) -> Option<f64> {
         let s = &self.summary;
         (s.median != 0.0).then(|| (s.max - s.min) / s.median.abs())
     }
@@ -96,7 +96,7 @@ pub fn repeat_figures(runs: &[RunResult]) -> Vec<RepeatFigure> {
                     summary,
                     noisy: false,
                 };
-                f.noisy = f.spread().is_some_and(|s| s > NOISY_SPREAD);
+                f.noisy = f.range_ratio().is_some_and(|s| s > NOISY_RANGE);
                 out.push(f);
             }
         }
@@ -146,7 +146,7 @@ mod tests {
         let iops = &figs[1];
         assert_eq!(iops.values, [1000.0, 1040.0, 980.0]);
         assert_eq!(iops.summary.median, 1000.0);
-        assert!((iops.spread().unwrap() - 0.06).abs() < 1e-9);
+        assert!((iops.range_ratio().unwrap() - 0.06).abs() < 1e-9);
         assert!(!iops.noisy);
         let ci = iops.summary.median_ci.unwrap();
         assert_eq!((ci.low, ci.high), (980.0, 1040.0));
