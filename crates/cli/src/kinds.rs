@@ -56,6 +56,9 @@ pub struct RunKind {
     /// What was done between the runs (caches dropped, ...).
     pub caches: String,
     pub outcome: Option<iolab_stats::RepeatOutcome>,
+    /// fio's "Laying out IO file" lines the run printed in normal output
+    /// between the preamble and the results.
+    pub layout: String,
 }
 
 impl RunKind {
@@ -110,6 +113,7 @@ pub fn run_record_json(
     opts: &RenderOpts,
     runs: &[iolab_stats::RunResult],
     caches: &str,
+    layout: &str,
 ) -> serde_json::Result<String> {
     let mut v = serde_json::to_value(result)?;
     if let Some(obj) = v.as_object_mut() {
@@ -126,6 +130,9 @@ pub fn run_record_json(
                 "utc_offset_s": opts.utc_offset_s,
             }),
         );
+        if !layout.is_empty() {
+            obj.insert("iolab_layout".into(), layout.into());
+        }
         if runs.len() > 1 {
             obj.insert("iolab_runs".into(), serde_json::to_value(runs)?);
             obj.insert("iolab_caches".into(), caches.into());
@@ -161,7 +168,9 @@ impl ResultKind for RunKind {
         // each job is, the version, the thread count), as the run did.
         if f == Format::Normal {
             let first = self.runs.first().unwrap_or(&self.result);
-            return Some(iolab_report::render_preamble(&first.jobs, &self.opts) + &body);
+            return Some(
+                iolab_report::render_preamble(&first.jobs, &self.opts) + &self.layout + &body,
+            );
         }
         Some(body)
     }
@@ -277,6 +286,11 @@ pub fn load(s: &Stored) -> Result<Box<dyn ResultKind>> {
                     .unwrap_or_default()
                     .to_string(),
                 outcome: r.repeat.clone(),
+                layout: v
+                    .get("iolab_layout")
+                    .and_then(|c| c.as_str())
+                    .unwrap_or_default()
+                    .to_string(),
             })
         }
         Kind::Quick => Box::new(QuickKind(serde_json::from_str(json).with_context(what)?)),

@@ -272,12 +272,16 @@ pub fn run(args: &[String]) -> Result<Status> {
             &plan, &jobs, &rule, draw, &shown, &opts, out, store, &keep_args,
         );
     }
+    // The lines are kept for the record too, so that `show` prints them.
+    let mut laid = String::new();
     let mut layout_lines = |n: Notice| {
         if normal {
             // fio says this as it starts laying out; a failed write of the
             // notice is not a reason to stop the run.
             let Notice::LayingOut { job, files, bytes } = n;
-            let _ = out.write(&laying_out(&job, files, bytes));
+            let line = laying_out(&job, files, bytes);
+            let _ = out.write(&line);
+            laid.push_str(&line);
         }
     };
     let outcome = match run_once(&plan, draw, &mut layout_lines) {
@@ -292,7 +296,7 @@ pub fn run(args: &[String]) -> Result<Status> {
     let prov = keep::provenance(&plan_target(&plan));
     opts.provenance = serde_json::to_value(&prov).ok();
     let mut record = keep::record_with(Kind::Run, prov, &keep_args);
-    record.result_json = crate::kinds::run_record_json(&outcome.result, &opts, &[], "")?;
+    record.result_json = crate::kinds::run_record_json(&outcome.result, &opts, &[], "", &laid)?;
     record.job_text = jobs.to_job_text();
     record.metrics = iolab_store::run_metrics(&outcome.result);
     record.warnings = iolab_store::run_flags(&outcome.result);
@@ -465,7 +469,7 @@ fn run_repeated(
         return Ok(Status::Failed);
     }
     if let Some(last) = results.last().filter(|r| r.did_io()) {
-        record.result_json = crate::kinds::run_record_json(last, opts, &results, &caches)?;
+        record.result_json = crate::kinds::run_record_json(last, opts, &results, &caches, "")?;
         record.metrics = iolab_store::repeated_run_metrics(&results);
         record.warnings = iolab_store::runs_flags(&results);
         return Ok(stored(keep::insert(store, &record)));

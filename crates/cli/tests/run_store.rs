@@ -710,3 +710,31 @@ fn show_prints_what_a_repeated_run_printed() {
         }
     }
 }
+
+/// `show` of a single run prints what the run printed, after the record's
+/// header: the preamble, fio's "Laying out IO file" line and the results.
+#[test]
+fn show_prints_what_a_run_printed_with_its_layout_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("r.db");
+    let out = common::iolab()
+        .env("IOLAB_DB", &db)
+        .args(["run", "--name=j", "--rw=read", "--bs=4k", "--size=1m"])
+        .arg(format!("--directory={}", tmp.path().display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        printed.contains("\nj: Laying out IO file (1 file / 1MiB)\n"),
+        "{printed}"
+    );
+    let shown = common::iolab()
+        .env("IOLAB_DB", &db)
+        .args(["show", "1"])
+        .output()
+        .unwrap();
+    assert!(shown.status.success(), "{shown:?}");
+    let shown = String::from_utf8(shown.stdout).unwrap();
+    assert!(shown.ends_with(&printed), "{shown}\n---\n{printed}");
+}
