@@ -31,9 +31,33 @@ pub fn attach(image: &Path) -> Result<PathBuf, LabError> {
     Ok(PathBuf::from(dev))
 }
 
-/// Detaches a loop device.
+/// How long [`detach`] waits for the kernel to let go of the image.
+const DETACH_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Detaches a loop device, and waits until it is detached: while
+/// another process still holds the device open (udev probing it after a
+/// mkfs, for one), the kernel only marks it to be cleared at its last
+/// close, and `losetup --detach` returns before that.
 pub fn detach(device: &Path) -> Result<(), LabError> {
+    let image = backing_file(device);
     exec::run("losetup", &["--detach".as_ref(), device.as_os_str()])?;
+    let Some(image) = image else { return Ok(()) };
+    let start = std::time::Instant::now();
+    while backing_file(device).as_deref() == Some(image.as_path()) {
+        if start.elapsed() > DETACH_WAIT {
+            return Err(LabError::Command {
+                command: format!("losetup --detach {}", device.display()),
+                status: "exit 0".into(),
+                stderr: format!(
+                    "still attached to `{}` after {} s: another process holds it open; \
+                     the kernel detaches it at the last close",
+                    image.display(),
+                    DETACH_WAIT.as_secs()
+                ),
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     Ok(())
 }
 
