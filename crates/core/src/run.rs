@@ -17,6 +17,7 @@ use crate::layout::prepare;
 use crate::plan::{ExitWhat, Plan, PlanJob};
 use crate::progress::Progress;
 use crate::ranks::{Ranks, Ready, Solo};
+use crate::steady::SteadyWatch;
 use crate::worker::{not_run, run_clone, Shared};
 
 /// No such file or directory.
@@ -182,7 +183,7 @@ pub fn run_ranked(
                             clones[ji] = Some(r);
                             // A file half made is iolab's to remove, whatever
                             // the job says.
-                            if pf.existing.is_none() && !pf.block_device {
+                            if pf.existing.is_none() && !pf.block_device && !pf.char_device {
                                 let _ = std::fs::remove_file(&pf.path);
                             }
                             abort = true;
@@ -271,11 +272,19 @@ pub fn run_ranked(
                     halts[ji].store(true, Ordering::Relaxed);
                 }
             };
+            // Steady-state detection samples the clones from here.
+            let mut steady = SteadyWatch::of_phase(plan, phase.clone());
+            if let Some(w) = &mut steady {
+                w.watch(progress, &halts, &done);
+            }
             ranks.watch_phase(pi, &done, &halt);
-            let results: Vec<(usize, JobResult)> = handles
+            let mut results: Vec<(usize, JobResult)> = handles
                 .into_iter()
                 .map(|(ji, h)| (ji, h.join().unwrap_or_else(|_| not_run(&plan.jobs[ji]))))
                 .collect();
+            if let Some(w) = &steady {
+                w.attach(&mut results);
+            }
             (results, spawn_failed)
         });
         ranks.end_phase(pi);
@@ -337,7 +346,7 @@ pub fn run_ranked(
             } else {
                 none_did_io && created[jf.file]
             };
-            if remove && !pf.block_device {
+            if remove && !pf.block_device && !pf.char_device {
                 let _ = std::fs::remove_file(&pf.path);
             }
         }

@@ -467,7 +467,11 @@ pub fn sparse_reads(plan: &Plan) -> Vec<Warning> {
     {
         for jf in &job.files {
             let pf = &plan.files[jf.file];
-            if pf.block_device || pf.layout != Layout::AsIs || written.contains(&jf.file) {
+            if pf.block_device
+                || pf.char_device
+                || pf.layout != Layout::AsIs
+                || written.contains(&jf.file)
+            {
                 continue;
             }
             if let Ok(h) = iolab_engine::file::hole_bytes(&pf.path, jf.offset, jf.len) {
@@ -591,7 +595,10 @@ fn page_cache(
     devices: &Devices,
     out: &mut Vec<Warning>,
 ) {
-    if pj.direct {
+    // A character device (/dev/null, /dev/zero) has no page cache.
+    let devices_only =
+        !pj.files.is_empty() && pj.files.iter().all(|f| plan.files[f.file].char_device);
+    if pj.direct || devices_only {
         return;
     }
     let name = &job.name;
@@ -802,7 +809,7 @@ fn compression(
     let data = compressible(pj).filter(|_| wrote);
     for jf in &pj.files {
         let pf = &plan.files[jf.file];
-        if pf.block_device {
+        if pf.block_device || pf.char_device {
             continue;
         }
         let path = resolve_existing(&pf.path);
