@@ -433,6 +433,11 @@ impl Worker {
                                 &mut self.off_rng,
                                 d,
                             );
+                            if file.gens[g].ended() {
+                                // fio found no next offset: the job ends.
+                                stop = true;
+                                continue;
+                            }
                             let offset = match self.ctl.zones.as_deref_mut() {
                                 None => offset,
                                 Some(z) => match z.place(fi, offset, len) {
