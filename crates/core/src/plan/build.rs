@@ -82,6 +82,7 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
     }
     phases.push(phase_start..jobs.len());
     stop_cpuio_after_io(set, &mut jobs)?;
+    super::buffers::count_dedupe_threads(&mut jobs);
     let global_options = set.global_echo.clone();
     Ok(Plan {
         jobs,

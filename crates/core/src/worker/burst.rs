@@ -34,6 +34,9 @@ impl Worker {
         }
         let (offset, len) =
             file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
+        if file.gens[g].ended() {
+            return None;
+        }
         let unit = IoUnit {
             slot,
             file: file.id,

@@ -293,8 +293,8 @@ impl Worker {
     /// The direction, file, offset and length of the next I/O, drawn
     /// from the job's mix, rate, file choice, generators and zones (or
     /// the last I/O's, for the write of a trimwrite pair). None when the
-    /// job stops: its rate ends it, a direction has no offsets, a zone
-    /// lies past the file's end.
+    /// job stops: its rate ends it, a direction has no offsets (or fio
+    /// would find none), a zone lies past the file's end.
     #[inline]
     fn draw(&mut self, cx: &Cx, last: Option<(usize, u64, u32)>) -> Option<(Dir, usize, u64, u32)> {
         let pick = self.mix.next(&mut self.mix_rng);
@@ -320,6 +320,10 @@ impl Worker {
         }
         let (offset, len) =
             file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
+        if file.gens[g].ended() {
+            // fio found no next offset: the job ends.
+            return None;
+        }
         let offset = match self.ctl.zones.as_deref_mut() {
             None => offset,
             Some(z) => z.place(fi, offset, len)?,

@@ -88,7 +88,12 @@ impl Worker {
         fileset.start(engine.as_mut()).map_err(engine_error)?;
         let needs_data = engine.caps().needs_buffers && (mode.writes());
         let data_rng = seeds.rng(index, Stream::Data);
-        let mut data = DataGen::new(&job.buffers, data_rng.substream(2));
+        let region: u64 = job.files.iter().map(|f| f.len).sum();
+        let mut data = DataGen::new(&job.buffers, data_rng.substream(2)).with_working_set(
+            thread,
+            region,
+            job.bs[Dir::Write as usize].min(),
+        );
         if needs_data {
             for slot in 0..job.iodepth {
                 data.init(engine.buf(slot));
@@ -322,12 +327,13 @@ impl Draws<'_> {
                 skew_seed: skew_seed(
                     &pf.path,
                     self.thread,
-                    seeds.randseed_given(),
+                    seeds.repeats() && !seeds.randseed_given(),
                     self.fio_seeds,
                 ),
                 percentage_random: job.random.percentage_random,
                 lfsr_seed: (job.random.generator == Generator::Lfsr)
                     .then(|| self.fio_seeds.seed(Purpose::Offset)),
+                units: dir_units(job, mix, block, used_min),
             })
             .map_err(gen_err)?;
             wf.gens.push(gen);
@@ -356,14 +362,24 @@ fn bs_streams(seeds: &FioSeeds, job: &PlanJob) -> [crate::gen::Frand; 3] {
     [read, write, trim].map(|s| crate::gen::Frand::new(s, seeds.use64))
 }
 
-/// The seed of a file's zipf, pareto or normal generator. With `randseed`
-/// given, fio 3.33 seeds it with the clone's offset seed (its low 32 bits),
-/// the same for every file. Without, fio uses a hash of the file's name
-/// times the thread number; iolab's hash of the name is not yet fio's,
-/// so those offsets differ from fio's (docs/compat.md).
-fn skew_seed(path: &std::path::Path, thread: u32, randseed: bool, seeds: &FioSeeds) -> u32 {
+/// fio's units of each direction, `ba` and `min_bs`, when a direction the
+/// job uses has others than the shared generator's (`bs=4k,8k`): fio
+/// then draws and marks its random blocks in each direction's own.
+fn dir_units(job: &PlanJob, mix: &RwMix, block: u64, min_bs: u64) -> Option<[(u64, u64); 3]> {
+    let units = Dir::ALL.map(|d| (job.blockalign[d as usize], job.bs[d as usize].min()));
+    let differ = Dir::ALL
+        .iter()
+        .any(|d| mix.uses(*d) && units[*d as usize] != (block, min_bs));
+    differ.then_some(units)
+}
+
+/// The seed of a file's zipf, pareto or normal generator, as fio 3.33
+/// seeds it: with `randrepeat` on and no `randseed`, fio's hash of the
+/// file's name (`jhash`) times the thread number; otherwise the clone's
+/// offset seed (its low 32 bits), the same for every file.
+fn skew_seed(path: &std::path::Path, thread: u32, name_hash: bool, seeds: &FioSeeds) -> u32 {
     use std::os::unix::ffi::OsStrExt;
-    if randseed {
+    if !name_hash {
         return seeds.seed(Purpose::Offset) as u32;
     }
     jhash(path.as_os_str().as_bytes(), 0).wrapping_mul(thread)
