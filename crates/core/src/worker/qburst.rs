@@ -41,6 +41,7 @@ impl Worker {
     ) -> bool {
         cx.queued
             && self.plain_single(job, cx)
+            && self.logs.is_none()
             && batch == 1
             && complete_min == 1
             && complete_max == 1
