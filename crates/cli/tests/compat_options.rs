@@ -509,3 +509,153 @@ fn flow_keeps_the_ios_of_two_jobs_in_the_ratio_of_their_weights_as_fio() {
         assert!((2.5..=3.5).contains(&ratio), "a={a} b={b}: {}", r.stdout);
     }
 }
+
+// ---- verify_dump ----
+
+/// Runs the job text (DIR stands for `dir`) under fio or iolab in `dir`;
+/// its report and standard error.
+fn run_in(dir: &Path, with_fio: bool, text: &str) -> (Value, String) {
+    let job = dir.join("job.fio");
+    std::fs::write(&job, text.replace("DIR", &dir.to_string_lossy())).unwrap();
+    let out = if with_fio {
+        Proc::new("fio")
+            .current_dir(dir)
+            .arg("--output-format=json")
+            .arg(&job)
+            .output()
+            .unwrap()
+    } else {
+        iolab()
+            .current_dir(dir)
+            .args(["run", "--no-store", "--output-format=json"])
+            .arg(&job)
+            .output()
+            .unwrap()
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (json_of(&out.stdout), stderr)
+}
+
+/// Flips one bit of the byte at `at` of `path`.
+fn flip_byte(path: &Path, at: u64) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, at).unwrap();
+    b[0] ^= 0x20;
+    f.write_all_at(&b, at).unwrap();
+}
+
+#[test]
+fn verify_dump_writes_the_failed_block_as_read_and_as_expected_as_fio() {
+    require!(fio);
+    let write = "[w]\nfilename=DIR/data\nrw=write\nbs=4k\nsize=64k\nverify=crc32c\ndo_verify=0\n";
+    let check = "[v]\nfilename=DIR/data\nrw=read\nbs=4k\nsize=64k\nverify=crc32c\nverify_dump=1\n";
+    // A byte of the data of block 5, and a byte of the magic of block 9's
+    // header (no seed to regenerate from: the block as read only).
+    for (at, block, kinds) in [
+        (5 * 4096 + 1234, 5 * 4096, &["expected", "received"][..]),
+        (9 * 4096 + 1, 9 * 4096, &["hdr_fail"][..]),
+    ] {
+        let mut names = Vec::new();
+        for with_fio in [true, false] {
+            let tool = if with_fio { "fio" } else { "iolab" };
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path();
+            let (w, err) = run_in(d, with_fio, write);
+            assert_eq!(w["jobs"][0]["error"], 0, "{tool}: {err}");
+            flip_byte(&d.join("data"), at);
+            let (v, err) = run_in(d, with_fio, check);
+            assert_eq!(v["jobs"][0]["error"], 84, "{tool}: {err}");
+            let dumps: Vec<String> = entries(d)
+                .into_iter()
+                .filter(|n| n.starts_with("data."))
+                .collect();
+            let want: Vec<String> = kinds.iter().map(|k| format!("data.{block}.{k}")).collect();
+            assert_eq!(dumps, want, "{tool}: {err}");
+            // The block as read is what the file holds there.
+            let file = std::fs::read(d.join("data")).unwrap();
+            let read_back = &file[block as usize..block as usize + 4096];
+            let received = kinds.last().unwrap();
+            let got = std::fs::read(d.join(format!("data.{block}.{received}"))).unwrap();
+            assert_eq!(got, read_back, "{tool}");
+            if kinds.len() == 2 {
+                // What it should have held differs at the damaged byte.
+                let exp = std::fs::read(d.join(format!("data.{block}.expected"))).unwrap();
+                let i = (at - block) as usize;
+                assert_eq!(exp.len(), 4096, "{tool}");
+                assert_eq!(exp[i] ^ got[i], 0x20, "{tool}");
+                if !with_fio {
+                    // iolab's is the block as written: one byte differs.
+                    let n = exp.iter().zip(&got).filter(|(a, b)| a != b).count();
+                    assert_eq!(n, 1);
+                    let f = &v["jobs"][0]["iolab"]["verify_failure"]["dumped"];
+                    assert_eq!(f[0], format!("data.{block}.received"), "{v}");
+                }
+            }
+            names.push(dumps);
+        }
+        assert_eq!(names[0], names[1]);
+    }
+    // A dump never replaces a file: a name taken is left alone.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    run_in(d, false, write);
+    flip_byte(&d.join("data"), 5 * 4096 + 1234);
+    std::fs::write(d.join("data.20480.received"), b"mine").unwrap();
+    let (v, err) = run_in(d, false, check);
+    assert_eq!(v["jobs"][0]["error"], 84, "{err}");
+    assert_eq!(
+        std::fs::read(d.join("data.20480.received")).unwrap(),
+        b"mine"
+    );
+    assert!(d.join("data.20480.expected").exists());
+    assert!(err.contains("never overwritten"), "{err}");
+}
+
+// ---- dedupe_mode=working_set ----
+
+/// Of a file's 4 KiB blocks: the share that repeat an earlier block, and
+/// how many distinct blocks are repeated.
+fn repeats(path: &Path) -> (f64, usize) {
+    let data = std::fs::read(path).unwrap();
+    let mut counts = std::collections::HashMap::new();
+    for b in data.chunks(4096) {
+        *counts.entry(b).or_insert(0u64) += 1;
+    }
+    let dups: u64 = counts.values().map(|n| n - 1).sum();
+    let repeated = counts.values().filter(|n| **n > 1).count();
+    (dups as f64 / (data.len() / 4096) as f64, repeated)
+}
+
+#[test]
+fn dedupe_working_set_repeats_blocks_of_a_small_set_as_fio() {
+    require!(fio);
+    // 2,048 writes, half of them repeating one of the working set: 10% of
+    // the job's size, 204 blocks.
+    for (pct, set, global) in [(50, 10, 0), (30, 5, 1)] {
+        let text = format!(
+            "[d]\nfilename=DIR/f\nrw=write\nbs=4k\nsize=8m\ndedupe_percentage={pct}\n\
+             dedupe_mode=working_set\ndedupe_working_set_percentage={set}\ndedupe_global={global}\n"
+        );
+        let (f, i) = same_as_fio(&text);
+        let pages = 2048 * set / 100;
+        for (tool, r) in [("fio", &f), ("iolab", &i)] {
+            let (share, repeated) = repeats(&r.dir.path().join("f"));
+            let want = pct as f64 / 100.0;
+            assert!(
+                (want - 0.06..=want + 0.03).contains(&share),
+                "{tool}: {share:.3} of the blocks repeat, dedupe_percentage={pct}"
+            );
+            // Only blocks of the set repeat, and most of the set does.
+            assert!(
+                repeated <= pages && repeated > pages / 2,
+                "{tool}: {repeated} distinct blocks repeat, the set has {pages}"
+            );
+        }
+    }
+}

@@ -77,8 +77,13 @@ fn scratch() -> tempfile::TempDir {
 /// The I/O calls of fio and of iolab for the same job options (given as
 /// `--name=value` flags after the file and engine), in that order.
 fn both(opts: &[&str]) -> (Vec<Call>, Vec<Call>) {
+    both_named("data", opts)
+}
+
+/// `both` on a file of the given name.
+fn both_named(name: &str, opts: &[&str]) -> (Vec<Call>, Vec<Call>) {
     let dir = scratch();
-    let file = dir.path().join("data");
+    let file = dir.path().join(name);
     let mut args = vec![
         "--name=j".to_string(),
         format!("--filename={}", file.display()),
@@ -216,8 +221,7 @@ fn zoned_offsets_are_fios() {
 fn zipf_pareto_and_normal_offsets_with_a_seed_are_fios() {
     require!(fio, strace);
     // With randseed given, fio seeds each file's generator with the
-    // clone's offset seed; without it, from a hash of the file's name
-    // that iolab does not reproduce yet (docs/compat.md).
+    // clone's offset seed.
     for dist in ["zipf:1.2", "pareto:0.9", "normal:50", "zipf:1.1:0.3"] {
         let d = format!("--random_distribution={dist}");
         check(
@@ -241,6 +245,99 @@ fn zipf_pareto_and_normal_offsets_with_a_seed_are_fios() {
             "--randrepeat=0",
             "--randseed=7",
         ],
+    );
+}
+
+#[test]
+fn zipf_pareto_and_normal_offsets_seeded_by_the_file_name_are_fios() {
+    require!(fio, strace);
+    // Without randseed, fio seeds each file's generator with its jhash of
+    // the file's name times the thread number: two names, two sequences,
+    // each fio's; and a second clone (thread 2) of the same job.
+    for name in ["f", "another-file.dat"] {
+        for dist in ["zipf:1.2", "pareto:0.9", "normal:50"] {
+            let d = format!("--random_distribution={dist}");
+            let (fio, iolab) = both_named(name, &["--rw=randread", "--size=1m", "--bs=4k", &d]);
+            assert_same(&format!("randread {dist} in `{name}`"), &fio, &iolab);
+        }
+    }
+    // Two clones at once, each traced apart: each clone's sequence is
+    // fio's (thread 1's seed and thread 2's, twice it).
+    let dir = scratch();
+    let file = dir.path().join("g");
+    let args: Vec<String> = [
+        "--name=j",
+        &format!("--filename={}", file.display()),
+        "--ioengine=psync",
+        "--rw=randread",
+        "--size=512k",
+        "--bs=4k",
+        "--random_distribution=zipf:1.1",
+        "--numjobs=2",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    let fio = traced_apart(dir.path(), &file, &which("fio"), &args);
+    let iolab_args = [vec!["run".to_string(), "--no-store".to_string()], args].concat();
+    let iolab = assert_cmd::cargo::cargo_bin("iolab");
+    let iolab = traced_apart(dir.path(), &file, &iolab, &iolab_args);
+    assert_eq!(fio.len(), 2, "fio's clones: {fio:?}");
+    assert_eq!(iolab.len(), 2, "iolab's clones");
+    for (f, i) in fio.iter().zip(&iolab) {
+        assert_same("zipf numjobs=2, one clone", f, i);
+    }
+}
+
+/// `traced` with each thread or process traced into a file of its own
+/// (`strace -ff`): the call sequences of those that made calls on
+/// `file`, sorted.
+fn traced_apart(dir: &Path, file: &Path, prog: &Path, args: &[String]) -> Vec<Vec<Call>> {
+    let _ = std::fs::remove_file(file);
+    let logs = dir.join("apart");
+    std::fs::create_dir_all(&logs).unwrap();
+    let out = Proc::new("strace")
+        .args(["-ff", "-y", "-s", "0", "-e", "trace=pread64,pwrite64"])
+        .args(["-e", "signal=none", "-o"])
+        .arg(logs.join("t"))
+        .arg(prog)
+        .args(args)
+        .env("IOLAB_DB", test_db())
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut seqs: Vec<Vec<Call>> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| io_calls(&std::fs::read_to_string(e.unwrap().path()).unwrap(), file))
+        .filter(|c| !c.is_empty())
+        .collect();
+    seqs.sort();
+    std::fs::remove_dir_all(&logs).unwrap();
+    let _ = std::fs::remove_file(file);
+    seqs
+}
+
+#[test]
+fn directions_with_their_own_block_sizes_draw_as_fios() {
+    require!(fio, strace);
+    // fio draws each direction's random blocks in its own block size and
+    // marks its one random map from the offset in that size, and a block
+    // past the region's end ends the job.
+    check(
+        "randrw bs=4k,8k",
+        &["--rw=randrw", "--size=256k", "--bs=4k,8k"],
+    );
+    check(
+        "randrw bs=8k,4k rwmixread=30",
+        &["--rw=randrw", "--size=1m", "--bs=8k,4k", "--rwmixread=30"],
+    );
+    check(
+        "randrw bs=4k,16k norandommap",
+        &["--rw=randrw", "--size=1m", "--bs=4k,16k", "--norandommap"],
     );
 }
 

@@ -25,16 +25,30 @@ use serde_json::Value;
 #[cfg(feature = "mpi")]
 const RANKS: usize = 4;
 
+/// `mpirun --allow-run-as-root --oversubscribe` in `dir`, with the test
+/// database and its session directory under `session`: OpenMPI makes its
+/// default one (/tmp/ompi.HOST.UID) in a way that fails ("File exists")
+/// when another mpirun makes it at the same moment, and these tests run
+/// side by side.
+#[cfg(feature = "mpi")]
+fn mpirun_in(dir: &Path, session: &Path) -> Proc {
+    let mut cmd = Proc::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe"])
+        .env("OMPI_MCA_orte_tmpdir_base", session)
+        .env("IOLAB_DB", test_db())
+        .current_dir(dir);
+    cmd
+}
+
 /// `mpirun -np 4 iolab ARGS` in `dir`.
 #[cfg(feature = "mpi")]
 fn mpirun(dir: &Path, args: &[&str]) -> Output {
-    Proc::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+    let session = tempfile::tempdir().unwrap();
+    mpirun_in(dir, session.path())
+        .arg("-np")
         .arg(RANKS.to_string())
         .arg(assert_cmd::cargo::cargo_bin("iolab"))
         .args(args)
-        .env("IOLAB_DB", test_db())
-        .current_dir(dir)
         .output()
         .expect("start mpirun")
 }
@@ -424,14 +438,13 @@ fn ranks_that_read_different_job_text_are_refused_before_any_io() {
     }
     let bin = assert_cmd::cargo::cargo_bin("iolab");
     // Ranks 0 and 1 read a.fio, ranks 2 and 3 b.fio (MPMD).
-    let out = Proc::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+    let session = tempfile::tempdir().unwrap();
+    let out = mpirun_in(d, session.path())
+        .args(["-np", "2"])
         .arg(&bin)
         .args(["run", "a.fio", ":", "-np", "2"])
         .arg(&bin)
         .args(["run", "b.fio"])
-        .env("IOLAB_DB", test_db())
-        .current_dir(d)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -561,8 +574,9 @@ fn a_rank_failing_mid_phase_ends_the_run_for_all_and_is_named() {
         "--output-format=json,normal",
         "--no-store",
     ];
-    let out = Proc::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+    let session = tempfile::tempdir().unwrap();
+    let out = mpirun_in(d, session.path())
+        .args(["-np", "2"])
         .arg(&bin)
         .args(args)
         .args([":", "-np", "1", "sh", "-c", limited])
@@ -571,8 +585,6 @@ fn a_rank_failing_mid_phase_ends_the_run_for_all_and_is_named() {
         .args([":", "-np", "1"])
         .arg(&bin)
         .args(args)
-        .env("IOLAB_DB", test_db())
-        .current_dir(d)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -622,13 +634,12 @@ fn ctrl_c_under_mpirun_stops_every_meta_rank_and_removes_its_files() {
         std::fs::create_dir(d.join(format!("d{r}"))).unwrap();
     }
     let rank_dir = format!("{}/d$rank", d.display());
-    let mut child = Proc::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+    let session = tempfile::tempdir().unwrap();
+    let mut child = mpirun_in(d, session.path())
+        .arg("-np")
         .arg(RANKS.to_string())
         .arg(assert_cmd::cargo::cargo_bin("iolab"))
         .args(["meta", &rank_dir, "--files=2000000", "--no-store"])
-        .env("IOLAB_DB", test_db())
-        .current_dir(d)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -692,14 +703,13 @@ fn ranks_that_run_different_iolab_builds_are_refused_before_any_io() {
             .unwrap();
         f.write_all(b"\n").unwrap();
     }
-    let out = Proc::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+    let session = tempfile::tempdir().unwrap();
+    let out = mpirun_in(d, session.path())
+        .args(["-np", "2"])
         .arg(&bin)
         .args(["run", "job.fio", ":", "-np", "2"])
         .arg(&other)
         .args(["run", "job.fio"])
-        .env("IOLAB_DB", test_db())
-        .current_dir(d)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -5,8 +5,12 @@
 //! (`zero_buffers`), a repeated pattern (`buffer_pattern`), data that
 //! compresses by a given share (`buffer_compress_percentage` in chunks of
 //! `buffer_compress_chunk`), and writes that repeat an earlier one
-//! (`dedupe_percentage`, fio's "repeat" mode). Every generated buffer is a
-//! function of a 64-bit seed, so verify can regenerate what was written.
+//! (`dedupe_percentage`): the last unique one (`dedupe_mode=repeat`, fio's
+//! default), or one of a working set, the job's first unique buffers
+//! (`dedupe_mode=working_set`, `dedupe_working_set_percentage` of the
+//! job's size in blocks of its smallest write size, shared between the
+//! jobs with `dedupe_global`). Every generated buffer is a function of a
+//! 64-bit seed, so verify can regenerate what was written.
 
 use crate::gen::Rng;
 
@@ -26,8 +30,44 @@ pub struct BufferSpec {
     /// The chunk the random/fixed split repeats over; 0 is the whole
     /// buffer.
     pub compress_chunk: u64,
-    /// Percent of writes that repeat the previous unique buffer.
+    /// Percent of writes that repeat an earlier unique buffer.
     pub dedupe_percentage: u32,
+    /// Which earlier buffer a deduplicated write repeats.
+    pub dedupe_mode: DedupeMode,
+}
+
+/// fio's `dedupe_mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DedupeMode {
+    /// The last unique buffer (`repeat`).
+    #[default]
+    Repeat,
+    /// One drawn uniformly from a working set: the first unique buffers
+    /// (`working_set`).
+    WorkingSet {
+        /// `dedupe_working_set_percentage`: the set's size in percent of
+        /// the job's size.
+        percent: u32,
+        /// `dedupe_global`: the set is drawn from the unique buffers of
+        /// every job of the run with the option, a share of each in turn
+        /// from the job's own, as fio rotates it.
+        global: bool,
+        /// The job clones of the run (fio's thread count), which the
+        /// rotation goes over; set once the plan has them all.
+        threads: u32,
+    },
+}
+
+/// A clone's working set (`DedupeMode::WorkingSet`), decided when the
+/// clone starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct WorkingSet {
+    /// Buffers in the set (at least 1).
+    pages: u64,
+    /// fio's thread number of this clone (from 1) and the number of
+    /// clones in the run, for `dedupe_global`'s rotation.
+    thread: u32,
+    threads: u32,
 }
 
 impl Default for BufferSpec {
@@ -40,6 +80,7 @@ impl Default for BufferSpec {
             compress_percentage: None,
             compress_chunk: 512,
             dedupe_percentage: 0,
+            dedupe_mode: DedupeMode::Repeat,
         }
     }
 }
@@ -78,6 +119,22 @@ pub struct DataGen {
     rng: Rng,
     /// The seed of the last unique buffer, which a dedupe write repeats.
     last_unique: Option<u64>,
+    /// With a working set: its source, the key of the unique seeds and
+    /// how many unique buffers this clone made.
+    working_set: Option<WorkingSet>,
+    unique_key: u64,
+    uniques: u64,
+}
+
+/// The key of the unique buffers of the clones with `dedupe_global`: the
+/// same in every clone, so that each can make the others' buffers.
+const GLOBAL_DEDUPE_KEY: u64 = 0x5eed_dede_0000_0001;
+
+/// splitmix64's finaliser.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 impl DataGen {
@@ -98,7 +155,62 @@ impl DataGen {
             per_write,
             rng,
             last_unique: None,
+            working_set: None,
+            unique_key: 0,
+            uniques: 0,
         }
+    }
+
+    /// Turns on `dedupe_mode=working_set` (nothing without that mode) for
+    /// the clone with fio's thread number `thread` (from 1), whose job
+    /// writes `size` bytes in blocks of at least `min_bs`: fio's working
+    /// set is `dedupe_working_set_percentage` of `size`, in `min_bs`
+    /// blocks (at least one). The unique buffers are then numbered: the
+    /// k-th unique buffer of clone t has a seed of (key, t, k), so the set,
+    /// made of first unique buffers, needs no memory.
+    pub fn with_working_set(mut self, thread: u32, size: u64, min_bs: u64) -> DataGen {
+        if let DedupeMode::WorkingSet {
+            percent,
+            global,
+            threads,
+        } = self.spec.dedupe_mode
+        {
+            self.unique_key = if global {
+                GLOBAL_DEDUPE_KEY
+            } else {
+                self.rng.next_u64()
+            };
+            let pages = (u128::from(size) * u128::from(percent) / 100) as u64 / min_bs.max(1);
+            self.working_set = Some(WorkingSet {
+                pages: pages.max(1),
+                thread: thread.max(1),
+                threads: threads.max(thread).max(1),
+            });
+        }
+        self
+    }
+
+    /// The seed of the `k`-th unique buffer of the clone numbered `thread`.
+    fn unique_seed(&self, thread: u32, k: u64) -> u64 {
+        mix(mix(self.unique_key ^ u64::from(thread).wrapping_mul(0x9e37_79b9_7f4a_7c15)) ^ k)
+    }
+
+    /// The seed of buffer `i` of the working set: this clone's i-th unique
+    /// buffer; with `dedupe_global`, fio's rotation: the set is cut into
+    /// runs of pages / threads buffers (at least one), the first run from
+    /// this clone's first unique buffers, each next one from the next
+    /// clone's (wrapping).
+    fn working_set_seed(&self, set: &WorkingSet, i: u64) -> u64 {
+        let global = matches!(
+            self.spec.dedupe_mode,
+            DedupeMode::WorkingSet { global: true, .. }
+        );
+        if !global {
+            return self.unique_seed(set.thread, i);
+        }
+        let run = (set.pages / u64::from(set.threads)).max(1);
+        let from = (u64::from(set.thread - 1) + i / run) % u64::from(set.threads);
+        self.unique_seed(from as u32 + 1, i % run)
     }
 
     /// Fills a buffer at set-up, before its first write.
@@ -132,6 +244,19 @@ impl DataGen {
     /// a dedupe write, else a new one.
     pub fn next_seed(&mut self) -> u64 {
         let pct = self.spec.dedupe_percentage;
+        if let Some(set) = self.working_set {
+            // fio: with 100 every write repeats the first buffer.
+            if pct >= 100 && self.uniques > 0 {
+                return self.unique_seed(set.thread, 0);
+            }
+            if pct > 0 && pct < 100 && self.rng.percent(pct) {
+                let i = self.rng.below(set.pages);
+                return self.working_set_seed(&set, i);
+            }
+            let seed = self.unique_seed(set.thread, self.uniques);
+            self.uniques += 1;
+            return seed;
+        }
         if pct > 0 {
             if let Some(last) = self.last_unique {
                 if self.rng.percent(pct) {

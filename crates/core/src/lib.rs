@@ -4,8 +4,8 @@
 #![forbid(unsafe_code)]
 pub(crate) mod data;
 
+pub mod caches;
 pub mod checks;
-
 pub(crate) mod compressing;
 pub mod devuse;
 pub(crate) mod diskstats;

@@ -204,6 +204,9 @@ pub struct VerifySpec {
     pub interval: u32,
     /// `verify_pattern`: the data under the header, or every byte.
     pub pattern: Option<Vec<u8>>,
+    /// Write each failed chunk to files, as read and as expected
+    /// (`verify_dump`; see `dump`).
+    pub dump: bool,
 }
 
 impl VerifySpec {
@@ -536,6 +539,36 @@ pub fn check_chunk(
     }))
 }
 
+/// What a failed chunk `c`, read from file offset `at`, should have held,
+/// as fio's `verify_dump` regenerates it: the data from the seed in the
+/// chunk's header under that header (its data checksum recomputed), or the
+/// pattern. None when the header itself fails its checks (magic, method,
+/// length, offset, CRC32C): then there is no seed to trust, and fio
+/// dumps the chunk as read only.
+pub fn expected_chunk(spec: &VerifySpec, data: &DataGen, c: &[u8], at: u64) -> Option<Vec<u8>> {
+    let m = spec.method;
+    let mut out = vec![0u8; c.len()];
+    if m == Method::Pattern {
+        expected_data(spec, data, &mut out, 0, 0);
+        return Some(out);
+    }
+    let h = m.header_len();
+    if c.len() < h
+        || c[0..2] != MAGIC.to_le_bytes()
+        || c[2..4] != m.code().to_le_bytes()
+        || get32(c, 4) != c_len(c.len())
+        || get64(c, 16) != at
+        || get32(c, CRC_AT) != fio_crc32c(&c[..CRC_AT])
+    {
+        return None;
+    }
+    out.copy_from_slice(c);
+    expected_data(spec, data, &mut out[h..], h, get64(c, 8));
+    let sum = m.sum(&out[h..]);
+    out[FIXED..FIXED + sum.len()].copy_from_slice(&sum);
+    Some(out)
+}
+
 /// The first index where `a` and `b` differ (over the shorter length):
 /// one comparison of the whole slices first, the search only when they
 /// differ.
@@ -568,6 +601,8 @@ fn get64(b: &[u8], at: usize) -> u64 {
     w.copy_from_slice(&b[at..at + 8]);
     u64::from_le_bytes(w)
 }
+
+pub mod dump;
 
 #[cfg(test)]
 mod tests;

@@ -220,6 +220,10 @@ fn verify_failure(f: &VerifyFailure) -> Obj {
         .str("expected", &f.expected)
         .str("found", &f.found)
         .uint("failed_blocks", f.failed_blocks);
+    if !f.dumped.is_empty() {
+        let names = f.dumped.iter().map(|d| Json::Str(d.clone())).collect();
+        o.add("dumped", Json::Arr(names));
+    }
     o
 }
 

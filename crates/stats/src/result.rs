@@ -197,6 +197,9 @@ pub struct VerifyFailure {
     pub found: String,
     /// Blocks that failed in all.
     pub failed_blocks: u64,
+    /// With `verify_dump`: the files the block was written to (as read,
+    /// as expected), or why one was not written.
+    pub dumped: Vec<String>,
 }
 
 /// One job clone's results (or, with group_reporting, a group's merged

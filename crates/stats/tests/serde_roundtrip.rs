@@ -87,6 +87,7 @@ fn sample_run() -> RunResult {
                 expected: "crc32c 01020304".into(),
                 found: "crc32c 0a0b0c0d".into(),
                 failed_blocks: 2,
+                dumped: vec!["x.8192.hdr_fail".into()],
             });
             j.total_err = 1;
             j.first_error = 5;

@@ -217,3 +217,90 @@ fn fixed_fill_repeats_the_pattern_from_its_phase() {
     fill_fixed(&mut buf, Some(&[]), 3);
     assert_eq!(buf, [0; 10]);
 }
+
+/// What one clone with a dedupe working set writes: `WRITES` blocks of
+/// `BS` bytes in a job of that size.
+fn written_with_set(spec: &BufferSpec, thread: u32) -> Vec<Vec<u8>> {
+    let size = (BS * WRITES) as u64;
+    let mut gen = DataGen::new(spec, Rng::from_seed(7 + u64::from(thread)))
+        .with_working_set(thread, size, BS as u64);
+    let mut buf = vec![0u8; BS];
+    gen.init(&mut buf);
+    (0..WRITES)
+        .map(|i| {
+            gen.prepare(&mut buf, BS, (i * BS) as u64, i as u64 + 1);
+            buf.clone()
+        })
+        .collect()
+}
+
+fn working_set(pct: u32, set: u32, global: bool, threads: u32) -> BufferSpec {
+    BufferSpec {
+        dedupe_percentage: pct,
+        dedupe_mode: DedupeMode::WorkingSet {
+            percent: set,
+            global,
+            threads,
+        },
+        ..BufferSpec::default()
+    }
+    .with_implied_refill(false)
+}
+
+#[test]
+fn a_working_set_repeats_its_first_unique_blocks() {
+    for (pct, set) in [(20u32, 5u32), (50, 10), (75, 10)] {
+        let blocks = written_with_set(&working_set(pct, set, false, 1), 1);
+        let pages = WRITES * set as usize / 100;
+        // Unique blocks in write order; the working set is the first
+        // `pages` of them (fio's: the first unique buffers).
+        let mut first_seen: Vec<&Vec<u8>> = Vec::new();
+        let mut seen = HashSet::new();
+        for b in &blocks {
+            if seen.insert(b) {
+                first_seen.push(b);
+            }
+        }
+        let set_blocks: HashSet<&Vec<u8>> = first_seen.iter().take(pages).copied().collect();
+        let mut counts = std::collections::HashMap::new();
+        for b in &blocks {
+            *counts.entry(b).or_insert(0u32) += 1;
+        }
+        let dups: usize = counts.values().map(|n| *n as usize - 1).sum();
+        let share = dups as f64 / WRITES as f64;
+        // A deduplicated write may draw a set block not written yet:
+        // then it is that block's first copy; so the share of repeats is
+        // a little under the percentage.
+        let want = pct as f64 / 100.0;
+        assert!(
+            share <= want + 0.03 && share >= want - 0.06,
+            "dedupe_percentage={pct}: {share:.3} of blocks repeat"
+        );
+        // Every block written more than once is in the set.
+        for (b, n) in &counts {
+            if *n > 1 {
+                assert!(set_blocks.contains(b), "a repeated block outside the set");
+            }
+        }
+        // And the set's blocks are drawn about evenly.
+        assert!(counts.iter().filter(|(_, n)| **n > 1).count() > pages / 2);
+    }
+}
+
+#[test]
+fn dedupe_global_shares_one_working_set_between_clones() {
+    let spec = working_set(50, 10, true, 2);
+    let (a, b) = (written_with_set(&spec, 1), written_with_set(&spec, 2));
+    let in_a: HashSet<&Vec<u8>> = a.iter().collect();
+    // Clone 2's set holds half of clone 1's first unique blocks.
+    let shared = b.iter().filter(|x| in_a.contains(x)).count();
+    assert!(
+        shared > WRITES / 8,
+        "{shared} blocks of clone 2 are clone 1's"
+    );
+    // Without dedupe_global the clones share nothing.
+    let spec = working_set(50, 10, false, 2);
+    let (a, b) = (written_with_set(&spec, 1), written_with_set(&spec, 2));
+    let in_a: HashSet<&Vec<u8>> = a.iter().collect();
+    assert_eq!(b.iter().filter(|x| in_a.contains(x)).count(), 0);
+}

@@ -135,6 +135,8 @@ pub struct OffsetGen {
     touched: Option<Touched>,
     /// fio's offsets, when `fio` turned them on.
     fio: Option<FioSource>,
+    /// fio found no next offset at the last draw (`ended`).
+    ended: bool,
 }
 
 /// The random streams of a clone that fio's offsets draw from: its offset
@@ -181,6 +183,12 @@ pub struct FioOffsets<'a> {
     /// With `random_generator=lfsr`: the seed of fio's shift register
     /// (the clone's offset seed), which then gives the uniform blocks.
     pub lfsr_seed: Option<u64>,
+    /// Per direction (read, write, trim): fio's `ba` (the direction's
+    /// `blockalign`, its smallest block size unless given), the unit of
+    /// its random blocks, and its `min_bs`, the unit in which its I/Os
+    /// mark the random map. None when they are the generator's block for
+    /// every direction the job uses.
+    pub units: Option<[(u64, u64); 3]>,
 }
 
 #[derive(Clone, Debug)]
@@ -196,6 +204,21 @@ struct FioSource {
     /// relative to the region, for the sequential I/Os between random
     /// ones.
     last: [u64; 3],
+    /// Per direction, when the directions' units differ: fio's
+    /// `last_block`, `ba` and `min_bs` of the direction.
+    units: Option<[DirUnits; 3]>,
+}
+
+/// A direction's own units, when they differ from another's (`bs=4k,8k`):
+/// fio draws its random block over `lastb` blocks of `ba` bytes, checks
+/// the one random map at that block number, and marks the map in `min_bs`
+/// units from the I/O's offset, so that one map serves both directions in
+/// different units.
+#[derive(Clone, Copy, Debug)]
+struct DirUnits {
+    lastb: u64,
+    ba: u64,
+    min_bs: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -366,6 +389,7 @@ impl OffsetGen {
             ios: 0,
             touched: None,
             fio: None,
+            ended: false,
         })
     }
 
@@ -408,14 +432,34 @@ impl OffsetGen {
         } else if !mapped || o.norandommap {
             self.touched = None;
         }
+        let len = self.len;
+        let units = o.units.map(|u| {
+            u.map(|(ba, min_bs)| {
+                let ba = ba.max(1);
+                DirUnits {
+                    lastb: (len - min_bs.saturating_sub(ba).min(len)) / ba,
+                    ba,
+                    min_bs: min_bs.max(1),
+                }
+            })
+        });
         self.fio = Some(FioSource {
             kind,
             lastb: lastb.max(1),
             run: run.max(1),
             pct: o.percentage_random.map(|p| p.min(100)),
             last: [0; 3],
+            units,
         });
         Ok(())
+    }
+
+    /// Whether fio would have found no next I/O at the last draw (with
+    /// directions of different units: a block past the region, or an I/O
+    /// past its end), which ends the job; the draw's I/O is not to be
+    /// issued then.
+    pub fn ended(&self) -> bool {
+        self.ended
     }
 
     /// The offset and size of the next I/O, the size drawn by `bs` from
@@ -432,7 +476,10 @@ impl OffsetGen {
         rand: &mut OffsetRand,
         dir: usize,
     ) -> (u64, u32) {
-        if self.fio.is_some() {
+        if let Some(f) = &self.fio {
+            if f.units.is_some() {
+                return self.draw_fio_units(bs, bs_rng, rand, dir);
+            }
             return self.draw_fio(bs, bs_rng, rand, dir);
         }
         let room = match self.mode {
@@ -519,6 +566,80 @@ impl OffsetGen {
         (self.start + off, len)
     }
 
+    /// `draw_fio` for a job whose directions have different units
+    /// (`bs=4k,8k`), as fio 3.33 draws it: the random block over the
+    /// direction's own `last_block`, checked in the one map at that
+    /// number (the next free one after it when taken), the offset that
+    /// block times the direction's `ba`; the I/O marks the map from its
+    /// offset in `min_bs` units of its direction and is cut to the free
+    /// ones. An offset at or past the region's end, or an I/O past it,
+    /// is fio's failed offset: `ended`.
+    fn draw_fio_units(
+        &mut self,
+        bs: &mut BsGen,
+        bs_rng: &mut Frand,
+        rand: &mut OffsetRand,
+        dir: usize,
+    ) -> (u64, u32) {
+        let dir = dir.min(2);
+        let Some(f) = &self.fio else {
+            return (self.start, bs.min());
+        };
+        let (run, pct, pos) = (f.run, f.pct[dir], f.last[dir]);
+        let Some(u) = f.units.map(|u| u[dir]) else {
+            return (self.start, bs.min());
+        };
+        let mut hit = true;
+        if run > 1 {
+            rand.seq_left = rand.seq_left.saturating_sub(1);
+            hit = rand.seq_left == 0;
+            if hit {
+                rand.seq_left = run;
+            }
+        }
+        let random = hit && (pct >= 100 || rand.coin[dir].between(1, 100) <= u64::from(pct));
+        let off = if !random && pos < self.len {
+            pos
+        } else {
+            self.fio_block_over(rand, u.lastb.max(1))
+                .saturating_mul(u.ba)
+        };
+        if off >= self.len {
+            self.ended = true;
+            return (self.start, bs.min());
+        }
+        let room = self.len - off;
+        let mut len = match bs.next(bs_rng, room) {
+            0 => bs.min(),
+            n => n,
+        };
+        if u64::from(len) > room {
+            self.ended = true;
+            return (self.start, len);
+        }
+        if let Some(t) = self.touched.as_mut().filter(|_| random) {
+            let first = off / u.min_bs;
+            let want = u64::from(len).div_ceil(u.min_bs).max(1);
+            let mut n = 0;
+            while n < want && first + n < self.blocks && !t.get(first + n) {
+                t.set(first + n);
+                n += 1;
+            }
+            if n > 0 && n * u.min_bs < u64::from(len) {
+                // n * min_bs < len <= u32::MAX.
+                len = (n * u.min_bs) as u32;
+            }
+            if t.left == 0 && n > 0 {
+                self.passes += 1;
+            }
+        }
+        self.cursor = off + u64::from(len);
+        if let Some(f) = &mut self.fio {
+            f.last[dir] = self.cursor;
+        }
+        (self.start + off, len)
+    }
+
     /// The draw fio spends when the last I/O of a loop has filled its
     /// random map: one offset, which finds no free block (nothing when
     /// the map is not full, or fio's offsets keep no map).
@@ -533,6 +654,12 @@ impl OffsetGen {
 
     /// fio's block for the next random I/O, relative to the region.
     fn fio_block(&mut self, rand: &mut OffsetRand) -> u64 {
+        let lastb = self.fio.as_ref().map_or(1, |f| f.lastb);
+        self.fio_block_over(rand, lastb)
+    }
+
+    /// `fio_block` with fio's `last_block` of the I/O's direction.
+    fn fio_block_over(&mut self, rand: &mut OffsetRand, lastb: u64) -> u64 {
         let Some(fio) = &mut self.fio else {
             return 0;
         };
@@ -550,16 +677,16 @@ impl OffsetGen {
                         }
                     };
                 }
-                FioKind::Uniform => ((fio.lastb as f64 * rand.offset.fraction()) as u64, 0),
+                FioKind::Uniform => ((lastb as f64 * rand.offset.fraction()) as u64, 0),
                 FioKind::Zoned { table, absolute } => {
                     let z = table[(rand.zone.between(1, 100) - 1) as usize];
                     let (base, span) = if *absolute {
                         let first = z.prev / self.block;
-                        let end = (z.end / self.block).min(fio.lastb);
+                        let end = (z.end / self.block).min(lastb);
                         (first, end.saturating_sub(first))
                     } else {
-                        let base = z.prev * fio.lastb / 100;
-                        (base, fio.lastb * z.end.saturating_sub(z.prev) / 100)
+                        let base = z.prev * lastb / 100;
+                        (base, lastb * z.end.saturating_sub(z.prev) / 100)
                     };
                     ((span as f64 * rand.offset.fraction()) as u64, base)
                 }
@@ -839,6 +966,7 @@ impl OffsetGen {
     /// job does: sequential offsets from the region's start, random ones
     /// in a new pass.
     pub fn restart(&mut self) {
+        self.ended = false;
         self.cursor = 0;
         self.run_left = 0;
         self.ios = 0;
@@ -1483,6 +1611,7 @@ mod tests {
             skew_seed: 7,
             percentage_random: [100; 3],
             lfsr_seed: None,
+            units: None,
         })
         .unwrap();
         g

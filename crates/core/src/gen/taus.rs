@@ -14,7 +14,8 @@
 //!   thread number, and with `allrandrepeat=1` every seed is that plus its
 //!   purpose's index;
 //! - `jhash` and `hash_u64`: the hashes fio's zipf, pareto and normal
-//!   generators use to seed per file and to scatter ranks.
+//!   generators use to seed per file (fio 3.33's jhash, whose initial
+//!   value is its 32-bit golden ratio) and to scatter ranks.
 //!
 //! The thread number is fio's: 1 for the first job clone of the run, then
 //! one more per clone in job order (a job's `numjobs` clones follow it).
@@ -271,11 +272,15 @@ pub fn hash_u64(v: u64) -> u64 {
     v.wrapping_mul(0x61C8_8646_80B5_83EB)
 }
 
+/// fio 3.33's `JHASH_INITVAL`: the 32-bit golden ratio of its hash.h
+/// (`GOLDEN_RATIO_32`), not lookup3's 0xdeadbeef.
+const JHASH_INITVAL: u32 = 0x61c8_8647;
+
 /// Bob Jenkins' lookup3 hash of `key` as fio's `jhash` computes it (fio
 /// seeds a file's zipf, pareto or normal generator with it, from the file's
-/// name).
+/// name): fio's initial value, and its quirk of adding one byte per word.
 pub fn jhash(key: &[u8], initval: u32) -> u32 {
-    let mut a: u32 = 0x9e37_79b9u32
+    let mut a: u32 = JHASH_INITVAL
         .wrapping_add(key.len() as u32)
         .wrapping_add(initval);
     let mut b = a;
@@ -400,7 +405,10 @@ mod tests {
 
     #[test]
     fn jhash_is_deterministic_and_spreads() {
-        assert_eq!(jhash(b"", 0), 0x9e37_79b9);
+        assert_eq!(jhash(b"", 0), 0x61c8_8647);
+        // fio 3.33's seeds of a zipf job's files (thread 1), as measured.
+        assert_eq!(jhash(b"/dev/shm/ce/f", 0), 0x383b_ca57);
+        assert_eq!(jhash(b"/dev/shm/ce/g", 0), 0x4404_b4af);
         let a = jhash(b"/tmp/file.0.0", 0);
         assert_eq!(a, jhash(b"/tmp/file.0.0", 0));
         assert_ne!(a, jhash(b"/tmp/file.0.1", 0));

@@ -9,7 +9,7 @@
 use iolab_spec::value::{RwMode, SizeValue};
 use iolab_spec::{Opt, Value};
 
-use crate::data::BufferSpec;
+use crate::data::{BufferSpec, DedupeMode};
 use crate::verify::{Method, VerifySpec};
 
 use super::build::Ctx;
@@ -41,8 +41,27 @@ pub(super) fn buffer_spec(cx: &Ctx, verify: bool) -> BufferSpec {
             _ => 512,
         },
         dedupe_percentage: percent(cx, Opt::DedupePercentage).unwrap_or(0),
+        dedupe_mode: match job.choice(Opt::DedupeMode) {
+            Some("working_set") => DedupeMode::WorkingSet {
+                percent: percent(cx, Opt::DedupeWorkingSetPercentage).unwrap_or(5),
+                global: job.flag(Opt::DedupeGlobal),
+                threads: 1,
+            },
+            _ => DedupeMode::Repeat,
+        },
     }
     .with_implied_refill(verify)
+}
+
+/// Tells every job with a dedupe working set how many job clones the run
+/// has (fio's thread count, over which `dedupe_global` rotates).
+pub(super) fn count_dedupe_threads(jobs: &mut [super::PlanJob]) {
+    let n = jobs.len().min(u32::MAX as usize) as u32;
+    for j in jobs {
+        if let DedupeMode::WorkingSet { threads, .. } = &mut j.buffers.dedupe_mode {
+            *threads = n;
+        }
+    }
 }
 
 /// The job's `VerifySpec`, None when verify is off.
@@ -114,6 +133,7 @@ pub(super) fn verify_spec(cx: &Ctx, bs: &[BsSpec; 3]) -> Result<Option<VerifySpe
         backlog: job.int(Opt::VerifyBacklog).unwrap_or(0).max(0) as u64,
         interval: interval.min(u32::MAX as u64) as u32,
         pattern: vpattern,
+        dump: job.flag(Opt::VerifyDump),
     }))
 }
 

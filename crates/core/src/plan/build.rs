@@ -82,6 +82,7 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
     }
     phases.push(phase_start..jobs.len());
     stop_cpuio_after_io(set, &mut jobs)?;
+    super::buffers::count_dedupe_threads(&mut jobs);
     let global_options = set.global_echo.clone();
     Ok(Plan {
         jobs,
@@ -157,64 +158,12 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         ba.trim.unwrap_or(bs[2].min()),
     ];
     let direct = job.flag(Opt::Direct);
-    if direct {
-        for (b, name) in bs.iter().zip(["read", "write", "trim"]) {
-            if b.min() % SECTOR != 0 || b.max() % SECTOR != 0 {
-                return Err(cx.err(
-                    Some(Opt::Bs),
-                    format!(
-                        "direct=1 needs block sizes that are multiples of {SECTOR} bytes (the smallest logical block a device takes); the {name} block size is {}",
-                        b.min()
-                    ),
-                ));
-            }
-        }
-    }
     let iodepth = count(job, Opt::Iodepth).max(1);
     let runtime = duration(job, Opt::Runtime);
     let engine = super::engine_of(job);
     // An engine that does no I/O runs until its runtime is over.
-    let noio = engine.no_io();
-    let time_based = job.flag(Opt::TimeBased) || noio;
-    if noio && runtime.is_zero() && !(engine == EngineKind::Cpuio && job.flag(Opt::ExitOnIoDone)) {
-        return Err(cx.err(
-            Some(Opt::Ioengine),
-            format!(
-                "ioengine={engine} does no I/O, so only its runtime ends it (fio runs such a job until it is killed): give runtime={}",
-                if engine == EngineKind::Cpuio {
-                    ", or exit_on_io_done=1 beside a job that does I/O"
-                } else {
-                    ""
-                }
-            ),
-        ));
-    }
-    let (noio_pace, exec) = noio_settings(cx, engine, runtime)?;
-    if time_based && runtime.is_zero() && !noio {
-        return Err(cx.err(
-            Some(Opt::TimeBased),
-            "time_based needs runtime= (otherwise the job would never end)",
-        ));
-    }
-    if engine == EngineKind::Mmap && job.flag(Opt::Direct) {
-        return Err(cx.err(
-            Some(Opt::Direct),
-            "ioengine=mmap moves data through the page cache and cannot use direct=1; \
-             use direct=0, or ioengine=psync with direct=1",
-        ));
-    }
-    // Only a randseed the job gives counts: the table's default (fio's
-    // 0x89) is what the repeatable seeds already start from, and taking
-    // it as given would make randrepeat=0 repeat too.
-    let randseed = match job.get(Opt::Randseed) {
-        Some(Value::Int(n)) => Some(*n as u64),
-        _ => None,
-    };
-    let seeds = Seeds::resolve(
-        job.flag(Opt::Randrepeat),
-        job.flag(Opt::Allrandrepeat),
-        randseed,
-    );
+    let time_based = job.flag(Opt::TimeBased) || engine.no_io();
+    let (noio_pace, exec) = cross_checks(cx, &bs, engine, runtime)?;
     let sync = match job.chosen(Opt::Sync) {
         Some(SyncWrites::Sync) => SyncMode::Sync,
         Some(SyncWrites::Dsync) => SyncMode::Dsync,
@@ -225,38 +174,9 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         .choice(Opt::Fallocate)
         .and_then(FallocMode::from_fio)
         .unwrap_or_default();
-    let per3 = |opt: Opt| {
-        let p = job.per_dir(opt);
-        [
-            p.read.unwrap_or(0),
-            p.write.unwrap_or(0),
-            p.trim.unwrap_or(0),
-        ]
-    };
-    let rate = rates(cx, &bs)?;
-    let gtod_reduce = job.flag(Opt::GtodReduce);
-    let percentiles = match job.value(Opt::PercentileList) {
-        Some(Value::Floats(f)) => f,
-        _ => Vec::new(),
-    };
-    let ms_opt =
-        |opt: Opt, dflt: i64| Duration::from_millis(job.int(opt).unwrap_or(dflt).max(1) as u64);
-    let ms = |opt: Opt| ms_opt(opt, 500);
+    let pace = pace_spec(cx, &bs, noio_pace)?;
     let options = job.echo.clone();
-
     let logs = log_spec(job);
-    // fio's log_avg_msec: a bandwidth (IOPS) log that averages sets the
-    // sample window, unless bwavgtime (iopsavgtime) is given; one that
-    // records every I/O makes the samples per I/O too.
-    let avg_msec = logs.as_ref().map_or(0, |l| l.avg_msec);
-    let window = |log: bool, opt: Opt| match (log, avg_msec) {
-        (true, n) if n > 0 && job.get(opt).is_none() => Duration::from_millis(n),
-        _ => ms(opt),
-    };
-    let per_io = |log: bool| log && avg_msec == 0;
-    let (bw_log, iops_log) = logs
-        .as_ref()
-        .map_or((false, false), |l| (l.bw.is_some(), l.iops.is_some()));
 
     super::control::not_yet(cx)?;
     let zones = super::control::strided_zones(cx)?;
@@ -275,25 +195,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         spec,
         groupid,
         engine,
-        engine_opts: EngineOpts {
-            hipri: job.flag(Opt::Hipri),
-            fixedbufs: job.get(Opt::Fixedbufs).map(|_| job.flag(Opt::Fixedbufs)),
-            registerfiles: job
-                .get(Opt::Registerfiles)
-                .map(|_| job.flag(Opt::Registerfiles)),
-            sqthread_poll: job.flag(Opt::SqthreadPoll),
-            sqthread_poll_cpu: job
-                .get(Opt::SqthreadPollCpu)
-                .and_then(|_| job.int(Opt::SqthreadPollCpu))
-                .map(|n| n.clamp(0, u32::MAX as i64) as u32),
-            vectored: job.int(Opt::Nonvectored) == Some(0),
-            cpu_cycle_us: job
-                .int(Opt::Cpuchunks)
-                .unwrap_or(50_000)
-                .clamp(1, u32::MAX as i64) as u32,
-            cpu_qsort: job.chosen(Opt::Cpumode) == Some(CpuMode::Qsort),
-            ..EngineOpts::default()
-        },
+        engine_opts: engine_opts(job),
         iodepth,
         // fio's rules: a batch of 0 is the whole queue; the most to reap
         // defaults to the fewest; a low-water mark of 0 is the full queue.
@@ -335,59 +237,9 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         unlink: job.flag(Opt::Unlink),
         fadvise,
         fallocate,
-        random: RandomSpec {
-            norandommap: job.flag(Opt::Norandommap) || job.get(Opt::Ba).is_some(),
-            seeds,
-            distribution: match job.value(Opt::RandomDistribution) {
-                Some(Value::Distribution(d)) => d,
-                _ => Distribution::Random,
-            },
-            percentage_random: {
-                let p = job.per_dir(Opt::PercentageRandom);
-                [p.read, p.write, p.trim].map(|v| v.unwrap_or(100).min(100) as u32)
-            },
-            generator: job
-                .choice(Opt::RandomGenerator)
-                .and_then(crate::gen::taus::Generator::from_fio)
-                .unwrap_or_default(),
-        },
-        pace: PaceSpec {
-            rate,
-            rate_min: per3(Opt::RateMin),
-            rate_iops_min: per3(Opt::RateIopsMin),
-            rate_cycle: ms_opt(Opt::RateCycle, 1000),
-            poisson: job.chosen(Opt::RateProcess) == Some(RateProcess::Poisson),
-            thinktime: noio_pace.unwrap_or_else(|| duration(job, Opt::Thinktime)),
-            thinktime_spin: if noio_pace.is_some() {
-                Duration::ZERO
-            } else {
-                duration(job, Opt::ThinktimeSpin)
-            },
-            thinktime_blocks: if noio_pace.is_some() {
-                1
-            } else {
-                count(job, Opt::ThinktimeBlocks).max(1)
-            },
-        },
-        stats: StatsSpec {
-            percentiles,
-            clat_percentiles: job.flag(Opt::ClatPercentiles) && !gtod_reduce,
-            lat_percentiles: job.flag(Opt::LatPercentiles) && !gtod_reduce,
-            slat_percentiles: job.flag(Opt::SlatPercentiles) && !gtod_reduce,
-            disable_lat: job.flag(Opt::DisableLat) || gtod_reduce,
-            disable_clat: job.flag(Opt::DisableClat) || gtod_reduce,
-            disable_slat: job.flag(Opt::DisableSlat) || gtod_reduce,
-            disable_bw: job.flag(Opt::DisableBwMeasurement) || gtod_reduce,
-            bw_avg: window(bw_log, Opt::Bwavgtime),
-            iops_avg: window(iops_log, Opt::Iopsavgtime),
-            bw_per_io: per_io(bw_log),
-            iops_per_io: per_io(iops_log),
-            unified_rw: match job.chosen(Opt::UnifiedRwReporting) {
-                Some(UnifiedRwReporting::Mixed) => UnifiedRw::Mixed,
-                Some(UnifiedRwReporting::Both) => UnifiedRw::Both,
-                Some(UnifiedRwReporting::None) | None => UnifiedRw::None,
-            },
-        },
+        random: random_spec(job),
+        pace,
+        stats: stats_spec(job, logs.as_ref()),
         logs,
         reported: job.flag(Opt::Stats),
         group_reporting: job.flag(Opt::GroupReporting),
@@ -412,6 +264,198 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         description: job.text(Opt::Description).unwrap_or_default(),
         options,
     })
+}
+
+/// The checks of block sizes, engine and runtime against each other:
+/// direct=1 with block sizes no device takes, an engine that does no I/O
+/// or a time_based job without a runtime to end it, mmap with direct=1.
+/// Returns what an engine that does no I/O takes from the job (see
+/// `noio_settings`).
+fn cross_checks(
+    cx: &Ctx,
+    bs: &[BsSpec; 3],
+    engine: EngineKind,
+    runtime: Duration,
+) -> Result<(Option<Duration>, Option<iolab_engine::ExecSpec>), PlanError> {
+    let job = cx.job;
+    if job.flag(Opt::Direct) {
+        for (b, name) in bs.iter().zip(["read", "write", "trim"]) {
+            if b.min() % SECTOR != 0 || b.max() % SECTOR != 0 {
+                return Err(cx.err(
+                    Some(Opt::Bs),
+                    format!(
+                        "direct=1 needs block sizes that are multiples of {SECTOR} bytes (the smallest logical block a device takes); the {name} block size is {}",
+                        b.min()
+                    ),
+                ));
+            }
+        }
+    }
+    let noio = engine.no_io();
+    let time_based = job.flag(Opt::TimeBased) || noio;
+    if noio && runtime.is_zero() && !(engine == EngineKind::Cpuio && job.flag(Opt::ExitOnIoDone)) {
+        return Err(cx.err(
+            Some(Opt::Ioengine),
+            format!(
+                "ioengine={engine} does no I/O, so only its runtime ends it (fio runs such a job until it is killed): give runtime={}",
+                if engine == EngineKind::Cpuio {
+                    ", or exit_on_io_done=1 beside a job that does I/O"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    let noio_settings = noio_settings(cx, engine, runtime)?;
+    if time_based && runtime.is_zero() && !noio {
+        return Err(cx.err(
+            Some(Opt::TimeBased),
+            "time_based needs runtime= (otherwise the job would never end)",
+        ));
+    }
+    if engine == EngineKind::Mmap && job.flag(Opt::Direct) {
+        return Err(cx.err(
+            Some(Opt::Direct),
+            "ioengine=mmap moves data through the page cache and cannot use direct=1; \
+             use direct=0, or ioengine=psync with direct=1",
+        ));
+    }
+    Ok(noio_settings)
+}
+
+/// The engine's own options (io_uring's, cpuio's, the vectored calls).
+fn engine_opts(job: &JobSpec) -> EngineOpts {
+    EngineOpts {
+        hipri: job.flag(Opt::Hipri),
+        fixedbufs: job.get(Opt::Fixedbufs).map(|_| job.flag(Opt::Fixedbufs)),
+        registerfiles: job
+            .get(Opt::Registerfiles)
+            .map(|_| job.flag(Opt::Registerfiles)),
+        sqthread_poll: job.flag(Opt::SqthreadPoll),
+        sqthread_poll_cpu: job
+            .get(Opt::SqthreadPollCpu)
+            .and_then(|_| job.int(Opt::SqthreadPollCpu))
+            .map(|n| n.clamp(0, u32::MAX as i64) as u32),
+        vectored: job.int(Opt::Nonvectored) == Some(0),
+        cpu_cycle_us: job
+            .int(Opt::Cpuchunks)
+            .unwrap_or(50_000)
+            .clamp(1, u32::MAX as i64) as u32,
+        cpu_qsort: job.chosen(Opt::Cpumode) == Some(CpuMode::Qsort),
+        ..EngineOpts::default()
+    }
+}
+
+/// The job's seeds and how its random offsets are drawn.
+fn random_spec(job: &JobSpec) -> RandomSpec {
+    // Only a randseed the job gives counts: the table's default (fio's
+    // 0x89) is what the repeatable seeds already start from, and taking
+    // it as given would make randrepeat=0 repeat too.
+    let randseed = match job.get(Opt::Randseed) {
+        Some(Value::Int(n)) => Some(*n as u64),
+        _ => None,
+    };
+    RandomSpec {
+        norandommap: job.flag(Opt::Norandommap) || job.get(Opt::Ba).is_some(),
+        seeds: Seeds::resolve(
+            job.flag(Opt::Randrepeat),
+            job.flag(Opt::Allrandrepeat),
+            randseed,
+        ),
+        distribution: match job.value(Opt::RandomDistribution) {
+            Some(Value::Distribution(d)) => d,
+            _ => Distribution::Random,
+        },
+        percentage_random: {
+            let p = job.per_dir(Opt::PercentageRandom);
+            [p.read, p.write, p.trim].map(|v| v.unwrap_or(100).min(100) as u32)
+        },
+        generator: job
+            .choice(Opt::RandomGenerator)
+            .and_then(crate::gen::taus::Generator::from_fio)
+            .unwrap_or_default(),
+    }
+}
+
+/// The job's rates, minimum rates and think time; `noio_pace` is the
+/// pause after each I/O of an engine that does no I/O, which stands for
+/// the think time.
+fn pace_spec(
+    cx: &Ctx,
+    bs: &[BsSpec; 3],
+    noio_pace: Option<Duration>,
+) -> Result<PaceSpec, PlanError> {
+    let job = cx.job;
+    let per3 = |opt: Opt| {
+        let p = job.per_dir(opt);
+        [
+            p.read.unwrap_or(0),
+            p.write.unwrap_or(0),
+            p.trim.unwrap_or(0),
+        ]
+    };
+    Ok(PaceSpec {
+        rate: rates(cx, bs)?,
+        rate_min: per3(Opt::RateMin),
+        rate_iops_min: per3(Opt::RateIopsMin),
+        rate_cycle: ms_or(job, Opt::RateCycle, 1000),
+        poisson: job.chosen(Opt::RateProcess) == Some(RateProcess::Poisson),
+        thinktime: noio_pace.unwrap_or_else(|| duration(job, Opt::Thinktime)),
+        thinktime_spin: if noio_pace.is_some() {
+            Duration::ZERO
+        } else {
+            duration(job, Opt::ThinktimeSpin)
+        },
+        thinktime_blocks: if noio_pace.is_some() {
+            1
+        } else {
+            count(job, Opt::ThinktimeBlocks).max(1)
+        },
+    })
+}
+
+/// Milliseconds option `opt`, `dflt` when not given, at least 1.
+fn ms_or(job: &JobSpec, opt: Opt, dflt: i64) -> Duration {
+    Duration::from_millis(job.int(opt).unwrap_or(dflt).max(1) as u64)
+}
+
+/// What the job measures and reports: percentiles, the latencies it
+/// keeps, the sample windows (which the logs in `logs` may set).
+fn stats_spec(job: &JobSpec, logs: Option<&LogSpec>) -> StatsSpec {
+    let gtod_reduce = job.flag(Opt::GtodReduce);
+    let percentiles = match job.value(Opt::PercentileList) {
+        Some(Value::Floats(f)) => f,
+        _ => Vec::new(),
+    };
+    // fio's log_avg_msec: a bandwidth (IOPS) log that averages sets the
+    // sample window, unless bwavgtime (iopsavgtime) is given; one that
+    // records every I/O makes the samples per I/O too.
+    let avg_msec = logs.map_or(0, |l| l.avg_msec);
+    let window = |log: bool, opt: Opt| match (log, avg_msec) {
+        (true, n) if n > 0 && job.get(opt).is_none() => Duration::from_millis(n),
+        _ => ms_or(job, opt, 500),
+    };
+    let per_io = |log: bool| log && avg_msec == 0;
+    let (bw_log, iops_log) = logs.map_or((false, false), |l| (l.bw.is_some(), l.iops.is_some()));
+    StatsSpec {
+        percentiles,
+        clat_percentiles: job.flag(Opt::ClatPercentiles) && !gtod_reduce,
+        lat_percentiles: job.flag(Opt::LatPercentiles) && !gtod_reduce,
+        slat_percentiles: job.flag(Opt::SlatPercentiles) && !gtod_reduce,
+        disable_lat: job.flag(Opt::DisableLat) || gtod_reduce,
+        disable_clat: job.flag(Opt::DisableClat) || gtod_reduce,
+        disable_slat: job.flag(Opt::DisableSlat) || gtod_reduce,
+        disable_bw: job.flag(Opt::DisableBwMeasurement) || gtod_reduce,
+        bw_avg: window(bw_log, Opt::Bwavgtime),
+        iops_avg: window(iops_log, Opt::Iopsavgtime),
+        bw_per_io: per_io(bw_log),
+        iops_per_io: per_io(iops_log),
+        unified_rw: match job.chosen(Opt::UnifiedRwReporting) {
+            Some(UnifiedRwReporting::Mixed) => UnifiedRw::Mixed,
+            Some(UnifiedRwReporting::Both) => UnifiedRw::Both,
+            Some(UnifiedRwReporting::None) | None => UnifiedRw::None,
+        },
+    }
 }
 
 /// Why `zonemode=zbd` cannot run on `path`: it needs a zoned block
@@ -726,19 +770,68 @@ fn place_files(
 ) -> Result<(u64, Vec<JobFile>), PlanError> {
     let job = cx.job;
     let paths = file_paths(job, clone);
-    let nfiles = paths.len() as u64;
-    let min_bs = pj.bs.iter().map(BsSpec::min).min().unwrap_or(4096);
-    let max_bs = pj.max_bs();
-    let reads = pj.rw.mode.reads() || pj.pre_read;
-    // The null engine does no I/O: its files are never made or read. The
-    // engines that create files or create, stat or remove directories
-    // work on paths that must not be laid out first.
-    let diskless = pj.engine.diskless();
+    let p = Placing {
+        cx,
+        pj,
+        clone,
+        nfiles: paths.len() as u64,
+        min_bs: pj.bs.iter().map(BsSpec::min).min().unwrap_or(4096),
+        max_bs: pj.max_bs(),
+    };
     let mut regions = Vec::new();
     let mut total = 0u64;
-
     for (file_index, path) in paths.into_iter().enumerate() {
         let disk: OnDisk = on_disk(&path);
+        p.check_target(&path, &disk)?;
+        let (offset, len) = p.region(file_index, &path, &disk)?;
+        let idx = p.add_file(files, by_path, path, &disk, offset + len);
+        total += len;
+        regions.push(JobFile {
+            file: idx,
+            offset,
+            len,
+        });
+    }
+
+    // io_size: the bytes to move per loop, by default the regions' total,
+    // or size when filesize makes the regions larger than it.
+    let io = match (
+        job.size(Opt::IoSize),
+        job.size(Opt::Filesize),
+        job.size(Opt::Size),
+    ) {
+        (Some(v), _, _) => resolve_size(v, total),
+        (None, Some(_), Some(SizeValue::Bytes(b))) => b.min(total),
+        _ => total,
+    };
+    let io = io - io % p.min_bs;
+    if io == 0 {
+        return Err(cx.err(Some(Opt::IoSize), "io_size is smaller than one block"));
+    }
+    Ok((io, regions))
+}
+
+/// What `place_files` knows of the clone while it places each file.
+struct Placing<'a> {
+    cx: &'a Ctx<'a>,
+    pj: &'a PlanJob,
+    clone: u32,
+    /// The clone's files, which share `size`.
+    nfiles: u64,
+    /// The smallest and largest block sizes of the job.
+    min_bs: u64,
+    max_bs: u64,
+}
+
+impl Placing<'_> {
+    /// Refuses a file the job cannot do its I/O on: trims of what is not
+    /// a block device, writes to a device in use, zoned I/O.
+    fn check_target(&self, path: &Path, disk: &OnDisk) -> Result<(), PlanError> {
+        let (cx, pj) = (self.cx, self.pj);
+        // The null engine does no I/O: its files are never made or read.
+        // The engines that create files or create, stat or remove
+        // directories work on paths that must not be laid out first.
+        let diskless = pj.engine.diskless();
         // The falloc engine trims a regular file by punching holes in it.
         if pj.rw.mode.trims() && !diskless && !disk.block_device && pj.engine != EngineKind::Falloc
         {
@@ -756,9 +849,9 @@ fn place_files(
         if disk.block_device
             && (pj.rw.mode.writes() || pj.rw.mode.trims())
             && !diskless
-            && !job.flag(Opt::AllowMountedWrite)
+            && !cx.job.flag(Opt::AllowMountedWrite)
         {
-            let users = crate::devuse::users(&path);
+            let users = crate::devuse::users(path);
             if !users.is_empty() {
                 return Err(cx.err(
                     Some(Opt::Rw),
@@ -770,54 +863,34 @@ fn place_files(
                 ));
             }
         }
-        if job.choice(Opt::Zonemode) == Some("zbd") {
-            return Err(cx.err(Some(Opt::Zonemode), zbd_refusal(&path, disk.block_device)));
+        if cx.job.choice(Opt::Zonemode) == Some("zbd") {
+            return Err(cx.err(Some(Opt::Zonemode), zbd_refusal(path, disk.block_device)));
         }
+        Ok(())
+    }
+
+    /// Whether the job sizes its files (size or filesize given).
+    fn sized(&self) -> bool {
+        let job = self.cx.job;
+        job.size(Opt::Size).is_some() || job.size(Opt::Filesize).is_some()
+    }
+
+    /// The clone's region of file `file_index` at `path`: its offset and
+    /// length, in whole blocks of the smallest block size.
+    fn region(
+        &self,
+        file_index: usize,
+        path: &Path,
+        disk: &OnDisk,
+    ) -> Result<(u64, u64), PlanError> {
+        let (cx, pj, job) = (self.cx, self.pj, self.cx.job);
         let existing = disk.size.filter(|s| *s > 0 || disk.block_device);
-        let sized = job.size(Opt::Size).is_some() || job.size(Opt::Filesize).is_some();
         // fill_device without a size: a regular file may grow by all the
         // space left on its filesystem and one block more, so that the job
         // always ends on the full filesystem's ENOSPC (fio "sets size to
         // something really large" and stops there).
-        let fill = pj.fill_device && !sized && !disk.block_device;
-        // The file's own extent: filesize, else its share of size, else
-        // what is on disk.
-        let per_file = match (job.size(Opt::Filesize), job.size(Opt::Size)) {
-            // No file at all: one block stands for it.
-            _ if pj.engine.no_io() => max_bs,
-            _ if fill => existing.unwrap_or(0) + free_space(cx, &path)? + max_bs,
-            (Some(SizeValue::Bytes(b)), _) => match job.get(Opt::Filesize) {
-                Some(Value::SizeRange(r)) => {
-                    random_filesize(pj, clone, file_index as u64, r.min, r.max, min_bs)
-                }
-                _ => b,
-            },
-            (Some(SizeValue::Percent(p)), _) | (None, Some(SizeValue::Percent(p))) => match existing {
-                Some(e) => resolve_size(SizeValue::Percent(p), e) / if job.get(Opt::Filesize).is_some() { 1 } else { nfiles },
-                None => {
-                    return Err(cx.err(
-                        Some(Opt::Size),
-                        format!(
-                            "a size in percent needs an existing file or device, and `{}` does not exist",
-                            path.display()
-                        ),
-                    ))
-                }
-            },
-            (None, Some(SizeValue::Bytes(b))) => b / nfiles,
-            (None, None) => match existing {
-                Some(e) => e,
-                None => {
-                    return Err(cx.err(
-                        None,
-                        format!(
-                            "the job needs size= or filesize=: `{}` does not exist to take its size from",
-                            path.display()
-                        ),
-                    ))
-                }
-            },
-        };
+        let fill = pj.fill_device && !self.sized() && !disk.block_device;
+        let per_file = self.extent(file_index, path, existing, fill)?;
         // fio takes a percentage offset of the file as it is before the
         // job: of its size when it exists, of nothing (so 0) when the job
         // will create it.
@@ -835,7 +908,7 @@ fn place_files(
         let offset = match existing {
             Some(e) if pj.file_append && !disk.block_device => e,
             None if pj.file_append => 0,
-            _ => base.saturating_add(step.saturating_mul(clone as u64)),
+            _ => base.saturating_add(step.saturating_mul(self.clone as u64)),
         };
         // With filesize, the file is filesize bytes and the region is the
         // part of it from the offset on (size then bounds only the bytes of
@@ -863,7 +936,7 @@ fn place_files(
         };
         // An existing device or file bounds the region; a file iolab makes
         // is made large enough.
-        let fixed_end = if disk.block_device || !(sized || fill) {
+        let fixed_end = if disk.block_device || !(self.sized() || fill) {
             existing
         } else {
             None
@@ -882,20 +955,97 @@ fn place_files(
         }
         // fio works in whole blocks of the smallest block size.
         let room = len;
-        len -= len % min_bs;
-        if len < max_bs {
+        len -= len % self.min_bs;
+        if len < self.max_bs {
             return Err(cx.err(
                 Some(Opt::Bs),
                 format!(
-                    "block size {max_bs} is larger than the {room} bytes the job has in `{}`",
+                    "block size {} is larger than the {room} bytes the job has in `{}`",
+                    self.max_bs,
                     path.display()
                 ),
             ));
         }
-        let end = offset + len;
+        Ok((offset, len))
+    }
+
+    /// The file's own extent: filesize, else its share of size, else what
+    /// is on disk (`existing`); with `fill`, what its filesystem can take.
+    fn extent(
+        &self,
+        file_index: usize,
+        path: &Path,
+        existing: Option<u64>,
+        fill: bool,
+    ) -> Result<u64, PlanError> {
+        let (cx, pj, job) = (self.cx, self.pj, self.cx.job);
+        Ok(match (job.size(Opt::Filesize), job.size(Opt::Size)) {
+            // No file at all: one block stands for it.
+            _ if pj.engine.no_io() => self.max_bs,
+            _ if fill => existing.unwrap_or(0) + free_space(cx, path)? + self.max_bs,
+            (Some(SizeValue::Bytes(b)), _) => match job.get(Opt::Filesize) {
+                Some(Value::SizeRange(r)) => random_filesize(
+                    pj,
+                    self.clone,
+                    file_index as u64,
+                    r.min,
+                    r.max,
+                    self.min_bs,
+                ),
+                _ => b,
+            },
+            (Some(SizeValue::Percent(p)), _) | (None, Some(SizeValue::Percent(p))) => {
+                match existing {
+                    Some(e) => {
+                        let share = if job.get(Opt::Filesize).is_some() {
+                            1
+                        } else {
+                            self.nfiles
+                        };
+                        resolve_size(SizeValue::Percent(p), e) / share
+                    }
+                    None => {
+                        return Err(cx.err(
+                            Some(Opt::Size),
+                            format!(
+                                "a size in percent needs an existing file or device, and `{}` does not exist",
+                                path.display()
+                            ),
+                        ))
+                    }
+                }
+            }
+            (None, Some(SizeValue::Bytes(b))) => b / self.nfiles,
+            (None, None) => match existing {
+                Some(e) => e,
+                None => {
+                    return Err(cx.err(
+                        None,
+                        format!(
+                            "the job needs size= or filesize=: `{}` does not exist to take its size from",
+                            path.display()
+                        ),
+                    ))
+                }
+            },
+        })
+    }
+
+    /// The plan's file at `path` (added when no clone named it before),
+    /// at least `end` bytes long, and how the run lays it out; returns
+    /// its index.
+    fn add_file(
+        &self,
+        files: &mut Vec<PlanFile>,
+        by_path: &mut HashMap<PathBuf, usize>,
+        path: PathBuf,
+        disk: &OnDisk,
+        end: u64,
+    ) -> usize {
+        let pj = self.pj;
         let idx = *by_path.entry(path.clone()).or_insert_with(|| {
             files.push(PlanFile {
-                path: path.clone(),
+                path,
                 size: 0,
                 existing: disk.size,
                 block_device: disk.block_device,
@@ -907,13 +1057,14 @@ fn place_files(
         let f = &mut files[idx];
         f.size = f.size.max(end);
         f.fill |= pj.fill_device;
-        if !diskless && !f.block_device && f.existing.unwrap_or(0) < f.size {
+        if !pj.engine.diskless() && !f.block_device && f.existing.unwrap_or(0) < f.size {
             // Data is written first when the file will be read, or when
             // overwrite=1 asks for writes over existing blocks; otherwise
             // the space is only allocated, or (create_on_open=1) the job's
             // open creates the file.
             // A file that fill_device writes is not preallocated: the job
             // itself finds where the space ends.
+            let reads = pj.rw.mode.reads() || pj.pre_read;
             f.layout = if reads || pj.overwrite || f.layout == Layout::Write {
                 Layout::Write
             } else if f.layout == Layout::Allocate || !(pj.create_on_open || f.fill) {
@@ -922,28 +1073,6 @@ fn place_files(
                 Layout::OnOpen
             };
         }
-        total += len;
-        regions.push(JobFile {
-            file: idx,
-            offset,
-            len,
-        });
+        idx
     }
-
-    // io_size: the bytes to move per loop, by default the regions' total,
-    // or size when filesize makes the regions larger than it.
-    let io = match (
-        job.size(Opt::IoSize),
-        job.size(Opt::Filesize),
-        job.size(Opt::Size),
-    ) {
-        (Some(v), _, _) => resolve_size(v, total),
-        (None, Some(_), Some(SizeValue::Bytes(b))) => b.min(total),
-        _ => total,
-    };
-    let io = io - io % min_bs;
-    if io == 0 {
-        return Err(cx.err(Some(Opt::IoSize), "io_size is smaller than one block"));
-    }
-    Ok((io, regions))
 }

@@ -141,17 +141,5 @@ pub(super) fn not_yet(cx: &Ctx) -> Result<(), PlanError> {
             "latency_target= is fio's, not iolab's yet: iolab does not search for a queue depth",
         ));
     }
-    if job.flag(Opt::VerifyDump) {
-        return Err(cx.err(
-            Some(Opt::VerifyDump),
-            "verify_dump=1 is fio's, not iolab's yet: iolab names the failing block's offset and checksum instead of writing it to files",
-        ));
-    }
-    if job.choice(Opt::DedupeMode) == Some("working_set") {
-        return Err(cx.err(
-            Some(Opt::DedupeMode),
-            "dedupe_mode=working_set is fio's, not iolab's yet (iolab repeats the last unique block: dedupe_mode=repeat)",
-        ));
-    }
     Ok(())
 }

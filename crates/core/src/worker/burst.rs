@@ -10,35 +10,15 @@
 //! short transfer) is handed to the general completion path.
 
 use iolab_engine::{Completion, IoUnit, Op, Queued};
-use iolab_stats::{DepthDist, Dir, JobResult};
+use iolab_stats::{Dir, JobResult};
 
 use super::complete::{Cx, Meta};
+use super::general::Loops;
 use super::logs::Logged;
 use super::measure::Measure;
+use super::queue::count_alone;
 use super::{Shared, Worker, EIO};
 use crate::plan::PlanJob;
-
-/// What a loop of the job may still issue.
-pub(super) struct Budget {
-    pub bytes: u64,
-    pub ios: u64,
-    pub limit_bytes: u64,
-    pub limit_ios: u64,
-    /// The directions whose bytes count towards `limit_bytes`.
-    pub counted: [bool; 3],
-}
-
-impl Budget {
-    /// Counts one I/O issued in direction `d`.
-    #[inline(always)]
-    pub fn count(&mut self, out: &mut JobResult, d: usize, len: u32) {
-        if self.counted[d] {
-            self.bytes += u64::from(len);
-        }
-        self.ios += 1;
-        out.issued[d] += 1;
-    }
-}
 
 impl Worker {
     /// The next plain read or write of the job's one file, into buffer
@@ -55,6 +35,9 @@ impl Worker {
         }
         let (offset, len) =
             file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
+        if file.gens[g].ended() {
+            return None;
+        }
         let unit = IoUnit {
             slot,
             file: file.id,
@@ -126,23 +109,22 @@ impl Worker {
         shared: &Shared,
         m: &mut Measure,
         out: &mut JobResult,
-        budget: &mut Budget,
-        seq: &mut u64,
+        s: &mut Loops,
     ) -> bool {
         let clock = cx.clock;
         let mut done = 0u64;
         let stop = loop {
-            if budget.bytes >= budget.limit_bytes || budget.ios >= budget.limit_ios {
+            if s.budget.spent() {
                 break false;
             }
             if shared.stopped() {
                 break true;
             }
-            let Some((dir, unit)) = self.next_single(0, seq) else {
+            let Some((dir, unit)) = self.next_single(0, &mut s.seq) else {
                 break true;
             };
             let (d, len, offset) = (dir as usize, unit.len, unit.offset);
-            budget.count(out, d, len);
+            s.budget.count(out, d, len);
             let t0 = clock.now();
             let queued = self.engine.queue(&unit);
             let t1 = clock.now();
@@ -154,9 +136,8 @@ impl Worker {
                     out.lat_buckets.record(clat);
                     if let Some(logs) = self.logs.as_deref_mut() {
                         // As `finish` logs it: lat is clat, no slat.
-                        let ms = clock.ns_between(m.start, t1) / 1_000_000;
                         let logged = Logged {
-                            ms,
+                            ms: clock.ns_between(m.start, t1) / 1_000_000,
                             slat_ms: clock.ns_between(m.start, t0) / 1_000_000,
                             dir: d,
                             bytes: n,
@@ -180,15 +161,7 @@ impl Worker {
                     }
                 }
                 Ok(Queued::Completed(c)) => {
-                    let io = Meta {
-                        slot: 0,
-                        dir,
-                        fi: 0,
-                        offset,
-                        len,
-                        t_issue: t0,
-                        t_commit: t0,
-                    };
+                    let io = Meta::issued(0, dir, 0, offset, len, t0);
                     if !self.finish(cx, m, out, io, c.result, t1) {
                         break true;
                     }
@@ -211,9 +184,7 @@ impl Worker {
         };
         // Every I/O was alone in the queue, submitted and completed by one
         // call.
-        out.depth.level[DepthDist::level_bucket(1)] += done;
-        out.depth.submit[DepthDist::batch_bucket(1)] += done;
-        out.depth.complete[DepthDist::batch_bucket(1)] += done;
+        count_alone(out, 1, done);
         stop
     }
 }

@@ -1,13 +1,13 @@
 //! What happens around one I/O's completion: latencies (slat from issue to
 //! submission, clat from submission to completion, lat from issue to
 //! completion), counts, errors and `continue_on_error`, fsync due after N
-//! writes, bandwidth samples, minimum rates, think time and the deadline;
-//! and the submission of a batch of queued I/Os. The synchronous and the
-//! queued paths of the worker share it.
+//! writes, bandwidth samples, minimum rates, think time and the deadline.
+//! The general loop and the fast paths share it: `finish` accounts any
+//! completion, `record_latencies` the latencies of one.
 
 use iolab_engine::clock::Clock;
 use iolab_engine::{errno_text, Completion, Op};
-use iolab_stats::{DepthDist, Dir, JobResult};
+use iolab_stats::{Dir, JobResult};
 
 use super::errors::strerror;
 use super::logs::Logged;
@@ -29,6 +29,23 @@ pub(super) struct Meta {
     pub len: u32,
     pub t_issue: u64,
     pub t_commit: u64,
+}
+
+impl Meta {
+    /// An I/O issued at `t` (clock ticks), its submission time until it
+    /// is submitted.
+    #[inline(always)]
+    pub fn issued(slot: u32, dir: Dir, fi: usize, offset: u64, len: u32, t: u64) -> Meta {
+        Meta {
+            slot,
+            dir,
+            fi,
+            offset,
+            len,
+            t_issue: t,
+            t_commit: t,
+        }
+    }
 }
 
 impl Default for Meta {
@@ -79,6 +96,45 @@ pub(super) struct Cx<'a> {
     pub lat_hist: bool,
 }
 
+impl<'a> Cx<'a> {
+    /// The facts of a run of `job` that begins now, through an engine
+    /// that is synchronous (`sync`) or queues, paced or not.
+    pub fn begin(
+        job: &'a PlanJob,
+        files: &'a [PlanFile],
+        progress: &'a CloneProgress,
+        sync: bool,
+        paced: bool,
+    ) -> Cx<'a> {
+        let stats = &job.stats;
+        let clock = Clock::get();
+        let t_begin = clock.now();
+        Cx {
+            job,
+            progress,
+            running: RunState::running(job.rw.mode),
+            files,
+            clock,
+            t_begin,
+            deadline: job
+                .runtime
+                .map(|r| t_begin + clock.ticks(job.ramp_time + r)),
+            deadline_ns: job.runtime.map(|r| (job.ramp_time + r).as_nanos() as u64),
+            // Without latencies (disable_lat and disable_clat, gtod_reduce)
+            // one clock read per I/O serves the samples and the deadline.
+            timed: !stats.disable_clat || !stats.disable_lat,
+            // A synchronous engine has no submission step: its total
+            // latency is its completion latency, recorded once and copied
+            // at the end.
+            lat_is_clat: sync && !stats.disable_clat && !stats.disable_lat,
+            paced,
+            queued: !sync,
+            slat_hist: stats.slat_percentiles,
+            lat_hist: stats.lat_percentiles,
+        }
+    }
+}
+
 /// Records the latencies of one I/O that completed at `t_done`, past the
 /// ramp: clat (with fio's buckets), lat and slat as the job keeps them.
 /// Returns (slat, clat, lat) for the logs.
@@ -127,31 +183,6 @@ pub(super) fn record_latencies(
 }
 
 impl Worker {
-    /// Submits the queued I/Os as one batch and stamps their submission
-    /// time.
-    pub(super) fn submit(
-        &mut self,
-        cx: &Cx,
-        pending: &mut Vec<u32>,
-        meta: &mut [Meta],
-        inflight: &mut u32,
-        out: &mut JobResult,
-    ) -> Result<(), String> {
-        self.engine.commit().map_err(|e| e.to_string())?;
-        let t = if cx.timed { cx.clock.now() } else { 0 };
-        for &slot in pending.iter() {
-            meta[slot as usize].t_commit = t;
-        }
-        // fio counts each I/O at the queue depth it was committed at: all
-        // in flight, this batch included.
-        let n = pending.len() as u32;
-        out.depth.level[DepthDist::level_bucket(*inflight + n)] += u64::from(n);
-        out.depth.submit[DepthDist::batch_bucket(n)] += 1;
-        *inflight += n;
-        pending.clear();
-        Ok(())
-    }
-
     /// fsync / fdatasync every N writes issued: due after the Nth, issued
     /// before the next I/O (as fio does, so the last writes of a job are
     /// not followed by one).
@@ -218,7 +249,6 @@ impl Worker {
 
     /// Accounts one completed I/O. False when the job must stop (an error
     /// that does not continue, a rate below rate_min, the deadline).
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(super) fn finish(
         &mut self,
@@ -229,80 +259,114 @@ impl Worker {
         result: Result<u32, i32>,
         t_done: u64,
     ) -> bool {
-        let (job, files) = (cx.job, cx.files);
-        let d = io.dir as usize;
         // fio counts a failed I/O in total_ios too, with no bytes and no
         // latency. Counts are kept during ramp_time and forgotten when it
         // ends; latencies and samples start after it.
-        out.dirs[d].total_ios += 1;
-        match result {
-            Ok(n) => {
-                let r = &mut out.dirs[d];
-                r.io_bytes += n as u64;
-                if n < io.len {
-                    r.short_ios += 1;
-                }
-                if !m.ramping {
-                    let (slat, clat, lat) = record_latencies(cx, out, &io, t_done);
-                    let r = &mut out.dirs[d];
-                    m.count(d, n as u64);
-                    if let Some(logs) = &mut self.logs {
-                        let logged = Logged {
-                            ms: cx.clock.ns_between(m.start, t_done) / 1_000_000,
-                            slat_ms: cx.clock.ns_between(m.start, io.t_commit) / 1_000_000,
-                            dir: d,
-                            bytes: n,
-                            len: io.len,
-                            offset: io.offset,
-                            slat,
-                            clat,
-                            lat,
-                        };
-                        logs.io(logged, r);
-                        if logs.full() {
-                            if let Err(e) = logs.write() {
-                                out.error = e.raw_os_error().unwrap_or(EIO);
-                                out.error_detail = e.to_string();
-                                return false;
-                            }
-                        }
-                    }
-                }
-                if io.dir == Dir::Read
-                    && self.verify.is_some()
-                    && !self.check_completed(files, out, io.slot, io.fi, io.offset, n)
-                {
-                    return false;
-                }
-            }
+        out.dirs[io.dir as usize].total_ios += 1;
+        let go_on = match result {
+            Ok(n) => self.moved(cx, m, out, &io, n, t_done),
             // fill_device: the filesystem is full, which ends the job
             // without an error, as the I/O that found it counts in
             // total_ios.
-            Err(errno) if job.fill_device && crate::layout::full_errno(errno) => {
-                return false;
-            }
-            Err(errno) => {
-                if job.errors.counts(io.dir, errno) {
-                    out.total_err += 1;
-                    if out.first_error == 0 {
-                        out.first_error = errno;
-                        out.first_error_text = strerror(errno);
+            Err(errno) if cx.job.fill_device && crate::layout::full_errno(errno) => false,
+            Err(errno) => self.failed(cx, out, &io, errno),
+        };
+        go_on && self.after_io(cx, m, out, &io, t_done)
+    }
+
+    /// An I/O that moved `n` bytes: its bytes, latencies, window counts
+    /// and log lines, and a read's check (verify). False when the job
+    /// must stop.
+    #[inline(always)]
+    fn moved(
+        &mut self,
+        cx: &Cx,
+        m: &mut Measure,
+        out: &mut JobResult,
+        io: &Meta,
+        n: u32,
+        t_done: u64,
+    ) -> bool {
+        let d = io.dir as usize;
+        let r = &mut out.dirs[d];
+        r.io_bytes += n as u64;
+        if n < io.len {
+            r.short_ios += 1;
+        }
+        if !m.ramping {
+            let (slat, clat, lat) = record_latencies(cx, out, io, t_done);
+            let r = &mut out.dirs[d];
+            m.count(d, n as u64);
+            if let Some(logs) = &mut self.logs {
+                let logged = Logged {
+                    ms: cx.clock.ns_between(m.start, t_done) / 1_000_000,
+                    slat_ms: cx.clock.ns_between(m.start, io.t_commit) / 1_000_000,
+                    dir: d,
+                    bytes: n,
+                    len: io.len,
+                    offset: io.offset,
+                    slat,
+                    clat,
+                    lat,
+                };
+                logs.io(logged, r);
+                if logs.full() {
+                    if let Err(e) = logs.write() {
+                        out.error = e.raw_os_error().unwrap_or(EIO);
+                        out.error_detail = e.to_string();
+                        return false;
                     }
-                }
-                if !job.errors.continues_after(io.dir, errno) {
-                    out.error = errno;
-                    out.error_detail = format!(
-                        "{} (errno {errno}) on {} of {} bytes at offset {} in `{}`",
-                        errno_text(errno),
-                        io.dir.key(),
-                        io.len,
-                        io.offset,
-                        files[self.files.files[io.fi].path_index].path.display()
-                    );
-                    return false;
                 }
             }
         }
+        !(io.dir == Dir::Read
+            && self.verify.is_some()
+            && !self.check_completed(cx.files, out, io.slot, io.fi, io.offset, n))
+    }
+
+    /// An I/O that failed with `errno`: counted as continue_on_error and
+    /// ignore_error say, and the job's error unless it goes on. False
+    /// when the job must stop.
+    #[cold]
+    fn failed(&mut self, cx: &Cx, out: &mut JobResult, io: &Meta, errno: i32) -> bool {
+        let job = cx.job;
+        if job.errors.counts(io.dir, errno) {
+            out.total_err += 1;
+            if out.first_error == 0 {
+                out.first_error = errno;
+                out.first_error_text = strerror(errno);
+            }
+        }
+        if !job.errors.continues_after(io.dir, errno) {
+            out.error = errno;
+            out.error_detail = format!(
+                "{} (errno {errno}) on {} of {} bytes at offset {} in `{}`",
+                errno_text(errno),
+                io.dir.key(),
+                io.len,
+                io.offset,
+                cx.files[self.files.files[io.fi].path_index].path.display()
+            );
+            return false;
+        }
+        true
+    }
+
+    /// After each completed I/O of the general loop, whatever its result:
+    /// the file choice's count, progress, the end of the ramp and the
+    /// window samples, minimum rates and think time, the deadline. A check
+    /// that runs after every completion goes here (the fast paths run
+    /// only while `Control::idle`). False when the job must stop.
+    #[inline(always)]
+    fn after_io(
+        &mut self,
+        cx: &Cx,
+        m: &mut Measure,
+        out: &mut JobResult,
+        io: &Meta,
+        t_done: u64,
+    ) -> bool {
+        let d = io.dir as usize;
         if let Err(e) = self
             .files
             .account(io.fi, io.len as u64, self.engine.as_mut())

@@ -10,48 +10,26 @@
 //! path; when the loop's budget is spent or the job must stop, the general
 //! loop drains what is still in flight.
 
-use iolab_engine::{Completion, Queued};
+use iolab_engine::Queued;
 use iolab_stats::{DepthDist, JobResult};
 
-use super::burst::Budget;
 use super::complete::{record_latencies, Cx, Meta};
+use super::general::Loops;
 use super::measure::Measure;
+use super::queue::{count_alone, Queue};
 use super::{Shared, Worker, EIO};
 use crate::plan::PlanJob;
 
-/// The general loop's queue: free buffer slots, what each slot in flight
-/// carries, and how many are in flight.
-pub(super) struct Queue<'a> {
-    pub free: &'a mut Vec<u32>,
-    pub meta: &'a mut [Meta],
-    pub inflight: &'a mut u32,
-    pub done: &'a mut Vec<Completion>,
-}
-
 impl Worker {
     /// Whether the job's I/O can take the queued fast path (see the
-    /// module): `batch`, `complete_min`, `complete_max` and `low` are the
-    /// job's queue settings as the general loop clamps them.
-    pub(super) fn qburst_fits(
-        &self,
-        job: &PlanJob,
-        cx: &Cx,
-        depth: u32,
-        (batch, complete_min, complete_max, low): (u32, u32, u32, u32),
-    ) -> bool {
-        cx.queued
-            && self.plain_single(job, cx)
-            && self.logs.is_none()
-            && batch == 1
-            && complete_min == 1
-            && complete_max == 1
-            && low == depth
+    /// module) through queue `q`.
+    pub(super) fn qburst_fits(&self, job: &PlanJob, cx: &Cx, q: &Queue) -> bool {
+        cx.queued && self.plain_single(job, cx) && self.logs.is_none() && q.one_by_one()
     }
 
     /// Keeps the queue full until the loop's budget is spent (false) or
     /// the job must stop: Ctrl-C or exitall, its deadline, an error that
     /// ends it (true). Either way I/Os may still be in flight.
-    #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     pub(super) fn qburst(
         &mut self,
@@ -59,41 +37,32 @@ impl Worker {
         shared: &Shared,
         m: &mut Measure,
         out: &mut JobResult,
-        budget: &mut Budget,
-        seq: &mut u64,
-        mut q: Queue,
+        s: &mut Loops,
     ) -> bool {
         let clock = cx.clock;
         let batch_1 = DepthDist::batch_bucket(1);
+        let (q, budget) = (&mut s.q, &mut s.budget);
         loop {
-            if budget.bytes >= budget.limit_bytes || budget.ios >= budget.limit_ios {
+            if budget.spent() {
                 return false;
             }
             if shared.stopped() {
                 return true;
             }
             if let Some(slot) = q.free.pop() {
-                let Some((dir, unit)) = self.next_single(slot, seq) else {
+                let Some((dir, unit)) = self.next_single(slot, &mut s.seq) else {
                     q.free.push(slot);
                     return true;
                 };
                 let (d, len, offset) = (dir as usize, unit.len, unit.offset);
                 let t0 = if cx.timed { clock.now() } else { 0 };
-                let mut io = Meta {
-                    slot,
-                    dir,
-                    fi: 0,
-                    offset,
-                    len,
-                    t_issue: t0,
-                    t_commit: t0,
-                };
+                let mut io = Meta::issued(slot, dir, 0, offset, len, t0);
                 match self.engine.queue(&unit) {
                     Ok(Queued::InFlight) => {
                         if let Err(e) = self.engine.commit() {
                             // It was queued: the general loop reaps it.
                             q.meta[slot as usize] = io;
-                            *q.inflight += 1;
+                            q.inflight += 1;
                             (out.error, out.error_detail) = (EIO, e.to_string());
                             return true;
                         }
@@ -101,15 +70,13 @@ impl Worker {
                             io.t_commit = clock.now();
                         }
                         q.meta[slot as usize] = io;
-                        *q.inflight += 1;
-                        out.depth.level[DepthDist::level_bucket(*q.inflight)] += 1;
+                        q.inflight += 1;
+                        out.depth.level[DepthDist::level_bucket(q.inflight)] += 1;
                         out.depth.submit[batch_1] += 1;
                     }
                     Ok(Queued::Completed(c)) => {
                         let t1 = clock.now();
-                        out.depth.level[DepthDist::level_bucket(*q.inflight + 1)] += 1;
-                        out.depth.submit[batch_1] += 1;
-                        out.depth.complete[batch_1] += 1;
+                        count_alone(out, q.inflight + 1, 1);
                         q.free.push(c.slot);
                         budget.count(out, d, len);
                         if !self.finish(cx, m, out, io, c.result, t1) {
@@ -120,12 +87,12 @@ impl Worker {
                     Ok(Queued::Busy) => {
                         // No room in the engine: reap first.
                         q.free.push(slot);
-                        if *q.inflight == 0 {
+                        if q.inflight == 0 {
                             (out.error, out.error_detail) =
                                 (EIO, format!("ioengine {} took no I/O", self.engine.name()));
                             return true;
                         }
-                        if !self.reap_one(cx, m, out, &mut q) {
+                        if !self.reap_one(cx, m, out, q) {
                             return true;
                         }
                         continue;
@@ -141,7 +108,7 @@ impl Worker {
                     continue;
                 }
             }
-            if !self.reap_one(cx, m, out, &mut q) {
+            if !self.reap_one(cx, m, out, q) {
                 return true;
             }
         }
@@ -151,16 +118,12 @@ impl Worker {
     /// and accounts it. False when the job must stop.
     #[inline(always)]
     fn reap_one(&mut self, cx: &Cx, m: &mut Measure, out: &mut JobResult, q: &mut Queue) -> bool {
-        q.done.clear();
-        if let Err(e) = self.engine.reap(1, 1, q.done) {
-            (out.error, out.error_detail) = (EIO, e.to_string());
+        let Ok(t1) = self.reap(cx, q, out, 1, 1) else {
             return false;
-        }
-        let t1 = cx.clock.now();
-        out.depth.complete[DepthDist::batch_bucket(q.done.len() as u32)] += 1;
+        };
         let mut go = true;
         for &c in q.done.iter() {
-            *q.inflight -= 1;
+            q.inflight -= 1;
             q.free.push(c.slot);
             let io = q.meta[c.slot as usize];
             match c.result {

@@ -3,7 +3,7 @@
 //! `pre_read` or `invalidate` want it, and the pacing the options ask for.
 //! Nothing here is timed.
 
-use iolab_engine::{create, Access, EngineOpts, FileSpec};
+use iolab_engine::{create, Access, Engine, EngineOpts, FileSpec};
 use iolab_stats::Dir;
 
 use crate::data::DataGen;
@@ -58,140 +58,26 @@ impl Worker {
     }
 
     pub(super) fn new(job: &PlanJob, index: u32, files: &[PlanFile]) -> Result<Worker, SetupError> {
-        let opts = EngineOpts {
-            iodepth: job.iodepth,
-            buf_size: job.max_bs() as usize,
-            align: iolab_engine::host::page_size() as usize,
-            // Registered buffers spare direct I/O the pinning of its pages
-            // on every I/O; buffered I/O copies either way, so it gains
-            // nothing from them.
-            fixedbufs: match job.engine_opts.fixedbufs {
-                None if !job.direct => Some(false),
-                asked => asked,
-            },
-            ..job.engine_opts
-        };
-        let mut engine = match &job.exec {
-            Some(spec) => iolab_engine::create_exec(spec.clone(), &opts),
-            None => create(job.engine, &opts),
-        }
-        .map_err(engine_error)?;
+        let mut engine = open_engine(job)?;
         let mode = job.rw.mode;
         let mix = RwMix::new(mode, job.rwmixread);
         let seeds = &job.random.seeds;
-        let pattern = Pattern::from_rw(
-            job.rw,
-            job.random.distribution.clone(),
-            job.random.norandommap,
-            // The I/Os of each direction follow its own percentage (fio's
-            // offsets, below); a mode is sequential only when none is
-            // random.
-            Dir::ALL
-                .iter()
-                .filter(|d| mix.uses(**d))
-                .map(|d| job.random.percentage_random[*d as usize])
-                .max()
-                .unwrap_or(100),
-        );
-        let offset_rng = seeds.rng(index, Stream::Offset);
         // fio numbers its job threads from 1 in job order, a job's clones
         // after it, as the plan orders them.
         let thread = index + 1;
         let generator = job.random.generator;
         let fio_seeds = seeds.fio(thread, generator == Generator::Tausworthe64);
-        let writes = mode.writes() || mode.trims();
-        let mut rewind = super::rewind::wanted(job, &pattern).then(|| Box::new(Rewind::new()));
-        let mut wfiles = Vec::with_capacity(job.files.len());
-        let mut io_size = job.io_size;
-        for (fi, jf) in job.files.iter().enumerate() {
-            let pf = &files[jf.file];
-            let jf = &filled(job, pf, jf)?;
-            io_size = io_size.saturating_sub(job.files[fi].len - jf.len);
-            let spec = FileSpec {
-                path: pf.path.clone(),
-                read: mode.reads()
-                    || job.pre_read
-                    || job.verify.as_ref().is_some_and(|v| v.after_write),
-                write: writes,
-                // The job's open makes the file when create_on_open left it
-                // to the job, or unlink_each_loop removed it.
-                create: job.allow_file_create
-                    && writes
-                    && (pf.layout == Layout::OnOpen || job.unlink_each_loop),
-                direct: job.direct,
-                sync: job.sync,
-                access: match job.fadvise {
-                    Fadvise::None => Access::Normal,
-                    Fadvise::Sequential => Access::Sequential,
-                    Fadvise::Random => Access::Random,
-                    Fadvise::Pattern if mode.is_random() => Access::Random,
-                    Fadvise::Pattern => Access::Sequential,
-                },
-                size: jf.offset.saturating_add(jf.len),
-            };
-            if pf.layout != Layout::OnOpen {
-                prepare_cache(job, pf, jf.offset, jf.len)?;
-            }
-            if let Some(r) = rewind.as_deref_mut() {
-                r.add(pf.path.clone(), jf.offset, jf.len, pf.block_device);
-            }
-            let mut wf = WFile::new(jf.file, spec, jf.len);
-            let shared_map = mode.is_random();
-            for d in Dir::ALL {
-                if !mix.uses(d) {
-                    continue;
-                }
-                if shared_map {
-                    if let Some(g) = wf.gen_of.iter().flatten().next() {
-                        wf.gen_of[d as usize] = Some(*g);
-                        continue;
-                    }
-                }
-                let block = if shared_map {
-                    Dir::ALL
-                        .iter()
-                        .filter(|x| mix.uses(**x))
-                        .map(|x| job.blockalign[*x as usize])
-                        .min()
-                        .unwrap_or(job.blockalign[d as usize])
-                } else {
-                    job.blockalign[d as usize]
-                };
-                // Strided zones: the generators work in one zone's range,
-                // which the zones move along the file.
-                let region = Region {
-                    start: jf.offset,
-                    len: job.zones.map_or(jf.len, |z| z.range),
-                    block,
-                };
-                let rng = offset_rng.substream(fi as u64 * 3 + d as u64);
-                let gen_err = |e| (EINVAL, format!("{}: {e}", pf.path.display()));
-                let mut gen = OffsetGen::new(region, &pattern, rng).map_err(gen_err)?;
-                // fio's own offsets (its random map cuts I/Os that span
-                // several blocks to the blocks a pass has not touched).
-                let min_bs = |x: Dir| job.bs[x as usize].min();
-                let used_min = Dir::ALL
-                    .iter()
-                    .filter(|x| mix.uses(**x))
-                    .map(|x| min_bs(*x))
-                    .min()
-                    .unwrap_or(block);
-                gen.fio(&FioOffsets {
-                    distribution: &job.random.distribution,
-                    norandommap: job.random.norandommap,
-                    min_bs: used_min,
-                    range_size: min_bs(Dir::Read).min(min_bs(Dir::Write)),
-                    skew_seed: skew_seed(&pf.path, thread, seeds.randseed_given(), &fio_seeds),
-                    percentage_random: job.random.percentage_random,
-                    lfsr_seed: (generator == Generator::Lfsr)
-                        .then(|| fio_seeds.seed(Purpose::Offset)),
-                })
-                .map_err(gen_err)?;
-                wf.gens.push(gen);
-                wf.gen_of[d as usize] = Some(wf.gens.len() - 1);
-            }
-            wfiles.push(wf);
-        }
+        let draws = Draws {
+            job,
+            pattern: pattern_of(job, &mix),
+            mix: &mix,
+            offset_rng: seeds.rng(index, Stream::Offset),
+            thread,
+            fio_seeds: &fio_seeds,
+        };
+        let mut rewind =
+            super::rewind::wanted(job, &draws.pattern).then(|| Box::new(Rewind::new()));
+        let (wfiles, io_size) = draws.files(files, &mut rewind)?;
         let mut fileset = FileSet::new(
             wfiles,
             job.file_service,
@@ -202,7 +88,12 @@ impl Worker {
         fileset.start(engine.as_mut()).map_err(engine_error)?;
         let needs_data = engine.caps().needs_buffers && (mode.writes());
         let data_rng = seeds.rng(index, Stream::Data);
-        let mut data = DataGen::new(&job.buffers, data_rng.substream(2));
+        let region: u64 = job.files.iter().map(|f| f.len).sum();
+        let mut data = DataGen::new(&job.buffers, data_rng.substream(2)).with_working_set(
+            thread,
+            region,
+            job.bs[Dir::Write as usize].min(),
+        );
         if needs_data {
             for slot in 0..job.iodepth {
                 data.init(engine.buf(slot));
@@ -263,6 +154,195 @@ impl Worker {
     }
 }
 
+/// The job's engine, with its buffers for the job's depth and block
+/// sizes.
+fn open_engine(job: &PlanJob) -> Result<Box<dyn Engine>, SetupError> {
+    let opts = EngineOpts {
+        iodepth: job.iodepth,
+        buf_size: job.max_bs() as usize,
+        align: iolab_engine::host::page_size() as usize,
+        // Registered buffers spare direct I/O the pinning of its pages
+        // on every I/O; buffered I/O copies either way, so it gains
+        // nothing from them.
+        fixedbufs: match job.engine_opts.fixedbufs {
+            None if !job.direct => Some(false),
+            asked => asked,
+        },
+        ..job.engine_opts
+    };
+    match &job.exec {
+        Some(spec) => iolab_engine::create_exec(spec.clone(), &opts),
+        None => create(job.engine, &opts),
+    }
+    .map_err(engine_error)
+}
+
+/// The offsets' pattern of the job, whose directions `mix` uses.
+fn pattern_of(job: &PlanJob, mix: &RwMix) -> Pattern {
+    Pattern::from_rw(
+        job.rw,
+        job.random.distribution.clone(),
+        job.random.norandommap,
+        // The I/Os of each direction follow its own percentage (fio's
+        // offsets, below); a mode is sequential only when none is
+        // random.
+        Dir::ALL
+            .iter()
+            .filter(|d| mix.uses(**d))
+            .map(|d| job.random.percentage_random[*d as usize])
+            .max()
+            .unwrap_or(100),
+    )
+}
+
+/// What the clone's files and their offset generators are made from.
+struct Draws<'a> {
+    job: &'a PlanJob,
+    mix: &'a RwMix,
+    pattern: Pattern,
+    /// The clone's offset stream, of which each file and direction takes
+    /// a substream.
+    offset_rng: crate::gen::Rng,
+    /// fio's thread number of the clone.
+    thread: u32,
+    fio_seeds: &'a FioSeeds,
+}
+
+impl Draws<'_> {
+    /// The clone's files, each with its open flags and generators and
+    /// its page cache prepared; and the bytes of I/O per loop, less when
+    /// fill_device found less room than planned.
+    fn files(
+        &self,
+        files: &[PlanFile],
+        rewind: &mut Option<Box<Rewind>>,
+    ) -> Result<(Vec<WFile>, u64), SetupError> {
+        let job = self.job;
+        let mut wfiles = Vec::with_capacity(job.files.len());
+        let mut io_size = job.io_size;
+        for (fi, jf) in job.files.iter().enumerate() {
+            let pf = &files[jf.file];
+            let jf = &filled(job, pf, jf)?;
+            io_size = io_size.saturating_sub(job.files[fi].len - jf.len);
+            let spec = self.file_spec(pf, jf);
+            if pf.layout != Layout::OnOpen {
+                prepare_cache(job, pf, jf.offset, jf.len)?;
+            }
+            if let Some(r) = rewind.as_deref_mut() {
+                r.add(pf.path.clone(), jf.offset, jf.len, pf.block_device);
+            }
+            let mut wf = WFile::new(jf.file, spec, jf.len);
+            self.add_gens(&mut wf, fi, pf, jf)?;
+            wfiles.push(wf);
+        }
+        Ok((wfiles, io_size))
+    }
+
+    /// How the engine opens the file: for what, and with which flags.
+    fn file_spec(&self, pf: &PlanFile, jf: &JobFile) -> FileSpec {
+        let job = self.job;
+        let mode = job.rw.mode;
+        let writes = mode.writes() || mode.trims();
+        FileSpec {
+            path: pf.path.clone(),
+            read: mode.reads()
+                || job.pre_read
+                || job.verify.as_ref().is_some_and(|v| v.after_write),
+            write: writes,
+            // The job's open makes the file when create_on_open left it
+            // to the job, or unlink_each_loop removed it.
+            create: job.allow_file_create
+                && writes
+                && (pf.layout == Layout::OnOpen || job.unlink_each_loop),
+            direct: job.direct,
+            sync: job.sync,
+            access: match job.fadvise {
+                Fadvise::None => Access::Normal,
+                Fadvise::Sequential => Access::Sequential,
+                Fadvise::Random => Access::Random,
+                Fadvise::Pattern if mode.is_random() => Access::Random,
+                Fadvise::Pattern => Access::Sequential,
+            },
+            size: jf.offset.saturating_add(jf.len),
+        }
+    }
+
+    /// The offset generators of file `fi` (region `jf`), one per
+    /// direction the job uses; a random mode's directions share one, and
+    /// with it one random map.
+    fn add_gens(
+        &self,
+        wf: &mut WFile,
+        fi: usize,
+        pf: &PlanFile,
+        jf: &JobFile,
+    ) -> Result<(), SetupError> {
+        let (job, mix) = (self.job, self.mix);
+        let shared_map = job.rw.mode.is_random();
+        for d in Dir::ALL {
+            if !mix.uses(d) {
+                continue;
+            }
+            if shared_map {
+                if let Some(g) = wf.gen_of.iter().flatten().next() {
+                    wf.gen_of[d as usize] = Some(*g);
+                    continue;
+                }
+            }
+            let block = if shared_map {
+                Dir::ALL
+                    .iter()
+                    .filter(|x| mix.uses(**x))
+                    .map(|x| job.blockalign[*x as usize])
+                    .min()
+                    .unwrap_or(job.blockalign[d as usize])
+            } else {
+                job.blockalign[d as usize]
+            };
+            // Strided zones: the generators work in one zone's range,
+            // which the zones move along the file.
+            let region = Region {
+                start: jf.offset,
+                len: job.zones.map_or(jf.len, |z| z.range),
+                block,
+            };
+            let rng = self.offset_rng.substream(fi as u64 * 3 + d as u64);
+            let gen_err = |e| (EINVAL, format!("{}: {e}", pf.path.display()));
+            let mut gen = OffsetGen::new(region, &self.pattern, rng).map_err(gen_err)?;
+            // fio's own offsets (its random map cuts I/Os that span
+            // several blocks to the blocks a pass has not touched).
+            let min_bs = |x: Dir| job.bs[x as usize].min();
+            let used_min = Dir::ALL
+                .iter()
+                .filter(|x| mix.uses(**x))
+                .map(|x| min_bs(*x))
+                .min()
+                .unwrap_or(block);
+            let seeds = &job.random.seeds;
+            gen.fio(&FioOffsets {
+                distribution: &job.random.distribution,
+                norandommap: job.random.norandommap,
+                min_bs: used_min,
+                range_size: min_bs(Dir::Read).min(min_bs(Dir::Write)),
+                skew_seed: skew_seed(
+                    &pf.path,
+                    self.thread,
+                    seeds.repeats() && !seeds.randseed_given(),
+                    self.fio_seeds,
+                ),
+                percentage_random: job.random.percentage_random,
+                lfsr_seed: (job.random.generator == Generator::Lfsr)
+                    .then(|| self.fio_seeds.seed(Purpose::Offset)),
+                units: dir_units(job, mix, block, used_min),
+            })
+            .map_err(gen_err)?;
+            wf.gens.push(gen);
+            wf.gen_of[d as usize] = Some(wf.gens.len() - 1);
+        }
+        Ok(())
+    }
+}
+
 /// fio's block-size streams per direction: a verify job's writes draw
 /// from the reads' stream and trimwrite's trims from the writes', so that
 /// the read-back and the writes after trims see the same sizes.
@@ -282,14 +362,24 @@ fn bs_streams(seeds: &FioSeeds, job: &PlanJob) -> [crate::gen::Frand; 3] {
     [read, write, trim].map(|s| crate::gen::Frand::new(s, seeds.use64))
 }
 
-/// The seed of a file's zipf, pareto or normal generator. With `randseed`
-/// given, fio 3.33 seeds it with the clone's offset seed (its low 32 bits),
-/// the same for every file. Without, fio uses a hash of the file's name
-/// times the thread number; iolab's hash of the name is not yet fio's,
-/// so those offsets differ from fio's (docs/compat.md).
-fn skew_seed(path: &std::path::Path, thread: u32, randseed: bool, seeds: &FioSeeds) -> u32 {
+/// fio's units of each direction, `ba` and `min_bs`, when a direction the
+/// job uses has others than the shared generator's (`bs=4k,8k`): fio
+/// then draws and marks its random blocks in each direction's own.
+fn dir_units(job: &PlanJob, mix: &RwMix, block: u64, min_bs: u64) -> Option<[(u64, u64); 3]> {
+    let units = Dir::ALL.map(|d| (job.blockalign[d as usize], job.bs[d as usize].min()));
+    let differ = Dir::ALL
+        .iter()
+        .any(|d| mix.uses(*d) && units[*d as usize] != (block, min_bs));
+    differ.then_some(units)
+}
+
+/// The seed of a file's zipf, pareto or normal generator, as fio 3.33
+/// seeds it: with `randrepeat` on and no `randseed`, fio's hash of the
+/// file's name (`jhash`) times the thread number; otherwise the clone's
+/// offset seed (its low 32 bits), the same for every file.
+fn skew_seed(path: &std::path::Path, thread: u32, name_hash: bool, seeds: &FioSeeds) -> u32 {
     use std::os::unix::ffi::OsStrExt;
-    if randseed {
+    if !name_hash {
         return seeds.seed(Purpose::Offset) as u32;
     }
     jhash(path.as_os_str().as_bytes(), 0).wrapping_mul(thread)

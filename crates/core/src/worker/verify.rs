@@ -95,7 +95,38 @@ impl Verifier {
         self.spec.backlog > 0 && self.log.len() as u64 >= self.spec.backlog
     }
 
-    fn record(&mut self, path: &std::path::Path, m: Mismatch, out: &mut JobResult) {
+    /// With `verify_dump`, writes the failed chunk `m` of `buf` (read from
+    /// `offset`) to files; what became of them.
+    fn dump(
+        &self,
+        data: &crate::data::DataGen,
+        path: &std::path::Path,
+        buf: &[u8],
+        offset: u64,
+        m: &Mismatch,
+    ) -> Vec<String> {
+        if !self.spec.dump {
+            return Vec::new();
+        }
+        let from = (m.block.saturating_sub(offset) as usize).min(buf.len());
+        let to = (from + m.len).min(buf.len());
+        crate::verify::dump::dump_chunk(
+            &self.spec,
+            data,
+            std::path::Path::new(""),
+            path,
+            &buf[from..to],
+            m.block,
+        )
+    }
+
+    fn record(
+        &mut self,
+        path: &std::path::Path,
+        m: Mismatch,
+        dumped: Vec<String>,
+        out: &mut JobResult,
+    ) {
         self.failures += 1;
         out.total_err += 1;
         if out.first_error == 0 {
@@ -103,8 +134,15 @@ impl Verifier {
             out.first_error_text = strerror(EILSEQ);
         }
         if self.first.is_none() {
-            self.first = Some(format!("`{}`: {m}", path.display()));
-            out.verify_failure = Some(failure_of(path, &m));
+            let mut text = format!("`{}`: {m}", path.display());
+            if !dumped.is_empty() {
+                text.push_str(&format!("; dumped: {}", dumped.join(", ")));
+            }
+            self.first = Some(text);
+            out.verify_failure = Some(VerifyFailure {
+                dumped,
+                ..failure_of(path, &m)
+            });
         }
         if let Some(f) = out.verify_failure.as_mut() {
             f.failed_blocks = self.failures;
@@ -198,7 +236,8 @@ impl Worker {
             bad.push(m)
         });
         for m in bad {
-            v.record(path, m, out);
+            let dumped = v.dump(&self.data, path, buf, offset, &m);
+            v.record(path, m, dumped, out);
             if v.fatal_hit {
                 v.settle(out);
                 return false;
@@ -510,7 +549,8 @@ impl Worker {
             }
         }
         for m in bad {
-            v.record(path, m, out);
+            let dumped = v.dump(&self.data, path, buf, w.offset, &m);
+            v.record(path, m, dumped, out);
             if v.fatal_hit {
                 return false;
             }
@@ -536,6 +576,7 @@ fn failure_of(path: &std::path::Path, m: &Mismatch) -> VerifyFailure {
         expected: m.expected.clone(),
         found: m.found.clone(),
         failed_blocks: 1,
+        dumped: Vec::new(),
     }
 }
 

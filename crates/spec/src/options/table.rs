@@ -661,6 +661,10 @@ option_table! {
         .unit("percent")
         .help("Working set of dedupe_mode=working_set, in percent of the job's size")
         .example("10");
+    DedupeGlobal = opt("dedupe_global", Kind::Bool, C::Buffers)
+        .default("0")
+        .help("Draw the dedupe working set from the unique blocks of every job with this option")
+        .example("1");
 
     // ---- Random offsets ----
     PercentageRandom = opt("percentage_random", Kind::IntPerDir, C::Random)

@@ -382,7 +382,7 @@ fn table_names_are_not_fio_only() {
         assert!(!is_fio_only(n), "{o:?}: `{n}` is reported as fio-only");
         assert!(!is_fio_only(&n.to_ascii_uppercase()));
     }
-    assert!(is_fio_only("dedupe_global"));
+    assert!(is_fio_only("replay_redirect"));
     assert!(!is_fio_only("no_such_option"));
 }
 
@@ -414,7 +414,8 @@ fn aliases_find_their_option() {
     assert_eq!(lookup("fileoffset"), Some(Opt::Offset));
     assert_eq!(lookup("ratemin"), Some(Opt::RateMin));
     assert_eq!(lookup("ratecycle"), Some(Opt::RateCycle));
-    assert_eq!(lookup("dedupe_global"), None);
+    assert_eq!(lookup("replay_redirect"), None);
+    assert_eq!(lookup("dedupe_global"), Some(Opt::DedupeGlobal));
 }
 
 #[test]

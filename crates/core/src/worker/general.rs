@@ -1,0 +1,368 @@
+//! The general loop: the job's loops one after the other, and in each the
+//! I/O of one loop (io_size bytes, or until the deadline) through the
+//! queue, whatever the job asks: several files, fsync every N writes,
+//! pacing, flow, strided zones, verify (a backlog read back amid the
+//! writes, and each loop's writes read back at its end), batches and
+//! iodepth_low. Plain reads and writes of one file hand over to a fast
+//! path (`burst`, `qburst`); every completion is accounted by
+//! `complete::finish`.
+//!
+//! In `io_loop`, each turn decides in order: stop (Ctrl-C, exitall,
+//! exit_on_io_done), a fast path, a hold (flow), issue one I/O (`issue`:
+//! the fsync due, then `draw` and `queue`), submit, and reap (`reap_some`).
+//! A check before each I/O belongs beside the hold; one after each
+//! completion in `complete::after_io`.
+
+use iolab_engine::{IoUnit, Op, Queued};
+use iolab_stats::{Dir, JobResult};
+
+use super::complete::{Cx, Meta, Tally};
+use super::measure::Measure;
+use super::queue::{count_alone, Budget, Failed, Queue};
+use super::{io_jobs_done, Shared, Worker, EIO};
+use crate::plan::PlanJob;
+
+/// What the job's loops carry from one I/O to the next.
+pub(super) struct Loops {
+    pub q: Queue,
+    /// What the current loop may still issue.
+    pub budget: Budget,
+    /// fsync every N writes.
+    pub tally: Tally,
+    /// The last I/O's file, offset and length (the write of a trimwrite
+    /// pair goes where its trim went).
+    pub last: Option<(usize, u64, u32)>,
+    /// The sequence number of the last write's data.
+    pub seq: u64,
+    /// The job stops once what is in flight is reaped.
+    pub stop: bool,
+    /// The fast paths the job's I/O may take (see `burst`, `qburst`).
+    burst_fits: bool,
+    qburst_fits: bool,
+}
+
+/// What became of an I/O the loop tried to issue.
+enum Issued {
+    /// Queued, or refused for now (the engine's queue is full).
+    Queued,
+    /// Completed inside `queue`, and accounted.
+    Completed,
+    /// The job stops once what is in flight is reaped: its rate, offsets
+    /// or zones are spent, a completion or an fsync said so.
+    Stop,
+}
+
+impl Worker {
+    /// The state of the job's loops, each with `io_size` bytes to move.
+    pub(super) fn loops_of(&self, job: &PlanJob, cx: &Cx) -> Loops {
+        let q = Queue::new(job, !cx.queued);
+        Loops {
+            burst_fits: self.burst_fits(job, cx),
+            qburst_fits: self.qburst_fits(job, cx, &q),
+            q,
+            budget: Budget::of_job(job, self.io_size),
+            tally: Tally::default(),
+            last: None,
+            seq: 0,
+            stop: false,
+        }
+    }
+
+    /// Runs the job's loops (one for a time_based job) until the last is
+    /// done or the job stops. Returns the time spent reading back each
+    /// loop's writes (verify), in ns.
+    pub(super) fn loops(
+        &mut self,
+        cx: &Cx,
+        shared: &Shared,
+        m: &mut Measure,
+        s: &mut Loops,
+        out: &mut JobResult,
+    ) -> u64 {
+        let (job, clock) = (cx.job, cx.clock);
+        let loops = if job.time_based { 1 } else { job.loops.max(1) };
+        let mut verify_ns = 0u64;
+        for lp in 0..loops {
+            if lp > 0 {
+                self.streams_again();
+                if let Err((errno, msg)) = self
+                    .files
+                    .new_loop(job.unlink_each_loop, self.engine.as_mut())
+                {
+                    (out.error, out.error_detail) = (errno, msg);
+                    break;
+                }
+                s.last = None;
+                s.tally.sync_due = None;
+            }
+            s.budget.restart();
+            if self.io_loop(cx, shared, m, s, out).is_err() {
+                break;
+            }
+            if self.verify.is_some() {
+                // fio reads back each loop's writes when they are done;
+                // a job stopped by an error or Ctrl-C only settles.
+                let read_back = out.error == 0 && !shared.stopped();
+                let t = clock.now();
+                let go_on = self.verify_pass(cx, out, &mut s.q.done, read_back);
+                verify_ns += clock.ns_between(t, clock.now());
+                if !go_on {
+                    break;
+                }
+            }
+            if s.stop {
+                break;
+            }
+        }
+        verify_ns
+    }
+
+    /// One loop's I/O: issues until the loop's budget is spent or the
+    /// job stops, and reaps all of it. Err when the engine failed: the
+    /// job ends at once.
+    fn io_loop(
+        &mut self,
+        cx: &Cx,
+        shared: &Shared,
+        m: &mut Measure,
+        s: &mut Loops,
+        out: &mut JobResult,
+    ) -> Result<(), Failed> {
+        loop {
+            // A verify backlog due drains the queue first.
+            let backlog = self.verify.as_ref().is_some_and(|v| v.due());
+            let more = !s.stop && !backlog && !s.budget.spent();
+            if more && (shared.stopped() || io_jobs_done(cx.job, shared)) {
+                s.stop = true;
+                continue;
+            }
+            // An fsync waits for the I/O in flight, so that it covers
+            // every write issued before it and completes alone.
+            let draining = s.tally.sync_due.is_some() && !s.q.idle();
+            // Plain reads and writes of one file take a fast path while
+            // the job is past its ramp: through a synchronous engine, or
+            // a queued one with fio's default batching (which leaves I/Os
+            // in flight for this loop to reap).
+            if more
+                && (s.burst_fits || (s.qburst_fits && s.q.pending.is_empty()))
+                && !m.ramping
+                && self.files.files[0].open
+            {
+                s.stop = if s.burst_fits {
+                    self.burst(cx, shared, m, out, s)
+                } else {
+                    self.qburst(cx, shared, m, out, s)
+                };
+                if out.error != 0 {
+                    s.stop = true;
+                }
+                continue;
+            }
+            // Flow control: a job ahead of its share issues nothing until
+            // the others catch up; its I/O in flight is reaped meanwhile.
+            let held = more && !draining && s.q.room() && self.ctl.held();
+            if held && s.q.idle() {
+                s.stop = self.ctl.hold(cx.clock, cx.deadline);
+                continue;
+            }
+            // Issue while there is room in the queue.
+            if more && !held && !draining && s.q.room() {
+                match self.issue(cx, m, s, out)? {
+                    Issued::Queued => {}
+                    Issued::Completed => continue,
+                    Issued::Stop => {
+                        s.stop = true;
+                        continue;
+                    }
+                }
+                // Submit a batch when it is full or the queue is.
+                if s.q.pending.len() as u32 >= s.q.batch || !s.q.room() {
+                    self.submit(cx, &mut s.q, out)?;
+                }
+                if s.q.room() {
+                    continue;
+                }
+            }
+            if !s.q.pending.is_empty() {
+                self.submit(cx, &mut s.q, out)?;
+            }
+            if s.q.inflight == 0 {
+                if backlog && !s.stop {
+                    s.stop = !self.verify_pass(cx, out, &mut s.q.done, true);
+                    continue;
+                }
+                if more && s.q.room() {
+                    continue;
+                }
+                return Ok(());
+            }
+            self.reap_some(cx, m, s, out, more)?;
+        }
+    }
+
+    /// Issues the next I/O, after the fsync due before it: draws it,
+    /// prepares a write's data, and queues it.
+    fn issue(
+        &mut self,
+        cx: &Cx,
+        m: &mut Measure,
+        s: &mut Loops,
+        out: &mut JobResult,
+    ) -> Result<Issued, Failed> {
+        let job = cx.job;
+        if let Some(sfi) = s
+            .tally
+            .sync_due
+            .take()
+            .filter(|&i| self.files.files[i].open)
+        {
+            if !self.sync_file(job, cx, m, out, sfi, &mut s.q.done) {
+                return Ok(Issued::Stop);
+            }
+        }
+        let Some((dir, fi, offset, len)) = self.draw(cx, s.last) else {
+            return Ok(Issued::Stop);
+        };
+        s.last = Some((fi, offset, len));
+        let len = if self.noio { 0 } else { len };
+        let op = match dir {
+            Dir::Read => Op::Read,
+            Dir::Write => Op::Write,
+            Dir::Trim => Op::Trim,
+        };
+        let slot = s.q.free.pop().unwrap_or(0);
+        if self.needs_data && op == Op::Write {
+            s.seq += 1;
+            if self.verify.is_some() {
+                self.prepare_verified(slot, fi, offset, len, s.seq);
+            } else {
+                self.data
+                    .prepare(self.engine.buf(slot), len as usize, offset, s.seq);
+            }
+        }
+        let unit = IoUnit {
+            slot,
+            file: self.files.files[fi].id,
+            op,
+            offset,
+            len,
+        };
+        let d = dir as usize;
+        s.budget.count(out, d, len);
+        if let Some(rate) = &mut self.rate {
+            rate.issued(dir, len as u64);
+        }
+        let t0 = if cx.timed { cx.clock.now() } else { 0 };
+        s.q.meta[slot as usize] = Meta::issued(slot, dir, fi, offset, len, t0);
+        match self.engine.queue(&unit) {
+            Ok(Queued::Completed(c)) => {
+                // The clock first: clat ends when the call returns.
+                let t1 = cx.clock.now();
+                Self::count_write(job, &mut s.tally, dir, fi);
+                let level = if cx.queued {
+                    s.q.inflight + s.q.pending.len() as u32 + 1
+                } else {
+                    1
+                };
+                count_alone(out, level, 1);
+                s.q.free.push(c.slot);
+                let io = s.q.meta[c.slot as usize];
+                Ok(if self.finish(cx, m, out, io, c.result, t1) {
+                    Issued::Completed
+                } else {
+                    Issued::Stop
+                })
+            }
+            Ok(Queued::InFlight) => {
+                Self::count_write(job, &mut s.tally, dir, fi);
+                s.q.pending.push(slot);
+                Ok(Issued::Queued)
+            }
+            Ok(Queued::Busy) => {
+                s.q.free.push(slot);
+                s.budget.uncount(out, d, len);
+                Ok(Issued::Queued)
+            }
+            Err(e) => {
+                (out.error, out.error_detail) = (EIO, e.to_string());
+                Err(Failed)
+            }
+        }
+    }
+
+    /// The direction, file, offset and length of the next I/O, drawn
+    /// from the job's mix, rate, file choice, generators and zones (or
+    /// the last I/O's, for the write of a trimwrite pair). None when the
+    /// job stops: its rate ends it, a direction has no offsets (or fio
+    /// would find none), a zone lies past the file's end.
+    #[inline]
+    fn draw(&mut self, cx: &Cx, last: Option<(usize, u64, u32)>) -> Option<(Dir, usize, u64, u32)> {
+        let pick = self.mix.next(&mut self.mix_rng);
+        let mut dir = pick.dir;
+        if let Some(rate) = &self.rate {
+            let now_ns = cx.clock.ns_between(cx.t_begin, cx.clock.now());
+            dir = rate.admit(dir, now_ns, cx.deadline_ns)?;
+        }
+        if let (true, Some((fi, offset, len))) = (pick.reuse_last && dir == pick.dir, last) {
+            if self.files.files[fi].open {
+                return Some((dir, fi, offset, len));
+            }
+        }
+        let d = dir as usize;
+        let fi = self.files.pick();
+        let file = &mut self.files.files[fi];
+        let g = file.gen_of[d]?;
+        if let Some(r) = self.rewind.as_deref_mut() {
+            r.before_draw(fi, g, file.gens[g].pass());
+        }
+        if let Some(z) = self.ctl.zones.as_deref_mut() {
+            z.before_draw(fi, &mut file.gens);
+        }
+        let (offset, len) =
+            file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
+        if file.gens[g].ended() {
+            // fio found no next offset: the job ends.
+            return None;
+        }
+        let offset = match self.ctl.zones.as_deref_mut() {
+            None => offset,
+            Some(z) => z.place(fi, offset, len)?,
+        };
+        Some((dir, fi, offset, len))
+    }
+
+    /// Reaps as fio does: at least the batch minimum and at most the
+    /// batch maximum per call while more I/O is to come; a full queue
+    /// drains to iodepth_low before it is refilled. At the end (`more`
+    /// false) everything still in flight is reaped at once, as fio's
+    /// final drain does.
+    fn reap_some(
+        &mut self,
+        cx: &Cx,
+        m: &mut Measure,
+        s: &mut Loops,
+        out: &mut JobResult,
+        more: bool,
+    ) -> Result<(), Failed> {
+        let full = !s.q.room();
+        loop {
+            let q = &mut s.q;
+            let (want, most) = if more {
+                (q.complete_min.min(q.inflight), q.complete_max)
+            } else {
+                (q.inflight, q.inflight)
+            };
+            let t1 = self.reap(cx, q, out, want, most)?;
+            for &c in q.done.iter() {
+                q.inflight -= 1;
+                q.free.push(c.slot);
+                if !self.finish(cx, m, out, q.meta[c.slot as usize], c.result, t1) {
+                    s.stop = true;
+                }
+            }
+            if !(more && full && q.inflight > q.low) || q.done.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+}
