@@ -31,6 +31,20 @@ pub struct StoreArgs {
 }
 
 impl StoreArgs {
+    /// The same flags on fio's command line (`iolab run`), which clap does
+    /// not parse.
+    pub fn from_cmdline(cmd: &iolab_spec::cmdline::CmdLine) -> StoreArgs {
+        StoreArgs {
+            db: cmd.flag("db").flatten().map(PathBuf::from),
+            no_store: cmd.flag("no-store").is_some(),
+            tags: cmd
+                .flag_values("tag")
+                .into_iter()
+                .map(String::from)
+                .collect(),
+        }
+    }
+
     /// The database path, unless storing is off.
     pub fn path(&self) -> Option<PathBuf> {
         if self.no_store {

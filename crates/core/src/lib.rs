@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 pub(crate) mod data;
 
+pub mod caches;
 pub(crate) mod compressing;
 pub mod devuse;
 pub(crate) mod diskstats;

@@ -4,7 +4,7 @@
 //! exactly, prints one report in fio's formats, keeps one result and
 //! decides the exit status for all.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use iolab_core::plan::{self, Plan};
@@ -109,7 +109,8 @@ fn prepare(args: &[String], world: &World) -> Result<Prepared, (Status, String)>
         ));
     }
     let output = cmd.flag("output").flatten().map(str::to_string);
-    let db_files = keep::db_files(cmd.flag("db").flatten().map(Path::new));
+    let keep_args = StoreArgs::from_cmdline(&cmd);
+    let db_files = keep_args.db_files();
     output::check_opt(output.as_deref().map(Path::new), &db_files)
         .map_err(|m| bad(m.to_string()))?;
     let mut ctx = Context::from_env(iolab_core::probe::keyword_host());
@@ -118,15 +119,6 @@ fn prepare(args: &[String], world: &World) -> Result<Prepared, (Status, String)>
     let jobs = resolve::load(&cmd, &ctx).map_err(|e| bad(e.to_string()))?;
     let plan = plan::build(&jobs).map_err(|e| bad(e.to_string()))?;
     keep::check_plan_files(&plan, &db_files).map_err(bad)?;
-    let keep_args = StoreArgs {
-        db: cmd.flag("db").flatten().map(PathBuf::from),
-        no_store: cmd.flag("no-store").is_some(),
-        tags: cmd
-            .flag_values("tag")
-            .into_iter()
-            .map(String::from)
-            .collect(),
-    };
     // Rank 0 alone keeps the result.
     let store = if world.is_root() {
         keep_args.open().map_err(|e| bad(format!("{e:#}")))?

@@ -148,6 +148,18 @@ pub struct MetaFailure {
     pub partial: Box<MetaResult>,
 }
 
+impl MetaFailure {
+    /// `error`, with what the run measured before it (`partial`), which
+    /// records why it stopped.
+    fn new(error: MetaError, mut partial: MetaResult) -> MetaFailure {
+        partial.failure = Some(error.to_string());
+        MetaFailure {
+            error,
+            partial: Box::new(partial),
+        }
+    }
+}
+
 fn invalid(msg: impl Into<String>) -> MetaError {
     MetaError::Invalid(msg.into())
 }
@@ -256,26 +268,10 @@ pub fn run_meta_observed(
     stop: &AtomicBool,
     on_phase: &mut dyn FnMut(usize, usize, MetaPhaseKind),
 ) -> Result<MetaResult, MetaFailure> {
-    let mut result = MetaResult {
-        setup: setup_of(opts),
-        ..MetaResult::default()
-    };
-    let fail = |error: MetaError, mut partial: MetaResult| {
-        partial.failure = Some(error.to_string());
-        MetaFailure {
-            error,
-            partial: Box::new(partial),
-        }
-    };
-    let tree = match validate(opts) {
-        Ok(t) => t,
-        Err(e) => return Err(fail(e, result)),
-    };
-    result.directories = tree.dirs().len() as u64;
-    result.leaves = tree.leaves().len() as u64;
+    let (tree, mut result) = prepare(opts)?;
     let work_path = match make_work_dir(&opts.dir) {
         Ok(p) => p,
-        Err(e) => return Err(fail(e, result)),
+        Err(e) => return Err(MetaFailure::new(e, result)),
     };
     let outcome = run_in(
         opts,
@@ -303,7 +299,7 @@ pub fn run_meta_observed(
     };
     match outcome {
         Ok(()) => Ok(result),
-        Err(e) => Err(fail(e, result)),
+        Err(e) => Err(MetaFailure::new(e, result)),
     }
 }
 
@@ -354,23 +350,7 @@ pub fn run_meta_shared(
     stop: &AtomicBool,
     on_phase: &mut dyn FnMut(usize, usize, MetaPhaseKind),
 ) -> Result<MetaResult, MetaFailure> {
-    let mut result = MetaResult {
-        setup: setup_of(opts),
-        ..MetaResult::default()
-    };
-    let fail = |error: MetaError, mut partial: MetaResult| {
-        partial.failure = Some(error.to_string());
-        MetaFailure {
-            error,
-            partial: Box::new(partial),
-        }
-    };
-    let tree = match validate(opts) {
-        Ok(t) => t,
-        Err(e) => return Err(fail(e, result)),
-    };
-    result.directories = tree.dirs().len() as u64;
-    result.leaves = tree.leaves().len() as u64;
+    let (tree, mut result) = prepare(opts)?;
     match run_in(
         opts,
         &tree,
@@ -381,8 +361,25 @@ pub fn run_meta_shared(
         &mut result.phases,
     ) {
         Ok(()) => Ok(result),
-        Err(e) => Err(fail(e, result)),
+        Err(e) => Err(MetaFailure::new(e, result)),
     }
+}
+
+/// Checks the options and works out the tree; the result the phases go
+/// into, with the run's setup and its tree's size. A failure carries
+/// that result, with nothing measured.
+fn prepare(opts: &MetaOptions) -> Result<(Tree, MetaResult), MetaFailure> {
+    let mut result = MetaResult {
+        setup: setup_of(opts),
+        ..MetaResult::default()
+    };
+    let tree = match validate(opts) {
+        Ok(t) => t,
+        Err(e) => return Err(MetaFailure::new(e, result)),
+    };
+    result.directories = tree.dirs().len() as u64;
+    result.leaves = tree.leaves().len() as u64;
+    Ok((tree, result))
 }
 
 fn run_in(
@@ -416,7 +413,7 @@ fn run_in(
     for (i, kind) in order.iter().copied().enumerate() {
         on_phase(i + 1, order.len(), kind);
         if opts.cold {
-            drop_caches().map_err(|source| MetaError::DropCaches {
+            iolab_engine::host::drop_caches().map_err(|source| MetaError::DropCaches {
                 phase: kind,
                 source,
             })?;
@@ -462,12 +459,6 @@ fn remove_tree(path: &Path) -> io::Result<()> {
         }
     }
     std::fs::remove_dir(path)
-}
-
-/// Writes back dirty data and drops clean page, dentry and inode caches.
-fn drop_caches() -> io::Result<()> {
-    fsops::sync_all();
-    std::fs::write("/proc/sys/vm/drop_caches", "3\n")
 }
 
 /// Makes `iolab-meta.<pid>.<n>` in `dir`, the first `n` free.

@@ -1,33 +1,31 @@
 //! `iolab run`: fio's command line and job files, `--parse-only`,
-//! `--cmdhelp`, and the run itself with fio's output formats.
+//! `--cmdhelp`, and the run itself with fio's output formats; `repeated`
+//! runs it again and again under `--repeat`.
 
+mod repeated;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 use iolab_core::plan;
 use iolab_core::progress::Progress;
 use iolab_core::run::{run_observed, Notice, RunOutcome};
-use iolab_report::repeats::{repeats_json, repeats_text};
+use iolab_report::export::{DocFormat, Style};
 use iolab_report::{laying_out, render, render_preamble, Format, RenderOpts, UnitBase};
+use iolab_spec::cmdline::CmdLine;
 use iolab_spec::error::{bound_message, clip};
 use iolab_spec::{cmdline, help, resolve, Context, JobSet, Opt, SpecError};
-use iolab_stats::repeated::repeat_figures;
-use iolab_stats::JobResult;
-use iolab_stats::RunResult;
-use iolab_stats::{RepeatRule, StopReason};
+use iolab_stats::{JobResult, RepeatRule, RunResult};
+use iolab_store::{Kind, Record};
 
 use crate::exit::Status;
 use crate::interrupt::{self, STOP};
 use crate::keep::{self, StoreArgs};
-use crate::output::{self, Out};
-use crate::repeat::Step;
-use crate::status::{draw_until, Shown, StatusOpts};
-use iolab_report::export::{DocFormat, Style};
-use iolab_store::{Kind, Record};
-
 use crate::outargs::OutputFormat;
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use crate::output::{self, Out};
+use crate::status::{draw_until, Shown, StatusOpts};
 
 pub const USAGE: &str = "\
 usage: iolab run [JOBFILE...] [--option=value...] [--name=JOB --option=value...]
@@ -76,202 +74,263 @@ Run flags:
   --eta-newline=TIME    start a new status line this often (s without unit)
 ";
 
+/// `iolab run ARGS`: the exit status (2 for a bad job or command line,
+/// with nothing written).
 pub fn run(args: &[String]) -> Result<Status> {
+    let cmd = match command_line(args)? {
+        Ok(cmd) => cmd,
+        Err(status) => return Ok(status),
+    };
+    let req = match Request::of(&cmd) {
+        Ok(r) => r,
+        Err(status) => return Ok(status),
+    };
+    let ctx = Context::from_env(iolab_core::probe::keyword_host());
+    let jobs = match resolve::load(&cmd, &ctx) {
+        Ok(j) => j,
+        Err(e) => return Ok(bad_input(&e)),
+    };
+    if cmd.flag("parse-only").is_some() {
+        write_out(req.output.as_deref(), &jobs.to_job_text())?;
+        return Ok(Status::Success);
+    }
+    let session = match Session::start(req, jobs)? {
+        Ok(s) => s,
+        Err(status) => return Ok(status),
+    };
+    if session.rule.repeats() {
+        repeated::run(session)
+    } else {
+        run_single(session)
+    }
+}
+
+/// The command line parsed, or the status of a command that is done
+/// already (`--version`, help, `--cmdhelp`, an MPI run) or refused.
+fn command_line(args: &[String]) -> Result<Result<CmdLine, Status>> {
     // As fio, `--version` answers whatever else the line holds.
     if args
         .iter()
         .any(|a| matches!(a.as_str(), "--version" | "-version" | "-v"))
     {
         write_out(None, &format!("{}\n", version_line()))?;
-        return Ok(Status::Success);
+        return Ok(Err(Status::Success));
     }
     // `-h` is fio's short help flag, as `--help` and `-help` are.
     if args.iter().any(|a| a == "-h") {
         write_out(None, USAGE)?;
-        return Ok(Status::Success);
+        return Ok(Err(Status::Success));
     }
     #[cfg(feature = "mpi")]
     if crate::mpi::launched() {
         let world = crate::mpi::World::init()?;
-        return crate::mpi::run::run(args, &world);
+        return crate::mpi::run::run(args, &world).map(Err);
     }
     let cmd = match cmdline::parse_args(args) {
         Ok(c) => c,
-        Err(e) => return Ok(bad_input(&e)),
+        Err(e) => return Ok(Err(bad_input(&e))),
     };
     if cmd.flag("mpi-stonewall").is_some() {
         eprintln!(
             "iolab: --mpi-stonewall: stonewalling across ranks needs a run under mpirun or srun \
              of an iolab built with MPI (cargo build --features mpi); see docs/mpi.md"
         );
-        return Ok(Status::BadInput);
+        return Ok(Err(Status::BadInput));
     }
     if cmd.flag("help").is_some() {
         write_out(None, USAGE)?;
-        return Ok(Status::Success);
+        return Ok(Err(Status::Success));
     }
     if let Some(which) = cmd.flag("cmdhelp") {
         return match help::cmdhelp(which) {
             Ok(text) => {
                 write_out(None, &text)?;
-                Ok(Status::Success)
+                Ok(Err(Status::Success))
             }
-            Err(e) => Ok(bad_input(&e)),
+            Err(e) => Ok(Err(bad_input(&e))),
         };
     }
-    let (formats, doc) = match cmd.flag("output-format") {
-        Some(Some(list)) => match output_formats(list) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("iolab: --output-format: {}", bound_message(&e));
-                return Ok(Status::BadInput);
-            }
-        },
+    Ok(Ok(cmd))
+}
+
+/// What the run flags ask for, checked before the job files are read.
+struct Request {
+    formats: Vec<Format>,
+    doc: Option<DocFormat>,
+    rule: RepeatRule,
+    status: StatusOpts,
+    output: Option<String>,
+    /// The plan's warnings go on stderr too.
+    to_stderr: bool,
+    keep: StoreArgs,
+}
+
+impl Request {
+    /// The flags of `cmd`; a bad one is said, and the status is BadInput.
+    fn of(cmd: &CmdLine) -> Result<Request, Status> {
+        let (formats, doc) = report_formats(cmd)?;
+        let rule = crate::repeat::parse_rule(
+            cmd.flag("repeat").flatten(),
+            cmd.flag("repeat-width").flatten(),
+            cmd.flag("repeat-max").flatten(),
+            cmd.flag("repeat-time").flatten(),
+        )
+        .map_err(|e| refuse(bound_message(&e.to_string())))?;
+        let status = StatusOpts::parse(
+            cmd.flag("eta").flatten(),
+            cmd.flag("eta-interval").flatten(),
+            cmd.flag("eta-newline").flatten(),
+        )
+        .map_err(|e| refuse(bound_message(&e.to_string())))?;
+        let output = cmd.flag("output").flatten().map(str::to_string);
+        let warnings = match cmd.flag("warnings").flatten() {
+            None => WarningsTo::Auto,
+            Some(w) => WarningsTo::parse(w).ok_or_else(|| {
+                refuse(format!(
+                    "--warnings={}: expected auto, stderr or report",
+                    clip(w)
+                ))
+            })?,
+        };
+        let to_stderr = warnings.on_stderr(
+            output.is_some(),
+            formats
+                .iter()
+                .any(|f| matches!(f, Format::Json | Format::JsonPlus)),
+            std::io::stderr().is_terminal(),
+        );
+        let keep = StoreArgs::from_cmdline(cmd);
+        if let Err(msg) = output::check_opt(output.as_deref().map(Path::new), &keep.db_files()) {
+            return Err(refuse(bound_message(&msg.to_string())));
+        }
+        Ok(Request {
+            formats,
+            doc,
+            rule,
+            status,
+            output,
+            to_stderr,
+            keep,
+        })
+    }
+}
+
+/// `--output-format` (or `--minimal`), and fio's `--terse-version`.
+fn report_formats(cmd: &CmdLine) -> Result<(Vec<Format>, Option<DocFormat>), Status> {
+    let formats = match cmd.flag("output-format") {
+        Some(Some(list)) => output_formats(list)
+            .map_err(|e| refuse(format!("--output-format: {}", bound_message(&e))))?,
         _ if cmd.flag("minimal").is_some() => (vec![Format::Terse], None),
         _ => (vec![Format::Normal], None),
     };
     if let Some(Some(v)) = cmd.flag("terse-version") {
         if v != "3" {
-            eprintln!(
-                "iolab: --terse-version={}: iolab prints terse version 3 only",
+            return Err(refuse(format!(
+                "--terse-version={}: iolab prints terse version 3 only",
                 clip(v)
-            );
-            return Ok(Status::BadInput);
+            )));
         }
     }
+    Ok(formats)
+}
 
-    let rule = match crate::repeat::parse_rule(
-        cmd.flag("repeat").flatten(),
-        cmd.flag("repeat-width").flatten(),
-        cmd.flag("repeat-max").flatten(),
-        cmd.flag("repeat-time").flatten(),
-    ) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("iolab: {}", bound_message(&e.to_string()));
-            return Ok(Status::BadInput);
-        }
-    };
-    let status = match StatusOpts::parse(
-        cmd.flag("eta").flatten(),
-        cmd.flag("eta-interval").flatten(),
-        cmd.flag("eta-newline").flatten(),
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("iolab: {}", bound_message(&e.to_string()));
-            return Ok(Status::BadInput);
-        }
-    };
+/// A run ready to start: its plan, how it is shown and where it is kept.
+struct Session {
+    plan: plan::Plan,
+    jobs: JobSet,
+    rule: RepeatRule,
+    /// The status line, when one is drawn.
+    draw: Option<StatusOpts>,
+    shown: Formats,
+    opts: RenderOpts,
+    keep: StoreArgs,
+    store: Option<iolab_store::Store>,
+    out: Out,
+}
 
-    let output = cmd.flag("output").flatten().map(str::to_string);
-    let warnings = match cmd.flag("warnings").flatten() {
-        None => WarningsTo::Auto,
-        Some(w) => match WarningsTo::parse(w) {
-            Some(w) => w,
-            None => {
-                eprintln!(
-                    "iolab: --warnings={}: expected auto, stderr or report",
-                    clip(w)
-                );
-                return Ok(Status::BadInput);
-            }
-        },
-    };
-    let to_stderr = warnings.on_stderr(
-        output.is_some(),
-        formats
-            .iter()
-            .any(|f| matches!(f, Format::Json | Format::JsonPlus)),
-        std::io::stderr().is_terminal(),
-    );
-    let db_files = keep::db_files(cmd.flag("db").flatten().map(Path::new));
-    if let Err(msg) = output::check_opt(output.as_deref().map(Path::new), &db_files) {
-        eprintln!("iolab: {}", bound_message(&msg.to_string()));
-        return Ok(Status::BadInput);
-    }
-    let ctx = Context::from_env(iolab_core::probe::keyword_host());
-    let jobs = match resolve::load(&cmd, &ctx) {
-        Ok(j) => j,
-        Err(e) => return Ok(bad_input(&e)),
-    };
-
-    if cmd.flag("parse-only").is_some() {
-        write_out(output.as_deref(), &jobs.to_job_text())?;
-        return Ok(Status::Success);
-    }
-
-    let plan = match plan::build(&jobs) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("iolab: {}", bound_message(&e.to_string()));
-            return Ok(Status::BadInput);
-        }
-    };
-    if let Err(msg) = keep::check_plan_files(&plan, &db_files) {
-        eprintln!("iolab: {msg}");
-        return Ok(Status::BadInput);
-    }
-    let keep_args = StoreArgs {
-        db: cmd.flag("db").flatten().map(PathBuf::from),
-        no_store: cmd.flag("no-store").is_some(),
-        tags: cmd
-            .flag_values("tag")
-            .into_iter()
-            .map(String::from)
-            .collect(),
-    };
-    // A results database that cannot be used is refused before the run.
-    let store = match keep_args.open() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("iolab: {e:#}");
-            return Ok(Status::BadInput);
-        }
-    };
-    // They are in the report either way (each job's warnings).
-    if to_stderr {
-        for w in iolab_core::warn::plan_warnings(&plan) {
-            eprintln!("iolab: warning: {w}");
-        }
-    }
-    let mut opts = render_opts(&jobs);
-    let normal = formats.contains(&Format::Normal);
-    let style = match output {
-        Some(_) => Style::default(),
-        None => crate::outargs::terminal_style(),
-    };
-    let mut out = Out::open(output.as_deref().map(Path::new))?;
-    if normal {
-        let stubs: Vec<JobResult> = plan
-            .jobs
-            .iter()
-            .map(|j| JobResult {
-                name: j.name.clone(),
-                groupid: j.groupid,
-                setup: j.setup(),
-                ..Default::default()
-            })
-            .collect();
-        out.write(&render_preamble(&stubs, &opts))?;
-    }
-
-    interrupt::watch(None);
-    let json_to_stdout = output.is_none()
-        && formats
-            .iter()
-            .any(|f| matches!(f, Format::Json | Format::JsonPlus));
-    let draw = status.enabled(json_to_stdout).then_some(status);
-    if rule.repeats() {
-        let shown = Formats {
-            fio: &formats,
-            doc,
-            style,
+impl Session {
+    /// Plans `jobs`, opens the database and the report, says the plan's
+    /// warnings and prints fio's preamble; a plan or a database refused is
+    /// said, and the status is BadInput.
+    fn start(req: Request, jobs: JobSet) -> Result<Result<Session, Status>> {
+        let plan = match plan::build(&jobs) {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(refuse(bound_message(&e.to_string())))),
         };
-        return run_repeated(
-            &plan, &jobs, &rule, draw, &shown, &opts, out, store, &keep_args,
-        );
+        if let Err(msg) = keep::check_plan_files(&plan, &req.keep.db_files()) {
+            return Ok(Err(refuse(msg)));
+        }
+        // A results database that cannot be used is refused before the run.
+        let store = match req.keep.open() {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(refuse(format!("{e:#}")))),
+        };
+        // They are in the report either way (each job's warnings).
+        if req.to_stderr {
+            for w in iolab_core::warn::plan_warnings(&plan) {
+                eprintln!("iolab: warning: {w}");
+            }
+        }
+        let opts = render_opts(&jobs);
+        let style = match req.output {
+            Some(_) => Style::default(),
+            None => crate::outargs::terminal_style(),
+        };
+        let mut out = Out::open(req.output.as_deref().map(Path::new))?;
+        if req.formats.contains(&Format::Normal) {
+            out.write(&render_preamble(&plan_stubs(&plan), &opts))?;
+        }
+        interrupt::watch(None);
+        let json_to_stdout = req.output.is_none()
+            && req
+                .formats
+                .iter()
+                .any(|f| matches!(f, Format::Json | Format::JsonPlus));
+        Ok(Ok(Session {
+            draw: req.status.enabled(json_to_stdout).then_some(req.status),
+            shown: Formats {
+                fio: req.formats,
+                doc: req.doc,
+                style,
+            },
+            rule: req.rule,
+            keep: req.keep,
+            plan,
+            jobs,
+            opts,
+            store,
+            out,
+        }))
     }
+}
+
+/// The plan's jobs as results not yet run, for fio's preamble.
+fn plan_stubs(plan: &plan::Plan) -> Vec<JobResult> {
+    plan.jobs
+        .iter()
+        .map(|j| JobResult {
+            name: j.name.clone(),
+            groupid: j.groupid,
+            setup: j.setup(),
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// One run: its report in every format asked, and its record kept.
+fn run_single(s: Session) -> Result<Status> {
+    let Session {
+        plan,
+        jobs,
+        draw,
+        shown,
+        mut opts,
+        keep: keep_args,
+        store,
+        mut out,
+        ..
+    } = s;
+    let normal = shown.fio.contains(&Format::Normal);
     // The lines are kept for the record too, so that `show` prints them.
     let mut laid = String::new();
     let mut layout_lines = |n: Notice| {
@@ -286,10 +345,7 @@ pub fn run(args: &[String]) -> Result<Status> {
     };
     let outcome = match run_once(&plan, draw, &mut layout_lines) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("iolab: {e}");
-            return Ok(Status::BadInput);
-        }
+        Err(e) => return Ok(refuse(e)),
     };
     // Where and how it was measured: in the JSON, the page and the
     // stored record alike.
@@ -300,23 +356,34 @@ pub fn run(args: &[String]) -> Result<Status> {
     record.job_text = jobs.to_job_text();
     record.metrics = iolab_store::run_metrics(&outcome.result);
     record.warnings = iolab_store::run_flags(&outcome.result);
-    for f in &formats {
+    for f in &shown.fio {
         out.write(&render(&outcome.result, &opts, *f))?;
     }
-    if let Some(d) = doc {
-        out.write(&run_document(&outcome.result, d, style, &record))?;
+    if let Some(d) = shown.doc {
+        out.write(&run_document(&outcome.result, d, shown.style, &record))?;
     }
     out.finish()?;
     keep::note_emulation("run");
+    Ok(single_status(&outcome, store, &record, &keep_args))
+}
+
+/// A single run's exit status, once its record is kept (when it
+/// measured something and was not interrupted).
+fn single_status(
+    outcome: &RunOutcome,
+    store: Option<iolab_store::Store>,
+    record: &Record,
+    keep_args: &StoreArgs,
+) -> Status {
     let mut kept = Status::Success;
     // A run in which no job did I/O measured nothing: it is not kept.
     let measured = outcome.result.did_io();
     if !outcome.result.interrupted && measured {
-        kept = stored(keep::insert(store, &record));
+        kept = keep::insert(store, record).status();
     }
     if outcome.result.interrupted {
         eprintln!("iolab: interrupted; the results above are partial");
-        return Ok(Status::Failed);
+        return Status::Failed;
     }
     if let Some(failure) = &outcome.failure {
         eprintln!("iolab: {failure}");
@@ -325,9 +392,15 @@ pub fn run(args: &[String]) -> Result<Status> {
         eprintln!("iolab: no job did any I/O; the run is not stored");
     }
     if outcome.failure.is_some() {
-        return Ok(Status::Failed);
+        return Status::Failed;
     }
-    Ok(kept)
+    kept
+}
+
+/// Says `msg` as iolab's refusal of the command line; BadInput.
+fn refuse(msg: impl std::fmt::Display) -> Status {
+    eprintln!("iolab: {msg}");
+    Status::BadInput
 }
 
 /// Runs the plan once, with the status line when `draw` says how.
@@ -361,159 +434,6 @@ fn run_once(
     })
 }
 
-/// `--repeat N|auto`: the job set as many times as the rule says, caches
-/// dropped between runs (root) or the job files' caches invalidated; each
-/// run's report, then the figures' medians, ranges, intervals and spreads
-/// and what stopped the runs. JSON is one document: the median run's fio
-/// JSON, with the summary and every run's fio JSON under its top-level
-/// "iolab".
-#[allow(clippy::too_many_arguments)]
-fn run_repeated(
-    plan: &plan::Plan,
-    jobs: &JobSet,
-    rule: &RepeatRule,
-    draw: Option<StatusOpts>,
-    shown: &Formats,
-    opts: &RenderOpts,
-    mut out: Out,
-    store: Option<iolab_store::Store>,
-    keep_args: &StoreArgs,
-) -> Result<Status> {
-    let formats = shown.fio;
-    let mut caches = String::new();
-    let mut failure = None;
-    let mut start_error = None;
-    let mut write_error = None;
-    let mut quiet = |_: Notice| {};
-    let once = |i: u32| {
-        // Every run starts from the same state, the first one included.
-        caches = forget_caches(plan);
-        let outcome = match run_once(plan, draw, &mut quiet) {
-            Ok(o) => o,
-            Err(e) => {
-                start_error = Some(e);
-                return Step::Stop(StopReason::Failed);
-            }
-        };
-        for f in formats {
-            let text = match f {
-                // One document for all the runs, after them.
-                Format::Json | Format::JsonPlus => continue,
-                Format::Normal => format!(
-                    "\niolab: run {}{}\n{}",
-                    i + 1,
-                    match rule {
-                        RepeatRule::Times { runs } => format!(" of {runs}"),
-                        RepeatRule::Auto { .. } => String::new(),
-                    },
-                    render(&outcome.result, opts, *f)
-                ),
-                Format::Terse => render(&outcome.result, opts, *f),
-            };
-            if let Err(e) = out.write(&text) {
-                write_error = Some(e);
-                return Step::Last(outcome.result, StopReason::Failed);
-            }
-        }
-        if outcome.result.interrupted {
-            failure = Some("interrupted".to_string());
-            Step::Last(outcome.result, StopReason::Interrupted)
-        } else if let Some(f) = outcome.failure {
-            failure = Some(f);
-            Step::Last(outcome.result, StopReason::Failed)
-        } else {
-            Step::Done(outcome.result)
-        }
-    };
-    let (results, outcome) = crate::repeat::repeat(rule, &STOP, once, bandwidth_figures);
-    if let Some(e) = write_error {
-        return Err(e);
-    }
-    if let Some(e) = start_error {
-        eprintln!("iolab: {e}");
-        return Ok(Status::BadInput);
-    }
-    let figs = repeat_figures(&results);
-    let prov = keep::provenance(&plan_target(plan));
-    let opts = &RenderOpts {
-        provenance: serde_json::to_value(&prov).ok(),
-        ..opts.clone()
-    };
-    let mut record = keep::record_with(Kind::Run, prov, keep_args);
-    record.job_text = jobs.to_job_text();
-    record.repeat = Some(outcome.clone());
-    if formats.contains(&Format::Normal) {
-        out.write(&repeats_text(&figs, results.len(), &caches))?;
-        out.write(&format!("repeats: {}\n", outcome.describe()))?;
-    }
-    for f in formats {
-        if matches!(f, Format::Json | Format::JsonPlus) {
-            let plus = *f == Format::JsonPlus;
-            out.write(&repeats_json(
-                &figs,
-                &caches,
-                &results,
-                opts,
-                plus,
-                Some(&outcome),
-            ))?;
-        }
-    }
-    if let (Some(d), Some(last)) = (shown.doc, results.last()) {
-        out.write(&run_document(last, d, shown.style, &record))?;
-    }
-    out.finish()?;
-    keep::note_emulation("run");
-    if let Some(f) = failure {
-        eprintln!("iolab: {f}; the results above are partial");
-        return Ok(Status::Failed);
-    }
-    if let Some(last) = results.last().filter(|r| r.did_io()) {
-        record.result_json = crate::kinds::run_record_json(last, opts, &results, &caches, "")?;
-        record.metrics = iolab_store::repeated_run_metrics(&results);
-        record.warnings = iolab_store::runs_flags(&results);
-        return Ok(stored(keep::insert(store, &record)));
-    }
-    Ok(Status::Success)
-}
-
-/// Every job's bandwidth in each direction that did I/O, in each run so
-/// far: what `--repeat auto` judges.
-fn bandwidth_figures(runs: &[RunResult]) -> Vec<(String, Vec<f64>)> {
-    repeat_figures(runs)
-        .into_iter()
-        .filter(|f| f.metric == "bw")
-        .map(|f| (format!("{} {} MB/s", f.job, f.dir), f.values))
-        .collect()
-}
-
-/// Between repeats: drops every cache, or, when the kernel refuses (not
-/// root, a read-only /proc/sys in a container), the job files' cached
-/// pages after writing back what is dirty; says which, and why.
-fn forget_caches(plan: &plan::Plan) -> String {
-    let why = match iolab_engine::host::drop_caches() {
-        Ok(()) => {
-            return "caches dropped before each run (sync; echo 3 > /proc/sys/vm/drop_caches)"
-                .to_string()
-        }
-        Err(_) if iolab_engine::host::euid() != 0 => "not root".to_string(),
-        Err(e) => {
-            let e = e.to_string();
-            let reason = e.split(" (os error").next().unwrap_or(&e);
-            format!("cannot write /proc/sys/vm/drop_caches ({reason})")
-        }
-    };
-    for f in &plan.files {
-        if let Ok(file) = std::fs::File::open(&f.path) {
-            let _ = iolab_engine::file::drop_cache(&file, 0, 0);
-        }
-    }
-    format!(
-        "{why}: only the job files' cached pages were dropped before each run (the filesystem's \
-         metadata caches stay warm)"
-    )
-}
-
 /// The directory a run measured, for its provenance.
 pub(crate) fn plan_target(plan: &plan::Plan) -> PathBuf {
     plan.files
@@ -521,11 +441,6 @@ pub(crate) fn plan_target(plan: &plan::Plan) -> PathBuf {
         .and_then(|f| f.path.parent().map(|p| p.to_path_buf()))
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// The exit status of a kept result (1 when it could not be stored).
-fn stored(kept: keep::Kept) -> Status {
-    kept.status()
 }
 
 /// The answer to `--version`: fio's version line, which tools that drive
@@ -574,8 +489,8 @@ fn write_out(path: Option<&str>, text: &str) -> Result<()> {
 
 /// What a run prints: fio's formats, in fio's order, or one of the
 /// document's (a table, Markdown, CSV, the HTML page) in a style.
-struct Formats<'a> {
-    fio: &'a [Format],
+struct Formats {
+    fio: Vec<Format>,
     doc: Option<DocFormat>,
     style: Style,
 }
