@@ -667,3 +667,78 @@ fn dedupe_working_set_repeats_blocks_of_a_small_set_as_fio() {
         }
     }
 }
+
+// ---- steadystate ----
+
+/// `fio(text)` and `iolab_run(text)` side by side (each takes a while).
+fn both(text: &str) -> (Ran, Ran) {
+    std::thread::scope(|s| {
+        let f = s.spawn(|| fio(text));
+        let i = iolab_run(text);
+        (f.join().unwrap(), i)
+    })
+}
+
+/// The keys of a JSON object, in order.
+fn keys(v: &Value) -> Vec<String> {
+    v.as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn steadystate_ends_a_steady_job_early_as_fio() {
+    require!(fio);
+    // 2000 IOPS exactly (rate_iops), so every second's sample is within
+    // 50% of the window's mean: steady after the 2 s window is full,
+    // long before the 30 s runtime.
+    let text = "[ss]\nioengine=null\nrw=read\nsize=1g\nbs=4k\nrate_iops=2000\n\
+                time_based\nruntime=30s\nss=iops:50%\nss_dur=2\n";
+    let (f, i) = both(text);
+    let (fs, is) = (&f.job(0)["steadystate"], &i.job(0)["steadystate"]);
+    assert_eq!(keys(is), keys(fs), "{}", i.stdout);
+    assert_eq!(keys(&is["data"]), keys(&fs["data"]));
+    for key in ["ss", "duration", "attained"] {
+        assert_eq!(is[key], fs[key], "{key}: {}", i.stdout);
+    }
+    assert_eq!(is["attained"], 1);
+    assert!(is["criterion"].as_str().unwrap().ends_with('%'));
+    let iops = is["data"]["iops"].as_array().unwrap();
+    assert_eq!(iops.len(), 2);
+    for n in iops {
+        assert!((1000..=3000).contains(&n.as_u64().unwrap()), "{is}");
+    }
+    assert!(i.job(0)["job_runtime"].as_u64().unwrap() < 10_000);
+}
+
+#[test]
+fn steadystate_of_a_reporting_group_runs_as_in_fios_example() {
+    require!(fio);
+    // The layout of fio's examples/steadystate.fio (reporting groups of
+    // four threads, writes to /dev/null then random reads of /dev/zero,
+    // a deviation rule and a slope rule with ramps), cut to one second a
+    // group: neither window fills, and both tools say so alike.
+    let text = "[global]\nthreads=1\ngroup_reporting=1\ntime_based\nsize=128m\n\
+                [ss-write]\nfilename=/dev/null\nrw=write\nbs=128k\nnumjobs=4\nruntime=1s\n\
+                ss=iops:10%\nss_dur=30s\nss_ramp=10s\n\
+                [ss-read]\nnew_group\nstonewall\nfilename=/dev/zero\nrw=randread\nbs=4k\n\
+                numjobs=4\nruntime=1s\nss=bw_slope:1%\nss_dur=10s\nss_ramp=5s\n";
+    let (f, i) = both(text);
+    assert_eq!(
+        i.report["jobs"].as_array().unwrap().len(),
+        2,
+        "{}",
+        i.stdout
+    );
+    for j in 0..2 {
+        let (fs, is) = (&f.job(j)["steadystate"], &i.job(j)["steadystate"]);
+        assert_eq!(keys(is), keys(fs), "{}", i.stdout);
+        for key in ["ss", "duration", "attained"] {
+            assert_eq!(is[key], fs[key], "{key}: {}", i.stdout);
+        }
+        assert_eq!(
+            is["data"]["bw"].as_array().map(Vec::len),
+            fs["data"]["bw"].as_array().map(Vec::len)
+        );
+    }
+}

@@ -219,6 +219,7 @@ mod tests {
             size,
             existing: std::fs::metadata(path).ok().map(|m| m.len()),
             block_device: false,
+            char_device: false,
             layout,
             fill: false,
         }

@@ -21,6 +21,7 @@ pub mod quick;
 pub mod quickdir;
 pub mod ranks;
 pub mod run;
+pub(crate) mod steady;
 pub mod sweep;
 pub(crate) mod verify;
 pub mod virt;

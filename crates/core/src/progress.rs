@@ -174,6 +174,28 @@ impl Progress {
             .store(ns.max(1), Ordering::Relaxed);
     }
 
+    /// Clone `index`'s I/Os and bytes so far (every direction, ramp time
+    /// included), whether it is active, and since when (from the run's
+    /// start) it has done I/O; None before it started.
+    pub fn totals(&self, index: usize) -> (u64, u64, bool, Option<Duration>) {
+        let c = &self.clones[index];
+        let ios = c.ios.iter().map(|n| n.load(Ordering::Relaxed)).sum();
+        let bytes = c.bytes.iter().map(|n| n.load(Ordering::Relaxed)).sum();
+        let active = RunState::from_u8(c.state.load(Ordering::Relaxed)).is_active();
+        let started = c.started_ns.load(Ordering::Relaxed);
+        (
+            ios,
+            bytes,
+            active,
+            (started > 0).then(|| Duration::from_nanos(started)),
+        )
+    }
+
+    /// Time since the run began.
+    pub fn elapsed(&self) -> Duration {
+        self.begin.elapsed()
+    }
+
     /// Reads every clone's counters now.
     pub fn snapshot(&self) -> Snapshot {
         let now = self.begin.elapsed();

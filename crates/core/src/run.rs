@@ -18,6 +18,7 @@ use crate::layout::prepare;
 use crate::plan::{ExitWhat, Plan, PlanJob};
 use crate::progress::Progress;
 use crate::ranks::{Ranks, Ready, Solo};
+use crate::steady::SteadyWatch;
 use crate::worker::{not_run, run_clone, Shared};
 
 /// No such file or directory.
@@ -280,7 +281,7 @@ impl Ledger {
                     self.clones[ji] = Some(r);
                     // A file half made is iolab's to remove, whatever
                     // the job says.
-                    if pf.existing.is_none() && !pf.block_device {
+                    if pf.existing.is_none() && !pf.block_device && !pf.char_device {
                         let _ = std::fs::remove_file(&pf.path);
                     }
                     return false;
@@ -400,7 +401,7 @@ fn remove_files(plan: &Plan, created: &[bool], failed: bool, none_did_io: bool) 
             } else {
                 none_did_io && created[jf.file]
             };
-            if remove && !pf.block_device {
+            if remove && !pf.block_device && !pf.char_device {
                 let _ = std::fs::remove_file(&pf.path);
             }
         }
@@ -486,11 +487,19 @@ fn run_phase(
                 halts[ji].store(true, Ordering::Relaxed);
             }
         };
+        // Steady-state detection samples the clones from here.
+        let mut steady = SteadyWatch::of_phase(plan, phase.clone());
+        if let Some(w) = &mut steady {
+            w.watch(flags.progress, halts, &done);
+        }
         ranks.watch_phase(pi, &done, &halt);
-        let results: Vec<(usize, JobResult)> = handles
+        let mut results: Vec<(usize, JobResult)> = handles
             .into_iter()
             .map(|(ji, h)| (ji, h.join().unwrap_or_else(|_| not_run(&plan.jobs[ji]))))
             .collect();
+        if let Some(w) = &steady {
+            w.attach(&mut results);
+        }
         (results, spawn_failed)
     })
 }

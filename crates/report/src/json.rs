@@ -8,7 +8,7 @@
 //! document.
 
 use iolab_stats::{
-    Dir, DirResult, JobResult, LatStat, Moments, RunResult, UnifiedRw, VerifyFailure,
+    Dir, DirResult, JobResult, LatStat, Moments, RunResult, SteadyResult, UnifiedRw, VerifyFailure,
 };
 
 use crate::calc::{self, Shown};
@@ -99,6 +99,28 @@ fn value(v: &serde_json::Value) -> Json {
     }
 }
 
+/// fio's "steadystate" object: the rule, the window's length in seconds,
+/// whether it was attained, the last criterion (as text, with `%` for a
+/// percentage), and the window's samples with their means.
+fn steadystate(ss: &SteadyResult) -> Obj {
+    let pct = if ss.rule.pct { "%" } else { "" };
+    let ints = |v: &[u64]| Json::Arr(v.iter().map(|&x| Json::UInt(x)).collect());
+    let mut data = Obj::new();
+    data.uint("bw_mean", ss.bw_mean())
+        .uint("iops_mean", ss.iops_mean())
+        .add("iops", ints(&ss.iops))
+        .add("bw", ints(&ss.bw));
+    let mut o = Obj::new();
+    o.str("ss", &ss.rule.text())
+        .uint("duration", u64::from(ss.rule.dur))
+        .uint("attained", u64::from(ss.attained))
+        .str("criterion", &format!("{:.6}{pct}", ss.criterion as f32))
+        .float("max_deviation", ss.deviation)
+        .float("slope", ss.slope)
+        .obj("data", data);
+    o
+}
+
 fn options(opts: &[(String, String)]) -> Obj {
     let mut o = Obj::new();
     for (k, v) in opts {
@@ -168,11 +190,17 @@ fn job(run: &RunResult, j: &JobResult, plus: bool) -> Obj {
             .int("first_error", i64::from(j.first_error));
     }
 
-    o.uint("latency_depth", u64::from(s.iodepth))
-        .uint("latency_target", s.latency_target_ns)
-        .float("latency_percentile", s.latency_percentile)
-        .uint("latency_window", s.latency_window_us)
-        .str("desc", &j.description);
+    o.uint(
+        "latency_depth",
+        u64::from(j.latency_depth.unwrap_or(s.iodepth)),
+    )
+    .uint("latency_target", s.latency_target_ns)
+    .float("latency_percentile", s.latency_percentile)
+    .uint("latency_window", s.latency_window_us)
+    .str("desc", &j.description);
+    if let Some(ss) = &j.steadystate {
+        o.obj("steadystate", steadystate(ss));
+    }
 
     let mut iolab = Obj::new();
     let mut runtimes = Obj::new();

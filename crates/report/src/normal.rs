@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use iolab_stats::{Dir, DirResult, JobResult, LatHist, Moments, RunResult};
+use iolab_stats::{Dir, DirResult, JobResult, LatHist, Moments, RunResult, SteadyResult};
 
 use crate::calc::{self, Shown};
 use crate::units::{ctime, digits, fixed_w, num2str, scale_lat, Unit};
@@ -270,17 +270,40 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
             j.total_err, j.first_error
         );
     }
-    if s.iodepth > 0 {
+    let depth = j.latency_depth.unwrap_or(s.iodepth);
+    if depth > 0 {
         let _ = writeln!(
             out,
-            "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
-            s.latency_target_ns, s.latency_window_us, s.latency_percentile, s.iodepth
+            "     latency   : target={}, window={}, percentile={:.2}%, depth={depth}",
+            s.latency_target_ns, s.latency_window_us, s.latency_percentile
         );
+    }
+    if let Some(ss) = &j.steadystate {
+        steadystate(out, ss, opts);
     }
     // iolab's own lines, after everything fio prints for the job.
     for w in &j.warnings {
         let _ = writeln!(out, "{WARNING_PREFIX}{} ({})", w.text, w.code);
     }
+}
+
+/// fio's "steadystate" line: whether it was attained, the window's mean
+/// bandwidth and IOPS, and the last criterion.
+fn steadystate(out: &mut String, ss: &SteadyResult, opts: &RenderOpts) {
+    let pow2 = opts.pow2();
+    let bw = ss.bw_mean();
+    let _ = writeln!(
+        out,
+        "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+        if ss.attained { "yes" } else { "no" },
+        rate(bw, opts, pow2),
+        rate(bw, opts, !pow2),
+        num2str(ss.iops_mean(), opts.sig_figs as usize, false, Unit::None),
+        if ss.rule.iops { "iops" } else { "bw" },
+        if ss.rule.slope { " slope" } else { " mean dev" },
+        ss.criterion,
+        if ss.rule.pct { "%" } else { "" }
+    );
 }
 
 /// How a warning line starts in the normal output, for readers (and

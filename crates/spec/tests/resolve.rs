@@ -186,20 +186,6 @@ fn errors_name_the_file_line_and_problem() {
             "[a]\ncgroup=x\n",
             "job.fio:2: option `cgroup` is a fio option that iolab does not implement",
         ),
-        // Steady-state detection is not implemented: its options are
-        // refused by name rather than accepted and ignored.
-        (
-            "[a]\nsteadystate=iops_slope:0.1%\n",
-            "job.fio:2: option `steadystate` is a fio option that iolab does not implement",
-        ),
-        (
-            "[a]\nss_dur=30\n",
-            "job.fio:2: option `ss_dur` is a fio option that iolab does not implement",
-        ),
-        (
-            "[a]\nsteadystate_ramp_time=5\n",
-            "job.fio:2: option `steadystate_ramp_time` is a fio option that iolab does not implement",
-        ),
         ("[a]\n[b\n", "job.fio:2: unterminated section header"),
         ("[a]\nsize=(4*\n", "job.fio:2: `size=(4*`:"),
         (

@@ -23,6 +23,7 @@ mod env;
 mod lat;
 mod result;
 mod setup;
+mod steady;
 mod warning_code;
 
 pub use comparison::{
@@ -37,6 +38,7 @@ pub use result::{
     JobWarning, RunResult, VerifyFailure,
 };
 pub use setup::{JobSetup, UnifiedRw, DEFAULT_PERCENTILES};
+pub use steady::{SteadyResult, SteadyRule, SteadyWindow};
 pub use warning_code::WarningCode;
 
 mod compare;

@@ -259,6 +259,12 @@ pub struct JobResult {
     pub caused_io: Option<CausedIo>,
     /// How many clones this result merges (1 unless group_reporting).
     pub clones: u32,
+    /// The queue depth `latency_target` settled on (None without one:
+    /// reports then print the job's iodepth, as fio does).
+    pub latency_depth: Option<u32>,
+    /// Steady-state detection (`steadystate`, `ss_dur`), when the job
+    /// asked for it.
+    pub steadystate: Option<crate::SteadyResult>,
 }
 
 /// Bytes a job's threads had read from and written to storage.
@@ -331,6 +337,13 @@ impl JobResult {
         };
         if let Some(theirs) = o.unflushed_bytes {
             *self.unflushed_bytes.get_or_insert(0) += theirs;
+        }
+        // fio reports the last clone's depth and its group's detection.
+        if o.latency_depth.is_some() {
+            self.latency_depth = o.latency_depth;
+        }
+        if o.steadystate.is_some() {
+            self.steadystate = o.steadystate.clone();
         }
         match (&mut self.verify_failure, &o.verify_failure) {
             (Some(mine), Some(theirs)) => mine.failed_blocks += theirs.failed_blocks,

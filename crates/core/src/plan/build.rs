@@ -182,6 +182,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
     let zones = super::control::strided_zones(cx)?;
     let flow = super::control::flow(cx);
     let latency = super::control::latency_target(cx)?;
+    let steady = super::control::steadystate(cx)?;
     let verify = verify_spec(cx, &bs)?;
     let buffers = buffer_spec(cx, verify.is_some());
     let mut rw = job.rw();
@@ -259,6 +260,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         zones,
         flow,
         latency,
+        steady,
         buffers,
         verify,
         description: job.text(Opt::Description).unwrap_or_default(),
@@ -1049,6 +1051,7 @@ impl Placing<'_> {
                 size: 0,
                 existing: disk.size,
                 block_device: disk.block_device,
+                char_device: disk.char_device,
                 layout: Layout::AsIs,
                 fill: false,
             });
@@ -1057,7 +1060,11 @@ impl Placing<'_> {
         let f = &mut files[idx];
         f.size = f.size.max(end);
         f.fill |= pj.fill_device;
-        if !pj.engine.diskless() && !f.block_device && f.existing.unwrap_or(0) < f.size {
+        if !pj.engine.diskless()
+            && !f.block_device
+            && !f.char_device
+            && f.existing.unwrap_or(0) < f.size
+        {
             // Data is written first when the file will be read, or when
             // overwrite=1 asks for writes over existing blocks; otherwise
             // the space is only allocated, or (create_on_open=1) the job's

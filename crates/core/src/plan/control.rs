@@ -3,12 +3,16 @@
 //! `zoneskip`), flow control between jobs (`flow`, `flow_id`,
 //! `flow_sleep`) and the search for a queue depth that meets a latency
 //! target (`latency_target`, `latency_window`, `latency_percentile`,
-//! `latency_run`). The worker carries them out (`worker::control`).
+//! `latency_run`), and steady-state detection (`steadystate`, `ss_dur`,
+//! `ss_ramp`). The worker carries out the first three
+//! (`worker::control`); the run watches for steady state (`steady`).
 
 use std::time::Duration;
 
+use iolab_spec::value::size::parse_size;
 use iolab_spec::value::SizeValue;
 use iolab_spec::{JobSpec, Opt, Value};
+use iolab_stats::SteadyRule;
 
 use super::build::Ctx;
 use super::PlanError;
@@ -51,6 +55,15 @@ pub struct LatencyTarget {
     /// `latency_run`: go on adjusting the depth instead of stopping once
     /// the depth is found.
     pub run: bool,
+}
+
+/// `steadystate` with a window (`ss_dur`): the job ends once the rule
+/// holds over the window's samples, taken once a second after `ramp`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadySpec {
+    pub rule: SteadyRule,
+    /// `ss_ramp`: samples start one second after this much of the job.
+    pub ramp: Duration,
 }
 
 fn bytes(job: &JobSpec, opt: Opt) -> u64 {
@@ -128,6 +141,63 @@ pub(super) fn latency_target(cx: &Ctx) -> Result<Option<LatencyTarget>, PlanErro
         window: Duration::from_micros(job.time_us(Opt::LatencyWindow).unwrap_or(0)),
         percentile,
         run: job.flag(Opt::LatencyRun),
+    }))
+}
+
+/// The job's steady-state detection, when `ss_dur` sets a window. The
+/// rule is fio's: `iops`, `iops_slope`, `bw` or `bw_slope`, a colon and a
+/// limit, in percent of the window's mean with `%`, else absolute (IOPS,
+/// or bytes/s with fio's size suffixes for bandwidth).
+pub(super) fn steadystate(cx: &Ctx) -> Result<Option<SteadySpec>, PlanError> {
+    let job = cx.job;
+    // fio keeps the window in whole seconds.
+    let dur = job.time_us(Opt::SteadystateDuration).unwrap_or(0) / 1_000_000;
+    let text = job.text(Opt::Steadystate);
+    let text = text.as_deref().unwrap_or("iops_slope:0.01%");
+    let bad = |m: String| cx.err(Some(Opt::Steadystate), m);
+    let Some((what, limit)) = text.split_once(':') else {
+        return Err(bad(format!(
+            "steadystate={text}: a limit must follow the criterion (iops:10%, bw_slope:0.1%)"
+        )));
+    };
+    let (iops, slope) = match what.trim().to_ascii_lowercase().as_str() {
+        "iops" => (true, false),
+        "iops_slope" => (true, true),
+        "bw" => (false, false),
+        "bw_slope" => (false, true),
+        other => {
+            return Err(bad(format!(
+                "steadystate={text}: unknown criterion `{other}` (iops, iops_slope, bw, bw_slope)"
+            )))
+        }
+    };
+    let limit = limit.trim();
+    let (pct, number) = match limit.strip_suffix('%') {
+        Some(n) => (true, n.trim()),
+        None => (false, limit),
+    };
+    let value = if pct || iops {
+        number.parse::<f64>().ok().filter(|v| v.is_finite())
+    } else {
+        parse_size(number, job.kb_base()).ok().map(|b| b as f64)
+    };
+    let Some(limit) = value else {
+        return Err(bad(format!(
+            "steadystate={text}: `{limit}` is not a limit (a number, a percentage, or for bw a size)"
+        )));
+    };
+    if dur == 0 {
+        return Ok(None);
+    }
+    Ok(Some(SteadySpec {
+        rule: SteadyRule {
+            iops,
+            slope,
+            pct,
+            limit,
+            dur: dur.min(u64::from(u32::MAX)) as u32,
+        },
+        ramp: Duration::from_micros(job.time_us(Opt::SteadystateRampTime).unwrap_or(0)),
     }))
 }
 

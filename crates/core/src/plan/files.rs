@@ -18,6 +18,8 @@ pub struct OnDisk {
     /// The size of the file or device, when it exists.
     pub size: Option<u64>,
     pub block_device: bool,
+    /// A character device (`/dev/null`, `/dev/zero`): used as it is.
+    pub char_device: bool,
 }
 
 /// Looks at a path without changing anything.
@@ -28,14 +30,17 @@ pub fn on_disk(path: &Path) -> OnDisk {
                 .and_then(|mut f| f.seek(SeekFrom::End(0)))
                 .ok(),
             block_device: true,
+            char_device: false,
         },
         Ok(m) => OnDisk {
             size: Some(m.len()),
             block_device: false,
+            char_device: m.file_type().is_char_device(),
         },
         Err(_) => OnDisk {
             size: None,
             block_device: false,
+            char_device: false,
         },
     }
 }

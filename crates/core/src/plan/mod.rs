@@ -11,7 +11,7 @@ mod files;
 pub mod limits;
 
 pub use build::build;
-pub use control::{FlowSpec, LatencyTarget, StridedZones};
+pub use control::{FlowSpec, LatencyTarget, SteadySpec, StridedZones};
 pub use errors::ErrorPolicy;
 
 use std::path::PathBuf;
@@ -85,6 +85,10 @@ pub struct PlanFile {
     /// The size it has now, if it exists.
     pub existing: Option<u64>,
     pub block_device: bool,
+    /// A character device (`/dev/null`, `/dev/zero`, as in fio's
+    /// steadystate example): used as it is, never laid out, its cache
+    /// never dropped, never removed.
+    pub char_device: bool,
     pub layout: Layout,
     /// A `fill_device` job uses it: laying it out stops, without an error,
     /// when the filesystem is full.
@@ -324,6 +328,8 @@ pub struct PlanJob {
     pub flow: Option<FlowSpec>,
     /// `latency_target`: the queue depth is searched for, up to iodepth.
     pub latency: Option<LatencyTarget>,
+    /// `steadystate` with `ss_dur`: the job ends once steady.
+    pub steady: Option<SteadySpec>,
     /// What write buffers hold (the data buffer options).
     pub buffers: crate::data::BufferSpec,
     /// Verified writes and reads, when `verify` is set.
@@ -357,7 +363,9 @@ impl PlanJob {
             slat_percentiles: self.stats.slat_percentiles,
             continue_on_error: self.errors.any(),
             unified_rw: self.stats.unified_rw,
-            ..JobSetup::default()
+            latency_target_ns: self.latency.map_or(0, |l| l.target.as_nanos() as u64),
+            latency_window_us: self.latency.map_or(0, |l| l.window.as_micros() as u64),
+            latency_percentile: self.latency.map_or(100.0, |l| l.percentile),
         }
     }
 

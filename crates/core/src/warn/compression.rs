@@ -64,7 +64,7 @@ fn compression(
     let data = compressible(pj).filter(|_| wrote);
     for jf in &pj.files {
         let pf = &plan.files[jf.file];
-        if pf.block_device {
+        if pf.block_device || pf.char_device {
             continue;
         }
         let path = resolve_existing(&pf.path);

@@ -30,7 +30,10 @@ pub(super) fn page_cache(
     devices: &Devices,
     out: &mut Vec<Warning>,
 ) {
-    if pj.direct {
+    // A character device (/dev/null, /dev/zero) has no page cache.
+    let devices_only =
+        !pj.files.is_empty() && pj.files.iter().all(|f| plan.files[f.file].char_device);
+    if pj.direct || devices_only {
         return;
     }
     let b = Buffered::of(plan, job, pj);

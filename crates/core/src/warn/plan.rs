@@ -54,7 +54,11 @@ pub fn sparse_reads(plan: &Plan) -> Vec<Warning> {
     {
         for jf in &job.files {
             let pf = &plan.files[jf.file];
-            if pf.block_device || pf.layout != Layout::AsIs || written.contains(&jf.file) {
+            if pf.block_device
+                || pf.char_device
+                || pf.layout != Layout::AsIs
+                || written.contains(&jf.file)
+            {
                 continue;
             }
             if let Ok(h) = iolab_engine::file::hole_bytes(&pf.path, jf.offset, jf.len) {

@@ -39,6 +39,9 @@ impl RateLimit {
     /// The limits of `spec`, or None when no direction has one. `swap` is
     /// true when the job both reads and writes.
     pub fn new(spec: &PaceSpec, rng: Rng, swap: bool) -> Option<RateLimit> {
+        if spec.limits() {
+            granularity();
+        }
         spec.limits().then_some(RateLimit {
             bps: spec.rate,
             next_ns: [0; 3],
@@ -113,11 +116,15 @@ pub(crate) struct Think {
 
 impl Think {
     pub fn new(spec: &PaceSpec) -> Option<Think> {
-        (!spec.thinktime.is_zero()).then(|| Think {
-            total_ns: spec.thinktime.as_nanos() as u64,
-            spin_ns: spec.thinktime_spin.min(spec.thinktime).as_nanos() as u64,
-            blocks: spec.thinktime_blocks.max(1),
-            since: 0,
+        (!spec.thinktime.is_zero()).then(|| {
+            // Measured before the job's first I/O, not amid it.
+            granularity();
+            Think {
+                total_ns: spec.thinktime.as_nanos() as u64,
+                spin_ns: spec.thinktime_spin.min(spec.thinktime).as_nanos() as u64,
+                blocks: spec.thinktime_blocks.max(1),
+                since: 0,
+            }
         })
     }
 
@@ -244,10 +251,47 @@ impl MinRate {
     }
 }
 
+/// Sleeps `ns` as fio's usec_sleep does: asks the kernel for the time
+/// less what a sleep overshoots on this machine (`granularity`), sleeps
+/// again for what is left if it woke early, and spins through what is
+/// shorter than the overshoot. A plain sleep of 1 ms on a busy machine
+/// lasts several: fio's think time and rate gaps do not.
 fn sleep_ns(ns: u64) {
-    if ns > 0 {
-        std::thread::sleep(Duration::from_nanos(ns));
+    if ns == 0 {
+        return;
     }
+    let gran = granularity();
+    let start = Instant::now();
+    let want = Duration::from_nanos(ns);
+    loop {
+        let left = want.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return;
+        }
+        if left < gran {
+            while start.elapsed() < want {
+                std::hint::spin_loop();
+            }
+            return;
+        }
+        std::thread::sleep(left - gran);
+    }
+}
+
+/// How long the shortest sleep lasts here (fio's ns_granularity): the
+/// longest of ten sleeps of 1 us, measured once per process.
+fn granularity() -> Duration {
+    static GRANULARITY: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *GRANULARITY.get_or_init(|| {
+        (0..10)
+            .map(|_| {
+                let t = Instant::now();
+                std::thread::sleep(Duration::from_micros(1));
+                t.elapsed()
+            })
+            .max()
+            .unwrap_or_default()
+    })
 }
 
 #[cfg(test)]

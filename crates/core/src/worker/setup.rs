@@ -267,7 +267,12 @@ impl Draws<'_> {
                 prepare_cache(job, pf, jf.offset, jf.len)?;
             }
             if let Some(r) = rewind.as_deref_mut() {
-                r.add(pf.path.clone(), jf.offset, jf.len, pf.block_device);
+                r.add(
+                    pf.path.clone(),
+                    jf.offset,
+                    jf.len,
+                    pf.block_device || pf.char_device,
+                );
             }
             let mut wf = WFile::new(jf.file, spec, jf.len);
             self.add_gens(&mut wf, fi, pf, jf)?;
@@ -490,7 +495,7 @@ fn prepare_cache(job: &PlanJob, pf: &PlanFile, offset: u64, len: u64) -> Result<
                 Err(e) => return Err((e.raw_os_error().unwrap_or(EIO), pre_read_error(path, &e))),
             }
         }
-    } else if job.invalidate && !pf.block_device {
+    } else if job.invalidate && !pf.block_device && !pf.char_device {
         if let Ok(f) = std::fs::File::open(path) {
             let _ = iolab_engine::file::drop_cache(&f, offset, len);
         }

@@ -398,6 +398,8 @@ pub fn reconstruct(out: &FioOutput) -> (RunResult, RenderOpts) {
             verify_failure: None,
             unflushed_bytes: None,
             caused_io: None,
+            latency_depth: jj.get("latency_depth").map(|d| u(d) as u32),
+            steadystate: None,
         });
     }
 

@@ -523,6 +523,21 @@ option_table! {
     IgnoreError = opt("ignore_error", Kind::Str, C::Timing)
         .help("Errors to go on after: READ_LIST,WRITE_LIST,VERIFY_LIST, each `:`-separated")
         .example("EAGAIN,ENOSPC:122");
+    Steadystate = opt("steadystate", Kind::Str, C::Timing)
+        .aliases(&["ss"])
+        .default("iops_slope:0.01%")
+        .help("End the job once steady: iops|bw[_slope]:LIMIT[%], judged over ss_dur")
+        .example("iops:10%");
+    SteadystateDuration = opt("steadystate_duration", Kind::Time(TimeUnit::Sec), C::Timing)
+        .aliases(&["ss_dur"])
+        .default("0")
+        .help("Rolling window (one sample a second) steadystate judges; 0: no detection")
+        .example("30s");
+    SteadystateRampTime = opt("steadystate_ramp_time", Kind::Time(TimeUnit::Sec), C::Timing)
+        .aliases(&["ss_ramp"])
+        .default("0")
+        .help("Run this long before steadystate starts collecting samples")
+        .example("10s");
 
     // ---- Rate limits and think time ----
     Rate = opt("rate", Kind::SizePerDir, C::Rate)
