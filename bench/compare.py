@@ -15,8 +15,11 @@ loops at once, summed).
 The verify jobs (verify=pattern and verify=crc32c writes and their
 read-back, in /dev/shm) are measured apart, in MB/s and MB per CPU second,
 the pattern one beside bench/verify_loop.c. The logging job (null engine,
-QD1, bandwidth and latency logs with a line per I/O) gives the cost of
-logging for each tool against null-4k-qd1.
+QD1, bandwidth, IOPS and latency logs with a line per I/O) is compared
+between the tools; "logging-cost" runs the null job with and without those
+logs, for both tools in turn, and gives each tool's cost against itself.
+"checks-cost" runs iolab's warm psync job with its honest-numbers checks
+and without them (IOLAB_CHECKS=off, which the other rows never set).
 At the end one table holds every row, with the load average when it was
 measured; --markdown FILE also writes it there (docs/performance.md keeps
 the latest).
@@ -39,6 +42,11 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IOLAB = os.environ.get("IOLAB_BIN") or os.path.join(ROOT, "target", "release", "iolab")
+
+
+# A line per I/O in the bandwidth, IOPS and latency (slat, clat, lat) logs.
+LOG_EVERY_IO = ["--write_bw_log=n", "--write_iops_log=n", "--write_lat_log=n",
+                "--log_avg_msec=0"]
 
 
 def workloads(d):
@@ -79,14 +87,13 @@ def workloads(d):
             "--name=n", "--ioengine=null", "--rw=randread", "--bs=4k",
             "--size=1g", "--time_based", "--runtime=3",
         ],
-        # The same with a bandwidth and latency log line per I/O: what
-        # logging costs, against null-4k-qd1 (the logs go to the run's
-        # working directory, a new temporary one).
+        # The same with a bandwidth, IOPS and latency log line per I/O
+        # (the logs go to the run's working directory, a new temporary
+        # one); "logging-cost" measures each tool with and without them.
         "null-4k-qd1-log-every-io": [
             "--name=n", "--ioengine=null", "--rw=randread", "--bs=4k",
-            "--size=1g", "--time_based", "--runtime=3", "--write_bw_log=n",
-            "--write_lat_log=n", "--log_avg_msec=0",
-        ],
+            "--size=1g", "--time_based", "--runtime=3",
+        ] + LOG_EVERY_IO,
         # Two CPUs: the warm psync job with two clones.
         "psync-randread-warm-numjobs2": [
             "--name=b", "--ioengine=psync", "--rw=randread", "--bs=4k",
@@ -196,12 +203,14 @@ def load_cache(path):
         os.close(fd)
 
 
-def one(cmd, cwd=None):
+def one(cmd, cwd=None, env=None):
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         if cwd:
             os.chdir(cwd)
+        if env:
+            os.environ.update(env)
         os.close(r)
         os.dup2(w, 1)
         null = os.open(os.devnull, os.O_WRONLY)
@@ -245,6 +254,8 @@ def main():
     ap.add_argument("--markdown", default=None,
                     help="also write the table, the machine and the command to this file")
     a = ap.parse_args()
+    # Every row but "checks-cost" measures iolab with its checks.
+    os.environ.pop("IOLAB_CHECKS", None)
     d = a.dir or tempfile.mkdtemp(prefix="iolab-bench-")
     if a.dir is None:
         # The directory this script made (its 256 MiB warm file, the limit
@@ -277,6 +288,10 @@ def main():
     for method in VERIFY_METHODS:
         if not a.only or a.only == verify_name(method):
             run_verify(a, d, method)
+    if not a.only or a.only == "logging-cost":
+        run_logging(a, d)
+    if not a.only or a.only == "checks-cost":
+        run_checks(a, d, warm)
     print_table(a)
 
 
@@ -293,17 +308,9 @@ def load():
 
 
 def print_table(a):
-    """The derived rows (logging cost, two-CPU scaling), then the table
-    in markdown, on stdout and, with --markdown, in that file with the
-    machine and the command."""
-    lg, base = MEDIANS.get("null-4k-qd1-log-every-io"), MEDIANS.get("null-4k-qd1")
-    if lg and base:
-        cells = []
-        for tool in ("fio", "iolab"):
-            cells.append(f"{tool} {100 * (1 - lg[tool][0] / base[tool][0]):.0f}% of IOPS, "
-                         f"{100 * (1 - lg[tool][1] / base[tool][1]):.0f}% per core")
-        ROWS.append(("logging cost (log line per I/O, null QD1)", "", "", "",
-                     "; ".join(cells), load()))
+    """The derived rows (two-CPU scaling), then the table in markdown, on
+    stdout and, with --markdown, in that file with the machine and the
+    command."""
     for one_job, two in (("psync-randread-warm", "psync-randread-warm-numjobs2"),
                          ("io_uring-randread-qd32-direct-ram",
                           "io_uring-randread-qd32-direct-ram-numjobs2")):
@@ -526,6 +533,76 @@ def run_verify(a, d, method):
                      f"MB/s fio {fm:,.0f}, iolab {im:,.0f}"
                      + (f", C loop {lm:,.0f}" if lm else "")
                      + f"; MB per CPU s fio {fc:,.0f}, iolab {ic:,.0f}", load()))
+
+
+def cost(res, on, off, k):
+    """The median over rounds of 1 - on/off for field k: what `on` costs
+    against `off`, measured seconds apart in each round."""
+    return statistics.median(1 - x[k] / y[k] for x, y in zip(res[on], res[off]))
+
+
+def run_logging(a, d):
+    """Each tool's null job without logs and with a line per I/O in the
+    bandwidth, IOPS and latency logs, the four in turn (then in reverse
+    order), in a fresh directory: what logging costs each tool, in IOPS
+    and in I/Os per CPU second, as medians of the round-by-round ratios."""
+    base = workloads(d)["null-4k-qd1"]
+    cmds = {
+        ("fio", False): ["fio", "--output-format=json"] + base,
+        ("fio", True): ["fio", "--output-format=json"] + base + LOG_EVERY_IO,
+        ("iolab", False): [IOLAB, "run", "--no-store", "--output-format=json"] + base,
+        ("iolab", True): [IOLAB, "run", "--no-store", "--output-format=json"] + base
+        + LOG_EVERY_IO,
+    }
+    res = {k: [] for k in cmds}
+    logs = tempfile.mkdtemp(prefix="iolab-bench-logs-", dir=d)
+    try:
+        for i in range(a.runs):
+            order = list(cmds) if i % 2 == 0 else list(reversed(cmds))
+            for k in order:
+                res[k].append(one(cmds[k], logs))
+                for x in os.listdir(logs):
+                    os.unlink(os.path.join(logs, x))
+    finally:
+        shutil.rmtree(logs, True)
+    cells = []
+    for tool in ("fio", "iolab"):
+        off, on = (tool, False), (tool, True)
+        iops = [statistics.median(x[0] for x in res[k]) for k in (off, on)]
+        c, cc = cost(res, on, off, 0), cost(res, on, off, 4)
+        print(f"logging cost {tool}: IOPS without {iops[0]:,.0f}, with {iops[1]:,.0f}: "
+              f"{100 * c:.0f}% of IOPS, {100 * cc:.0f}% per core")
+        cells.append(f"{tool} {100 * c:.0f}% of IOPS, {100 * cc:.0f}% per core "
+                     f"(IOPS {iops[0]:,.0f} without, {iops[1]:,.0f} with)")
+    ROWS.append(("logging-cost (bw, iops, lat logs, a line per I/O, null QD1)", "", "", "",
+                 "; ".join(cells), load()))
+
+
+def run_checks(a, d, warm):
+    """iolab's warm psync job with its honest-numbers checks and with
+    IOLAB_CHECKS=off, in turn: what the checks cost in IOPS, in I/Os per
+    CPU second and in the process's wall time (their reads before and
+    after the run are outside its runtime, inside its CPU and wall time)."""
+    opts = workloads(d)["psync-randread-warm"]
+    cmd = [IOLAB, "run", "--no-store", "--output-format=json"] + opts
+    res = {"on": [], "off": []}
+    for i in range(a.runs):
+        for k in (("on", "off") if i % 2 == 0 else ("off", "on")):
+            load_cache(warm)
+            t = time.monotonic()
+            r = one(cmd, env={"IOLAB_CHECKS": "off"} if k == "off" else None)
+            res[k].append((r[0], time.monotonic() - t, 0, 0, r[4]))
+    med = {k: [statistics.median(x[j] for x in res[k]) for j in (0, 1, 4)] for k in res}
+    c, cc = cost(res, "on", "off", 0), cost(res, "on", "off", 4)
+    # Wall time: the paired difference, in ms.
+    dw = 1000 * statistics.median(x[1] - y[1] for x, y in zip(res["on"], res["off"]))
+    print(f"checks cost: IOPS with {med['on'][0]:,.0f}, without {med['off'][0]:,.0f} "
+          f"({100 * c:+.1f}%); per core {100 * cc:+.1f}%; wall s with {med['on'][1]:.3f}, "
+          f"without {med['off'][1]:.3f} ({dw:+.0f} ms)")
+    ROWS.append(("checks-cost (psync-randread-warm, iolab with / without checks)", "", "", "",
+                 f"cost {100 * c:+.1f}% of IOPS, {100 * cc:+.1f}% per core; IOPS with "
+                 f"{med['on'][0]:,.0f}, without {med['off'][0]:,.0f}; process wall s with "
+                 f"{med['on'][1]:.3f}, without {med['off'][1]:.3f} ({dw:+.0f} ms)", load()))
 
 
 if __name__ == "__main__":

@@ -142,7 +142,11 @@ pub struct DiskSnapshot {
 }
 
 impl DiskSnapshot {
+    /// The counters of disk `name` now (None with the checks off).
     pub fn read(name: &str) -> Option<DiskSnapshot> {
+        if !crate::checks::on() {
+            return None;
+        }
         let text = fs::read_to_string(format!("/sys/block/{name}/stat")).ok()?;
         Self::parse(name, &text)
     }

@@ -5,6 +5,7 @@
 pub(crate) mod data;
 
 pub mod caches;
+pub mod checks;
 pub(crate) mod compressing;
 pub mod devuse;
 pub(crate) mod diskstats;

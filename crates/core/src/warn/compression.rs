@@ -25,6 +25,9 @@ const STORED_PCT: f64 = 10.0;
 /// and compressible data (zeros, a buffer or verify pattern, a
 /// compression percentage) say it.
 pub fn compression_warnings(plan: &Plan, clones: &[JobResult]) -> Vec<Warning> {
+    if !crate::checks::on() {
+        return Vec::new();
+    }
     let mounts =
         parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
     let mut out: Vec<Warning> = Vec::new();

@@ -40,6 +40,9 @@ pub fn plan_warnings(plan: &Plan) -> Vec<Warning> {
 /// writes. Checked before the run: reading an unwritten extent through the
 /// page cache makes it look like data afterwards.
 pub fn sparse_reads(plan: &Plan) -> Vec<Warning> {
+    if !crate::checks::on() {
+        return Vec::new();
+    }
     let written: Vec<usize> = plan
         .jobs
         .iter()

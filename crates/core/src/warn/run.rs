@@ -27,6 +27,9 @@ pub fn attach_run_warnings(plan: &Plan, before: Vec<Warning>, result: &mut RunRe
 
 /// The warnings of a finished run, from what it saw.
 pub fn run_warnings(plan: &Plan, result: &RunResult) -> Vec<Warning> {
+    if !crate::checks::on() {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     let devices = Devices::of(plan, result);
     for job in &result.jobs {

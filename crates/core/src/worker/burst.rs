@@ -3,10 +3,10 @@
 //! and writing one file is due. Per I/O it draws the direction, size and
 //! offset, reads the clock, makes the call, reads the clock again and
 //! keeps fio's statistics (counts, clat with its histogram and buckets,
-//! the window samples, progress): the same numbers as the general loop,
-//! without its queue (slots, batches, depths in flight), pacing, fsync
-//! every N, verify or logs, which a job that uses any of them runs
-//! through instead. An I/O that does not complete in full (an error, a
+//! the window samples, progress, the logs' entries): the same numbers as
+//! the general loop, without its queue (slots, batches, depths in
+//! flight), pacing, fsync every N or verify, which a job that uses any of
+//! them runs through instead. An I/O that does not complete in full (an error, a
 //! short transfer) is handed to the general completion path.
 
 use iolab_engine::{Completion, IoUnit, Op, Queued};
@@ -14,6 +14,7 @@ use iolab_stats::{Dir, JobResult};
 
 use super::complete::{Cx, Meta};
 use super::general::Loops;
+use super::logs::Logged;
 use super::measure::Measure;
 use super::queue::count_alone;
 use super::{Shared, Worker, EIO};
@@ -61,7 +62,7 @@ impl Worker {
     /// progress. True when the job's deadline has come.
     #[inline(always)]
     pub(super) fn account_full(
-        &self,
+        &mut self,
         cx: &Cx,
         m: &mut Measure,
         out: &mut JobResult,
@@ -76,17 +77,16 @@ impl Worker {
         let (rb, ri) = m.ramped[d];
         cx.progress
             .publish(d, out.dirs[d].io_bytes + rb, out.dirs[d].total_ios + ri);
-        m.tick(t, cx.clock, out, &self.mix, None);
+        m.tick(t, cx.clock, out, &self.mix, self.logs.as_deref_mut());
         matches!(cx.deadline, Some(dl) if t >= dl)
     }
 
     /// Whether the job does nothing but read and write one file: no
-    /// pacing, verify, logs, fsync every N or trims, which the fast paths
-    /// leave to the general loop.
+    /// pacing, verify, fsync every N or trims, which the fast paths leave
+    /// to the general loop (the queued one leaves it logs too).
     pub(super) fn plain_single(&self, job: &PlanJob, cx: &Cx) -> bool {
         !cx.paced
             && self.verify.is_none()
-            && self.logs.is_none()
             && self.files.is_single()
             && job.fsync == 0
             && job.fdatasync == 0
@@ -134,6 +134,28 @@ impl Worker {
                     let clat = clock.ns_between(t0, t1);
                     out.dirs[d].clat.record(clat);
                     out.lat_buckets.record(clat);
+                    if let Some(logs) = self.logs.as_deref_mut() {
+                        // As `finish` logs it: lat is clat, no slat.
+                        let logged = Logged {
+                            ms: clock.ns_between(m.start, t1) / 1_000_000,
+                            slat_ms: clock.ns_between(m.start, t0) / 1_000_000,
+                            dir: d,
+                            bytes: n,
+                            len,
+                            offset,
+                            slat: None,
+                            clat: Some(clat),
+                            lat: Some(clat),
+                        };
+                        logs.io(logged, &out.dirs[d]);
+                        if logs.full() {
+                            if let Err(e) = logs.write() {
+                                out.error = e.raw_os_error().unwrap_or(EIO);
+                                out.error_detail = e.to_string();
+                                break true;
+                            }
+                        }
+                    }
                     if self.account_full(cx, m, out, d, n, t1) {
                         break true;
                     }

@@ -34,7 +34,7 @@ impl Worker {
         let runtime = clock.ns_between(m.start, end);
         out.runtime_ns = runtime;
         if let Some(logs) = &mut self.logs {
-            if let Err(e) = logs.finish(runtime / 1_000_000) {
+            if let Err(e) = logs.finish(runtime / 1_000_000, &mut out.dirs) {
                 if out.error == 0 {
                     (out.error, out.error_detail) =
                         (e.raw_os_error().unwrap_or(EIO), e.to_string());
@@ -93,6 +93,9 @@ impl Worker {
     /// device, after its last write (and end_fsync): what its buffered
     /// writes left in memory. None when the kernel cannot tell.
     fn unflushed(&self, files: &[PlanFile]) -> Option<u64> {
+        if !crate::checks::on() {
+            return None;
+        }
         let mut total = 0;
         for f in &self.files.files {
             let file = std::fs::File::open(&files[f.path_index].path).ok()?;

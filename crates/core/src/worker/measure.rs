@@ -51,6 +51,11 @@ impl Window {
     }
 }
 
+/// The thread's I/O as the kernel accounts it, unless the checks are off.
+fn checked_thread_io() -> Option<ThreadIo> {
+    crate::checks::on().then(thread_io).flatten()
+}
+
 pub(super) struct Measure {
     /// Still in ramp_time: latencies and samples are not taken.
     pub ramping: bool,
@@ -92,7 +97,7 @@ impl Measure {
             ramp_end: begin + clock.ticks(ramp),
             start: begin,
             cpu0: thread_cpu_usage(),
-            io0: thread_io(),
+            io0: checked_thread_io(),
             bw: Window::new(begin, every(bw_every)),
             iops: Window::new(begin, every(iops_every)),
             ramped: [(0, 0); 3],
@@ -155,7 +160,7 @@ impl Measure {
         out.issued = [0; 3];
         self.start = self.ramp_end;
         self.cpu0 = thread_cpu_usage();
-        self.io0 = thread_io();
+        self.io0 = checked_thread_io();
         self.bw = Window::new(self.ramp_end, self.bw.every);
         self.iops = Window::new(self.ramp_end, self.iops.every);
     }

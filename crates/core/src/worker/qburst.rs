@@ -24,7 +24,7 @@ impl Worker {
     /// Whether the job's I/O can take the queued fast path (see the
     /// module) through queue `q`.
     pub(super) fn qburst_fits(&self, job: &PlanJob, cx: &Cx, q: &Queue) -> bool {
-        cx.queued && self.plain_single(job, cx) && q.one_by_one()
+        cx.queued && self.plain_single(job, cx) && self.logs.is_none() && q.one_by_one()
     }
 
     /// Keeps the queue full until the loop's budget is spent (false) or

@@ -17,40 +17,46 @@
 //! With `log_avg_msec=0` the latency, bandwidth and IOPS logs have a line
 //! per I/O (bandwidth: bytes over the I/O's completion latency; IOPS: 1),
 //! with the I/O's block size and offset. A slat entry has the time the
-//! I/O was submitted, the others the time it completed, as in fio. With `log_avg_msec=N` a latency
+//! I/O was submitted, the others the time it completed, as in fio. Those
+//! lines are made and written off the worker's thread (see `per_io`).
+//! With `log_avg_msec=N` a latency
 //! log has, per direction, the rounded mean of the I/Os of each window of
 //! at least N ms, written when the I/O that ends the window completes and
 //! for the last window when the job ends; the bandwidth and IOPS logs have
 //! one line per sample window (the samples the report averages). Those
 //! lines have block size and offset 0.
 //!
-//! Entries are kept in memory while the job runs and written when it ends,
-//! as fio does; a log that reaches `FLUSH_AT` entries is written out then,
-//! between two I/Os, so memory stays bounded on long runs. A clone's own
-//! files (`per_job_logs=1`) are rewritten by each run; with
-//! `per_job_logs=0` a job's clones append to one file, which, as in fio,
-//! is not emptied first. A log whose job does nothing still exists, empty.
-//! With `stats=0` the files are made and nothing is logged, as in fio.
+//! Averaged and histogram entries are kept in memory while the job runs
+//! and written when it ends, as fio does; logs that reach `FLUSH_AT`
+//! entries are written out then, between two I/Os, so memory stays
+//! bounded on long runs. A clone's own files (`per_job_logs=1`) are
+//! rewritten by each run; with `per_job_logs=0` a job's clones append
+//! whole lines to one file, which, as in fio, is not emptied first. A log
+//! whose job does nothing still exists, empty. With `stats=0` the files
+//! are made and nothing is logged, as in fio.
 
-use std::fs::OpenOptions;
-use std::io::{self, Write};
-use std::path::PathBuf;
+mod lines;
+mod per_io;
+
+use std::io;
 
 use iolab_stats::{DirResult, Moments, PLAT_NR};
 
 use crate::plan::LogSpec;
 
-/// Entries kept in memory before a log is written out mid-run.
+use lines::{Format, LogOut};
+use per_io::{PerIo, PerIoFiles, PerIoLog, Rec};
+
+/// Averaged and histogram entries kept in memory before they are written
+/// out mid-run.
 const FLUSH_AT: usize = 1 << 20;
 
-/// One line of a latency, bandwidth or IOPS log.
+/// One averaged line of a latency, bandwidth or IOPS log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
     ms: u64,
     value: u64,
     dir: u8,
-    bs: u32,
-    offset: u64,
 }
 
 /// A mean over a window of `log_avg_msec`, per direction.
@@ -61,82 +67,61 @@ struct Avg {
     since: u64,
 }
 
-/// One log file and the lines not written to it yet.
+/// An averaged log (`log_avg_msec=N`) and the lines not written to it yet.
 struct LogFile {
-    path: PathBuf,
-    /// Append to the file instead of replacing it (a file the job's clones
-    /// share, or one this clone has already begun).
-    append: bool,
-    offset: bool,
-    /// The priority column as `log_prio=1` writes it.
-    prio: &'static str,
+    out: LogOut,
+    fmt: Format,
     entries: Vec<Entry>,
-    /// With log_avg_msec, the open window of each direction.
-    avg: Option<[Avg; 3]>,
+    /// The open window of each direction.
+    avg: [Avg; 3],
     /// Entries are timed at submission and pushed at completion: put in
     /// time order before they are written, as fio's are.
     by_submission: bool,
 }
 
 impl LogFile {
-    fn new(spec: &LogSpec, prefix: &str, kind: &str, averaged: bool) -> LogFile {
+    fn new(spec: &LogSpec, prefix: &str, kind: &str) -> LogFile {
         LogFile {
-            path: spec.path(prefix, kind),
-            append: !spec.per_job,
-            offset: spec.offset,
-            prio: if spec.prio { "0x0000" } else { "0" },
+            out: log_out(spec, prefix, kind),
+            fmt: Format::new(spec.offset, spec.prio),
             entries: Vec::new(),
-            avg: averaged.then(<[Avg; 3]>::default),
+            avg: Default::default(),
             by_submission: kind == "slat",
         }
     }
 
+    /// One I/O's value into the direction's mean, which becomes a line
+    /// once its window of `every` ms is over. True when it did.
     #[inline]
-    fn push(&mut self, e: Entry) {
-        self.entries.push(e);
-    }
-
-    /// One I/O's value: a line of its own, or into the direction's mean,
-    /// which becomes a line once its window of `every` ms is over.
-    #[inline]
-    fn value(&mut self, e: Entry, every: u64) {
-        let Some(avg) = &mut self.avg else {
-            return self.push(e);
-        };
-        let w = &mut avg[e.dir as usize];
-        w.values.record(e.value);
-        if e.ms.saturating_sub(w.since) >= every {
-            let mean = rounded_mean(&w.values);
-            w.values = Moments::new();
-            w.since = e.ms - e.ms % every;
-            self.push(Entry {
-                value: mean,
-                bs: 0,
-                offset: 0,
-                ..e
-            });
+    fn value(&mut self, ms: u64, value: u64, dir: usize, every: u64) -> bool {
+        let w = &mut self.avg[dir];
+        w.values.record(value);
+        if ms.saturating_sub(w.since) < every {
+            return false;
         }
+        let mean = rounded_mean(&w.values);
+        w.values = Moments::new();
+        w.since = ms - ms % every;
+        self.entries.push(Entry {
+            ms,
+            value: mean,
+            dir: dir as u8,
+        });
+        true
     }
 
     /// The windows still open, as lines at `ms` (the job's end).
     fn close_windows(&mut self, ms: u64) {
-        let Some(avg) = &mut self.avg else {
-            return;
-        };
-        let mut last = Vec::new();
-        for (dir, w) in avg.iter_mut().enumerate() {
+        for (dir, w) in self.avg.iter_mut().enumerate() {
             if !w.values.is_empty() {
-                last.push(Entry {
+                self.entries.push(Entry {
                     ms,
                     value: rounded_mean(&w.values),
                     dir: dir as u8,
-                    bs: 0,
-                    offset: 0,
                 });
                 w.values = Moments::new();
             }
         }
-        self.entries.extend(last);
     }
 
     /// Writes the pending lines (creating the file if need be).
@@ -145,146 +130,33 @@ impl LogFile {
             // Stable: entries of the same ms keep their order.
             self.entries.sort_by_key(|e| e.ms);
         }
-        let mut out = Lines::new(open(&self.path, self.append)?);
-        // The priority column, 0 or 0x0000.
-        let prio = self.prio.as_bytes();
-        for e in &self.entries {
-            out.num(e.ms)?;
-            out.field(e.value)?;
-            out.field(e.dir.into())?;
-            out.field(e.bs.into())?;
-            if self.offset {
-                out.field(e.offset)?;
+        let (entries, fmt) = (&self.entries, &mut self.fmt);
+        self.out.write(|out| {
+            for e in entries {
+                fmt.line(out, e.ms, e.value, e.dir, 0, 0)?;
             }
-            out.byte(b',')?;
-            out.byte(b' ')?;
-            for &b in prio {
-                out.byte(b)?;
-            }
-            out.byte(b'\n')?;
-        }
-        out.finish()?;
+            Ok(())
+        })?;
         self.entries.clear();
-        self.append = true;
         Ok(())
     }
 }
-
-/// Lines of a log gathered in a buffer and written to its file a large
-/// block at a time: a log with a line per I/O has millions of lines, which
-/// `write!` would format through `std::fmt` one argument at a time. Bytes
-/// are stored by index into a buffer of fixed size, with room for the
-/// longest number past the block, so that no small copy calls `memcpy`.
-struct Lines {
-    file: std::fs::File,
-    buf: Vec<u8>,
-    pos: usize,
-}
-
-impl Lines {
-    const BLOCK: usize = 1 << 16;
-
-    fn new(file: std::fs::File) -> Lines {
-        Lines {
-            file,
-            buf: vec![0; Lines::BLOCK + 64],
-            pos: 0,
-        }
-    }
-
-    /// Writes out the block once it is full.
-    #[inline]
-    fn room(&mut self) -> io::Result<()> {
-        if self.pos >= Lines::BLOCK {
-            self.file.write_all(&self.buf[..self.pos])?;
-            self.pos = 0;
-        }
-        Ok(())
-    }
-
-    /// Appends `v` in decimal, as `{}` prints it.
-    #[inline]
-    fn num(&mut self, mut v: u64) -> io::Result<()> {
-        self.room()?;
-        let end = self.pos + v.checked_ilog10().unwrap_or(0) as usize + 1;
-        let mut i = end;
-        while v >= 100 {
-            let r = (v % 100) as usize * 2;
-            v /= 100;
-            i -= 2;
-            self.buf[i] = DIGITS[r];
-            self.buf[i + 1] = DIGITS[r + 1];
-        }
-        if v >= 10 {
-            let r = v as usize * 2;
-            self.buf[i - 2] = DIGITS[r];
-            self.buf[i - 1] = DIGITS[r + 1];
-        } else {
-            self.buf[i - 1] = b'0' + v as u8;
-        }
-        self.pos = end;
-        Ok(())
-    }
-
-    /// `v` after the separator `, `.
-    #[inline]
-    fn field(&mut self, v: u64) -> io::Result<()> {
-        self.byte(b',')?;
-        self.byte(b' ')?;
-        self.num(v)
-    }
-
-    #[inline]
-    fn byte(&mut self, b: u8) -> io::Result<()> {
-        self.room()?;
-        self.buf[self.pos] = b;
-        self.pos += 1;
-        Ok(())
-    }
-
-    fn finish(mut self) -> io::Result<()> {
-        self.file.write_all(&self.buf[..self.pos])
-    }
-}
-
-/// The decimal digits of 0..100, two by two.
-const DIGITS: [u8; 200] = {
-    let mut t = [0u8; 200];
-    let mut i = 0;
-    while i < 100 {
-        t[2 * i] = b'0' + (i / 10) as u8;
-        t[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    t
-};
 
 /// fio's mean of a window: rounded half up.
 fn rounded_mean(m: &Moments) -> u64 {
     (m.mean() + 0.5) as u64
 }
 
-fn open(path: &PathBuf, append: bool) -> io::Result<std::fs::File> {
-    let mut o = OpenOptions::new();
-    o.create(true);
-    if append {
-        o.append(true);
-    } else {
-        o.write(true).truncate(true);
-    }
-    o.open(path)
-        .map_err(|e| io::Error::new(e.kind(), with_path(path, &e)))
-}
-
-fn with_path(path: &std::path::Path, e: &io::Error) -> String {
-    format!("log file `{}`: {e}", path.display())
+/// The file of a log, replaced at its first write unless the job's clones
+/// share it.
+fn log_out(spec: &LogSpec, prefix: &str, kind: &str) -> LogOut {
+    LogOut::new(spec.path(prefix, kind), !spec.per_job)
 }
 
 /// The completion latency histogram log: per direction, the bins counted
 /// since its previous entry.
 struct HistLog {
-    path: PathBuf,
-    append: bool,
+    out: LogOut,
     /// 0: no entries.
     every: u64,
     /// When each direction's current period began, ms (0: not yet).
@@ -305,24 +177,26 @@ struct HistEntry {
 
 impl HistLog {
     fn write(&mut self) -> io::Result<()> {
-        let mut out = Lines::new(open(&self.path, self.append)?);
-        let mut row = vec![0u64; PLAT_NR];
-        for e in &self.entries {
-            row.fill(0);
-            for &(i, n) in &e.bins {
-                row[i as usize] = n;
+        let entries = &self.entries;
+        self.out.write(|out| {
+            let mut row = vec![0u64; PLAT_NR];
+            for e in entries {
+                row.fill(0);
+                for &(i, n) in &e.bins {
+                    row[i as usize] = n;
+                }
+                out.line()?;
+                out.num(e.ms);
+                out.field(e.dir.into());
+                out.field(e.bs.into());
+                for &n in &row {
+                    out.field(n);
+                }
+                out.byte(b'\n');
             }
-            out.num(e.ms)?;
-            out.field(e.dir.into())?;
-            out.field(e.bs.into())?;
-            for &n in &row {
-                out.field(n)?;
-            }
-            out.byte(b'\n')?;
-        }
-        out.finish()?;
+            Ok(())
+        })?;
         self.entries.clear();
-        self.append = true;
         Ok(())
     }
 }
@@ -351,119 +225,143 @@ pub(super) struct Logs {
     /// False with stats=0: the files are made, nothing is logged.
     record: bool,
     avg_msec: u64,
+    /// log_avg_msec=0: the latency, bandwidth and IOPS logs, which also
+    /// make the report's per-I/O bandwidth and IOPS samples.
+    per_io: Option<PerIo>,
+    /// log_avg_msec=N: the averaged logs.
     bw: Option<LogFile>,
     iops: Option<LogFile>,
     slat: Option<LogFile>,
     clat: Option<LogFile>,
     lat: Option<LogFile>,
     hist: Option<HistLog>,
-    /// Bandwidth entries per I/O are off (disable_bw_measurement).
-    bw_off: bool,
+    /// Averaged and histogram entries not written yet.
+    pending: usize,
 }
 
 impl Logs {
     pub fn new(spec: &LogSpec, record: bool, disable_bw: bool) -> Logs {
-        let avg = spec.avg_msec > 0;
-        let file = |prefix: &Option<String>, kind: &str, averaged: bool| {
+        let per_io = spec.avg_msec == 0;
+        let averaged = |prefix: &Option<String>, kind: &str| {
             prefix
                 .as_deref()
-                .map(|p| LogFile::new(spec, p, kind, averaged))
+                .filter(|_| !per_io)
+                .map(|p| LogFile::new(spec, p, kind))
         };
+        let files = || {
+            let log = |prefix: &Option<String>, kind: &str| {
+                prefix.as_deref().map(|p| {
+                    PerIoLog::new(log_out(spec, p, kind), Format::new(spec.offset, spec.prio))
+                })
+            };
+            PerIoFiles {
+                bw: log(&spec.bw, "bw"),
+                bw_off: disable_bw,
+                iops: log(&spec.iops, "iops"),
+                slat: log(&spec.lat, "slat"),
+                clat: log(&spec.lat, "clat"),
+                lat: log(&spec.lat, "lat"),
+                ..Default::default()
+            }
+        };
+        let wanted = per_io && files().any();
         Logs {
             record,
             avg_msec: spec.avg_msec,
-            bw: file(&spec.bw, "bw", false),
-            iops: file(&spec.iops, "iops", false),
-            slat: file(&spec.lat, "slat", avg),
-            clat: file(&spec.lat, "clat", avg),
-            lat: file(&spec.lat, "lat", avg),
+            per_io: wanted.then(|| PerIo::new(files, record, format!("iolab-log-{}", spec.thread))),
+            bw: averaged(&spec.bw, "bw"),
+            iops: averaged(&spec.iops, "iops"),
+            slat: averaged(&spec.lat, "slat"),
+            clat: averaged(&spec.lat, "clat"),
+            lat: averaged(&spec.lat, "lat"),
             hist: spec.hist.as_deref().map(|p| HistLog {
-                path: spec.path(p, "clat_hist"),
-                append: !spec.per_job,
+                out: log_out(spec, p, "clat_hist"),
                 every: spec.hist_msec,
                 since: [0; 3],
                 before: [vec![0; PLAT_NR], vec![0; PLAT_NR], vec![0; PLAT_NR]],
                 entries: Vec::new(),
             }),
-            bw_off: disable_bw,
+            pending: 0,
         }
     }
 
-    /// One completed (and measured) I/O. `r` is its direction's results:
-    /// the per-I/O samples go there, and the histogram log reads its
-    /// completion latencies.
-    #[inline]
-    pub fn io(&mut self, io: Logged, r: &mut DirResult) {
+    /// One completed (and measured) I/O. `r` is its direction's results,
+    /// whose completion latencies the histogram log reads. With a line
+    /// per I/O this is a record appended to a buffer (see `per_io`).
+    #[inline(always)]
+    pub fn io(&mut self, io: Logged, r: &DirResult) {
         if !self.record {
             return;
         }
-        let avg = self.avg_msec;
-        let per_io = avg == 0;
-        let entry = |value: u64| Entry {
-            ms: io.ms,
-            value,
-            dir: io.dir as u8,
-            bs: io.len,
-            offset: io.offset,
-        };
+        if let Some(p) = &mut self.per_io {
+            let bit = |v: Option<u64>, b: u8| if v.is_some() { b } else { 0 };
+            p.push(Rec {
+                ms: io.ms,
+                slat_ms: io.slat_ms,
+                offset: io.offset,
+                slat: io.slat.unwrap_or(0),
+                clat: io.clat.unwrap_or(0),
+                lat: io.lat.unwrap_or(0),
+                bytes: io.bytes,
+                len: io.len,
+                dir: io.dir as u8,
+                has: bit(io.slat, per_io::SLAT)
+                    | bit(io.clat, per_io::CLAT)
+                    | bit(io.lat, per_io::LAT),
+            });
+        } else if self.avg_msec > 0 {
+            self.averaged(io);
+        }
+        if self.hist.is_some() {
+            self.histogram(io, r);
+        }
+    }
+
+    /// The latencies of an I/O into the averaged logs' windows.
+    #[inline(never)]
+    fn averaged(&mut self, io: Logged) {
+        let every = self.avg_msec;
         if let (Some(log), Some(v)) = (&mut self.slat, io.slat) {
-            log.value(
-                Entry {
-                    ms: io.slat_ms,
-                    ..entry(v)
-                },
-                avg,
-            );
+            self.pending += usize::from(log.value(io.slat_ms, v, io.dir, every));
         }
         for (log, v) in [(&mut self.clat, io.clat), (&mut self.lat, io.lat)] {
             if let (Some(log), Some(v)) = (log, v) {
-                log.value(entry(v), avg);
+                self.pending += usize::from(log.value(io.ms, v, io.dir, every));
             }
         }
-        if per_io {
-            if let Some(log) = &mut self.bw {
-                if !self.bw_off {
-                    // fio: bytes * 10^6 / the completion latency in ns.
-                    let rate = match io.clat {
-                        Some(ns) if ns > 0 => u64::from(io.bytes) * 1_000_000 / ns,
-                        _ => 0,
-                    };
-                    r.bw_samples.record(rate);
-                    log.push(entry(rate));
-                }
-            }
-            if let Some(log) = &mut self.iops {
-                r.iops_samples.record(1);
-                log.push(entry(1));
-            }
+    }
+
+    #[inline(never)]
+    fn histogram(&mut self, io: Logged, r: &DirResult) {
+        let Some(h) = &mut self.hist else {
+            return;
+        };
+        // fio starts a direction's first period at its first I/O that
+        // completes 1 ms or more into the job.
+        if h.since[io.dir] == 0 {
+            h.since[io.dir] = io.ms;
         }
-        if let Some(h) = &mut self.hist {
-            // fio starts a direction's first period at its first I/O that
-            // completes 1 ms or more into the job.
-            if h.since[io.dir] == 0 {
-                h.since[io.dir] = io.ms;
-            }
-            if h.every > 0 && io.ms - h.since[io.dir] >= h.every {
-                let now = r.clat.hist.bins();
-                let before = &mut h.before[io.dir];
-                let bins: Vec<(u16, u64)> = now
-                    .iter()
-                    .zip(before.iter())
-                    .enumerate()
-                    .filter(|(_, (n, b))| n != b)
-                    .map(|(i, (n, b))| (i as u16, n - b))
-                    .collect();
-                before.copy_from_slice(now);
-                h.entries.push(HistEntry {
-                    ms: io.ms,
-                    dir: io.dir as u8,
-                    bs: io.len,
-                    bins,
-                });
-                // The next period starts where this one should have
-                // ended, so periods do not drift (fio's rule).
-                h.since[io.dir] += h.every;
-            }
+        if h.every > 0 && io.ms - h.since[io.dir] >= h.every {
+            let now = r.clat.hist.bins();
+            let before = &mut h.before[io.dir];
+            let bins: Vec<(u16, u64)> = now
+                .iter()
+                .zip(before.iter())
+                .enumerate()
+                .filter(|(_, (n, b))| n != b)
+                .map(|(i, (n, b))| (i as u16, n - b))
+                .collect();
+            before.copy_from_slice(now);
+            h.entries.push(HistEntry {
+                ms: io.ms,
+                dir: io.dir as u8,
+                bs: io.len,
+                bins,
+            });
+            self.pending += 1;
+            // The next period starts where this one should have
+            // ended, so periods do not drift (fio's rule).
+            h.since[io.dir] += h.every;
         }
     }
 
@@ -472,34 +370,23 @@ impl Logs {
     #[cold]
     pub fn sample(&mut self, iops: bool, ms: u64, dir: usize, value: u64) {
         let log = if iops { &mut self.iops } else { &mut self.bw };
-        if let (Some(log), true, true) = (log, self.record, self.avg_msec > 0) {
-            log.push(Entry {
+        if let (Some(log), true) = (log, self.record) {
+            log.entries.push(Entry {
                 ms,
                 value,
                 dir: dir as u8,
-                bs: 0,
-                offset: 0,
             });
+            self.pending += 1;
         }
     }
 
-    /// Whether a log holds enough lines to be written out now.
-    #[inline]
+    /// Whether lines are to be written out (or handed on) now.
+    #[inline(always)]
     pub fn full(&self) -> bool {
-        self.files().any(|f| f.entries.len() >= FLUSH_AT)
-            || self
-                .hist
-                .as_ref()
-                .is_some_and(|h| h.entries.len() >= FLUSH_AT)
+        self.per_io.as_ref().is_some_and(PerIo::full) || self.pending >= FLUSH_AT
     }
 
-    fn files(&self) -> impl Iterator<Item = &LogFile> {
-        [&self.bw, &self.iops, &self.slat, &self.clat, &self.lat]
-            .into_iter()
-            .flatten()
-    }
-
-    fn files_mut(&mut self) -> impl Iterator<Item = &mut LogFile> {
+    fn averaged_mut(&mut self) -> impl Iterator<Item = &mut LogFile> {
         [
             &mut self.bw,
             &mut self.iops,
@@ -511,24 +398,39 @@ impl Logs {
         .flatten()
     }
 
-    /// Writes what is pending to the files.
+    /// Writes what is pending to the files; the per-I/O lines go to
+    /// their writer. An error is the first write's that failed.
     pub fn write(&mut self) -> io::Result<()> {
-        for f in self.files_mut() {
+        if let Some(p) = &mut self.per_io {
+            p.hand_off()?;
+        }
+        if self.pending > 0 {
+            self.write_averaged()?;
+        }
+        Ok(())
+    }
+
+    fn write_averaged(&mut self) -> io::Result<()> {
+        for f in self.averaged_mut() {
             f.write()?;
         }
         if let Some(h) = &mut self.hist {
             h.write()?;
         }
+        self.pending = 0;
         Ok(())
     }
 
-    /// The job has ended at `ms`: the open latency windows become lines
-    /// and everything is written.
-    pub fn finish(&mut self, ms: u64) -> io::Result<()> {
-        for f in self.files_mut() {
+    /// The job has ended at `ms`: the open latency windows become lines,
+    /// everything is written and every file exists. With a line per I/O
+    /// the bandwidth and IOPS samples of the I/Os go into `dirs`.
+    pub fn finish(&mut self, ms: u64, dirs: &mut [DirResult; 3]) -> io::Result<()> {
+        for f in self.averaged_mut() {
             f.close_windows(ms);
         }
-        self.write()
+        let per_io = self.per_io.as_mut().map_or(Ok(()), |p| p.finish(dirs));
+        self.write_averaged()?;
+        per_io
     }
 }
 
@@ -553,19 +455,6 @@ mod tests {
     }
 
     #[test]
-    fn numbers_are_written_as_display_writes_them() {
-        for v in [0, 7, 10, 99, 100, 101, 4096, 155_902, 1 << 40, u64::MAX] {
-            let d = tempfile::tempdir().unwrap();
-            let path = d.path().join("n");
-            let mut out = Lines::new(std::fs::File::create(&path).unwrap());
-            out.num(v).unwrap();
-            out.field(v).unwrap();
-            out.finish().unwrap();
-            assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{v}, {v}"));
-        }
-    }
-
-    #[test]
     fn log_prio_writes_the_priority_value_in_hexadecimal() {
         let d = tempfile::tempdir().unwrap();
         let s = LogSpec {
@@ -573,8 +462,8 @@ mod tests {
             ..spec(d.path(), 0)
         };
         let mut logs = Logs::new(&s, true, false);
-        logs.io(io(5, 1, 155_902), &mut DirResult::default());
-        logs.finish(6).unwrap();
+        logs.io(io(5, 1, 155_902), &DirResult::default());
+        logs.finish(6, &mut Default::default()).unwrap();
         assert_eq!(
             read(d.path(), "p_clat.3.log"),
             "5, 155902, 1, 4096, 0x0000\n"
@@ -603,10 +492,10 @@ mod tests {
     fn every_io_is_a_line_in_fios_format() {
         let d = tempfile::tempdir().unwrap();
         let mut logs = Logs::new(&spec(d.path(), 0), true, false);
-        let mut r = DirResult::default();
-        logs.io(io(0, 0, 924_163), &mut r);
-        logs.io(io(1, 1, 6_240), &mut r);
-        logs.finish(2).unwrap();
+        let mut dirs = <[DirResult; 3]>::default();
+        logs.io(io(0, 0, 924_163), &dirs[0]);
+        logs.io(io(1, 1, 6_240), &dirs[1]);
+        logs.finish(2, &mut dirs).unwrap();
         // Values from fio 3.33's logs of the same latencies.
         assert_eq!(
             read(d.path(), "p_clat.3.log"),
@@ -625,8 +514,50 @@ mod tests {
             "0, 1, 0, 4096, 0\n1, 1, 1, 4096, 0\n"
         );
         assert_eq!(read(d.path(), "p_slat.3.log"), "", "made, and empty");
-        assert_eq!((r.bw_samples.count(), r.iops_samples.count()), (2, 2));
-        assert_eq!(r.bw_samples.max(), Some(656_410));
+        // The report's samples: one per I/O, each its line's value.
+        for (r, bw) in dirs.iter().zip([4432, 656_410]) {
+            assert_eq!((r.bw_samples.count(), r.iops_samples.count()), (1, 1));
+            assert_eq!(r.bw_samples.max(), Some(bw));
+        }
+    }
+
+    #[test]
+    fn lines_handed_to_the_writer_buffer_after_buffer_are_all_in_order() {
+        // Several buffers' worth of I/Os, handed on as the worker hands
+        // them (when full), with lat the same as clat for most (its line
+        // is copied) and not for some, in both directions.
+        let d = tempfile::tempdir().unwrap();
+        let s = LogSpec {
+            offset: true,
+            ..spec(d.path(), 0)
+        };
+        let mut logs = Logs::new(&s, true, false);
+        let mut dirs = <[DirResult; 3]>::default();
+        let (mut clat, mut lat, mut bw) = (String::new(), String::new(), String::new());
+        for i in 0..40_000u64 {
+            let (ms, dir, ns) = (i / 9, (i % 7 == 0) as usize, 1000 + i * 13 % 90_000);
+            let extra = if i % 5 == 0 { 10 } else { 0 };
+            let off = (i * 7919 % 1000) << 12;
+            clat += &format!("{ms}, {ns}, {dir}, 4096, {off}, 0\n");
+            lat += &format!("{ms}, {}, {dir}, 4096, {off}, 0\n", ns + extra);
+            bw += &format!("{ms}, {}, {dir}, 4096, {off}, 0\n", 4096 * 1_000_000 / ns);
+            let logged = Logged {
+                offset: off,
+                lat: Some(ns + extra),
+                ..io(ms, dir, ns)
+            };
+            logs.io(logged, &dirs[dir]);
+            if logs.full() {
+                logs.write().unwrap();
+            }
+        }
+        logs.finish(4445, &mut dirs).unwrap();
+        assert_eq!(read(d.path(), "p_clat.3.log"), clat);
+        assert_eq!(read(d.path(), "p_lat.3.log"), lat);
+        assert_eq!(read(d.path(), "p_bw.3.log"), bw);
+        assert_eq!(read(d.path(), "p_iops.3.log").lines().count(), 40_000);
+        let n = |d: usize| dirs[d].iops_samples.count();
+        assert_eq!((n(0) + n(1), n(1)), (40_000, 40_000 / 7 + 1));
     }
 
     #[test]
@@ -637,8 +568,8 @@ mod tests {
             ..spec(d.path(), 0)
         };
         let mut logs = Logs::new(&s, true, false);
-        logs.io(io(5, 1, 155_902), &mut DirResult::default());
-        logs.finish(6).unwrap();
+        logs.io(io(5, 1, 155_902), &DirResult::default());
+        logs.finish(6, &mut Default::default()).unwrap();
         assert_eq!(
             read(d.path(), "p_clat.3.log"),
             "5, 155902, 1, 4096, 8192, 0\n"
@@ -650,25 +581,26 @@ mod tests {
     fn averaged_latencies_are_a_rounded_mean_per_window_and_direction() {
         let d = tempfile::tempdir().unwrap();
         let mut logs = Logs::new(&spec(d.path(), 300), true, false);
-        let mut r = DirResult::default();
+        let r = DirResult::default();
         // Reads at 0, 143, 286 and 429 ms: the window ends with the I/O at
         // 429 and the next one begins at 300.
         for (ms, v) in [(0, 100), (143, 201), (286, 300), (429, 400)] {
-            logs.io(io(ms, 0, v), &mut r);
+            logs.io(io(ms, 0, v), &r);
         }
         // A direction's first window begins at 0 too.
-        logs.io(io(500, 1, 7), &mut r);
-        logs.io(io(571, 0, 1000), &mut r);
-        logs.io(io(714, 0, 2001), &mut r);
+        logs.io(io(500, 1, 7), &r);
+        logs.io(io(571, 0, 1000), &r);
+        logs.io(io(714, 0, 2001), &r);
         // The last window, open when the job ends, is written then.
-        logs.io(io(750, 0, 50), &mut r);
-        logs.finish(800).unwrap();
+        logs.io(io(750, 0, 50), &r);
+        let mut dirs = <[DirResult; 3]>::default();
+        logs.finish(800, &mut dirs).unwrap();
         assert_eq!(
             read(d.path(), "p_clat.3.log"),
             "429, 250, 0, 0, 0\n500, 7, 1, 0, 0\n714, 1501, 0, 0, 0\n800, 50, 0, 0, 0\n"
         );
         // No per-I/O bandwidth or IOPS samples when averaging.
-        assert_eq!(r.bw_samples.count(), 0);
+        assert!(dirs.iter().all(|r| r.bw_samples.count() == 0));
         assert_eq!(read(d.path(), "p_bw.3.log"), "");
     }
 
@@ -676,7 +608,7 @@ mod tests {
     fn slat_is_logged_at_submission_so_the_last_ios_in_flight_close_no_window() {
         let d = tempfile::tempdir().unwrap();
         let mut logs = Logs::new(&spec(d.path(), 100), true, false);
-        let mut r = DirResult::default();
+        let r = DirResult::default();
         // Four I/Os in flight: each completes 5 ms after its submission.
         // The last window (from 100 ms) is not closed by the I/Os that
         // were submitted in it and completed after its end: it is written
@@ -687,9 +619,9 @@ mod tests {
                 slat: Some(1000 + sub),
                 ..io(sub + 5, 0, 2000)
             };
-            logs.io(io, &mut r);
+            logs.io(io, &r);
         }
-        logs.finish(104).unwrap();
+        logs.finish(104, &mut Default::default()).unwrap();
         assert_eq!(
             read(d.path(), "p_slat.3.log"),
             "104, 1063, 0, 0, 0\n",
@@ -707,7 +639,7 @@ mod tests {
     fn per_io_slat_lines_are_in_submission_order() {
         let d = tempfile::tempdir().unwrap();
         let mut logs = Logs::new(&spec(d.path(), 0), true, false);
-        let mut r = DirResult::default();
+        let r = DirResult::default();
         // Submitted at 1, 2 and 3 ms; the second completes last.
         for (sub, done) in [(1, 4), (3, 5), (2, 6)] {
             let io = Logged {
@@ -715,9 +647,9 @@ mod tests {
                 slat: Some(100 * sub),
                 ..io(done, 0, 2000)
             };
-            logs.io(io, &mut r);
+            logs.io(io, &r);
         }
-        logs.finish(7).unwrap();
+        logs.finish(7, &mut Default::default()).unwrap();
         assert_eq!(
             read(d.path(), "p_slat.3.log"),
             "1, 100, 0, 4096, 0\n2, 200, 0, 4096, 0\n3, 300, 0, 4096, 0\n"
@@ -745,9 +677,9 @@ mod tests {
         ];
         for (ms, ns) in ios {
             r.clat.record(ns);
-            logs.io(io(ms, 0, ns), &mut r);
+            logs.io(io(ms, 0, ns), &r);
         }
-        logs.finish(240).unwrap();
+        logs.finish(240, &mut Default::default()).unwrap();
         let text = read(d.path(), "p_clat_hist.3.log");
         let lines: Vec<Vec<u64>> = text
             .lines()
@@ -774,16 +706,16 @@ mod tests {
         };
         for clone in 0..2 {
             let mut logs = Logs::new(&s, true, false);
-            logs.io(io(clone, 0, 1000), &mut DirResult::default());
-            logs.finish(3).unwrap();
+            logs.io(io(clone, 0, 1000), &DirResult::default());
+            logs.finish(3, &mut Default::default()).unwrap();
         }
         assert_eq!(
             read(d.path(), "p_clat.log"),
             "0, 1000, 0, 4096, 0\n1, 1000, 0, 4096, 0\n"
         );
         let mut off = Logs::new(&spec(d.path(), 0), false, false);
-        off.io(io(0, 0, 1000), &mut DirResult::default());
-        off.finish(1).unwrap();
+        off.io(io(0, 0, 1000), &DirResult::default());
+        off.finish(1, &mut Default::default()).unwrap();
         assert_eq!(read(d.path(), "p_clat.3.log"), "");
         assert_eq!(read(d.path(), "p_clat_hist.3.log"), "");
     }
@@ -792,11 +724,11 @@ mod tests {
     fn disable_bw_measurement_leaves_the_per_io_bandwidth_log_empty() {
         let d = tempfile::tempdir().unwrap();
         let mut logs = Logs::new(&spec(d.path(), 0), true, true);
-        let mut r = DirResult::default();
-        logs.io(io(0, 0, 1000), &mut r);
-        logs.finish(1).unwrap();
+        let mut dirs = <[DirResult; 3]>::default();
+        logs.io(io(0, 0, 1000), &dirs[0]);
+        logs.finish(1, &mut dirs).unwrap();
         assert_eq!(read(d.path(), "p_bw.3.log"), "");
-        assert_eq!(r.bw_samples.count(), 0);
-        assert_eq!(r.iops_samples.count(), 1);
+        assert_eq!(dirs[0].bw_samples.count(), 0);
+        assert_eq!(dirs[0].iops_samples.count(), 1);
     }
 }

@@ -1,0 +1,330 @@
+//! Log lines as text: numbers in decimal, and the parts of a line that
+//! repeat from one line to the next kept as text and copied whole. Lines
+//! are gathered in a block that is written to the log's file a large
+//! block at a time, and cut only between lines, so that clones that
+//! append to one file (`per_job_logs=0`) never mix parts of two lines.
+//! A log with a line per I/O has millions of lines, which `write!` would
+//! format through `std::fmt` one argument at a time.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Bytes gathered before they are written.
+const BLOCK: usize = 1 << 18;
+/// Room past the block for the longest line: a histogram entry, 1859
+/// numbers of at most 20 digits and their separators.
+const SLACK: usize = 1 << 16;
+
+/// One log file: where it is, and whether the next write appends to it.
+pub(super) struct LogOut {
+    path: PathBuf,
+    /// Append instead of replacing the file: a file the job's clones
+    /// share, or one this clone has already begun.
+    append: bool,
+    /// The block, kept from one write to the next (empty before the
+    /// first).
+    buf: Vec<u8>,
+}
+
+impl LogOut {
+    pub fn new(path: PathBuf, append: bool) -> LogOut {
+        LogOut {
+            path,
+            append,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Writes the lines that `each` makes to the file (see `begin`).
+    pub fn write(&mut self, each: impl FnOnce(&mut Lines) -> io::Result<()>) -> io::Result<()> {
+        let mut lines = self.begin()?;
+        let made = each(&mut lines);
+        made.map_err(|e| lines.named(e))?;
+        lines.end()
+    }
+
+    /// Opens the file for a write of lines, until `Lines::end` (created if
+    /// need be; replaced at the first write unless shared). A write of no
+    /// line makes the file.
+    pub fn begin(&mut self) -> io::Result<Lines<'_>> {
+        let file = open(&self.path, self.append)?;
+        self.append = true;
+        if self.buf.is_empty() {
+            self.buf = vec![0; BLOCK + SLACK];
+        }
+        Ok(Lines {
+            file,
+            path: &self.path,
+            buf: &mut self.buf,
+            pos: 0,
+        })
+    }
+}
+
+/// The lines of one write to a log file.
+pub(super) struct Lines<'a> {
+    file: File,
+    path: &'a Path,
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl Lines<'_> {
+    /// Writes what is left; the file is closed.
+    pub fn end(mut self) -> io::Result<()> {
+        self.flush().map_err(|e| self.named(e))
+    }
+
+    /// An error with the file's name.
+    fn named(&self, e: io::Error) -> io::Error {
+        io::Error::new(e.kind(), with_path(self.path, &e))
+    }
+
+    /// Where the next byte goes.
+    #[inline(always)]
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Appends the bytes that `from` gathered from `start` on (a line,
+    /// which `from` has not written out since).
+    #[inline(always)]
+    pub fn copy(&mut self, from: &Lines, start: usize) {
+        let len = from.pos - start;
+        if len <= 64 {
+            // A fixed-size copy is a few moves, not a call.
+            self.buf[self.pos..self.pos + 64].copy_from_slice(&from.buf[start..start + 64]);
+        } else {
+            self.buf[self.pos..self.pos + len].copy_from_slice(&from.buf[start..from.pos]);
+        }
+        self.pos += len;
+    }
+
+    /// A line begins: the block is written out once it is full. Between
+    /// two calls no more than `SLACK` bytes may be added.
+    #[inline(always)]
+    pub fn line(&mut self) -> io::Result<()> {
+        if self.pos >= BLOCK {
+            self.flush().map_err(|e| self.named(e))?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.write_all(&self.buf[..self.pos])?;
+        self.pos = 0;
+        Ok(())
+    }
+
+    /// Appends `v` in decimal, as `{}` prints it.
+    #[inline(always)]
+    pub fn num(&mut self, mut v: u64) {
+        let end = self.pos + v.checked_ilog10().unwrap_or(0) as usize + 1;
+        let mut i = end;
+        while v >= 100 {
+            let r = (v % 100) as usize * 2;
+            v /= 100;
+            i -= 2;
+            self.buf[i] = DIGITS[r];
+            self.buf[i + 1] = DIGITS[r + 1];
+        }
+        if v >= 10 {
+            let r = v as usize * 2;
+            self.buf[i - 2] = DIGITS[r];
+            self.buf[i - 1] = DIGITS[r + 1];
+        } else {
+            self.buf[i - 1] = b'0' + v as u8;
+        }
+        self.pos = end;
+    }
+
+    /// `v` after the separator `, `.
+    #[inline]
+    pub fn field(&mut self, v: u64) {
+        self.byte(b',');
+        self.byte(b' ');
+        self.num(v);
+    }
+
+    #[inline]
+    pub fn byte(&mut self, b: u8) {
+        self.buf[self.pos] = b;
+        self.pos += 1;
+    }
+
+    /// Appends a piece of text: all of its array is copied (one move of
+    /// 32 bytes, no call), and the position advances by its length.
+    #[inline]
+    pub fn piece(&mut self, p: &Piece) {
+        self.buf[self.pos..self.pos + Piece::MAX].copy_from_slice(&p.text);
+        self.pos += p.len;
+    }
+}
+
+/// Text of at most 32 bytes that lines repeat.
+#[derive(Clone, Copy)]
+pub(super) struct Piece {
+    text: [u8; Piece::MAX],
+    len: usize,
+}
+
+impl Piece {
+    const MAX: usize = 32;
+
+    /// The text `s` (cut at 32 bytes, which no piece of a log line reaches).
+    pub fn new(s: &str) -> Piece {
+        let mut text = [0; Piece::MAX];
+        let len = s.len().min(Piece::MAX);
+        text[..len].copy_from_slice(&s.as_bytes()[..len]);
+        Piece { text, len }
+    }
+}
+
+/// How a latency, bandwidth or IOPS log's lines are written:
+/// `time, value, direction, block size, [offset, ]priority`, with the
+/// text that repeats from line to line (the time, most often the same
+/// for thousands of lines; direction, block size and priority) kept from
+/// the line before.
+pub(super) struct Format {
+    /// `log_offset=1`: the offset before the priority.
+    offset: bool,
+    /// `, PRIO` and the newline.
+    prio: Piece,
+    /// The time of the line before and its text with the separator after.
+    ms: (u64, Piece),
+    /// Direction and block size of the line before (as one key), and
+    /// their text, with the priority when there is no offset.
+    tail: (u64, Piece),
+}
+
+impl Format {
+    /// With the offset column or not; the priority `0`, or the I/O
+    /// priority value in hexadecimal (`log_prio=1`), as fio writes them.
+    pub fn new(offset: bool, prio: bool) -> Format {
+        Format {
+            offset,
+            prio: Piece::new(if prio { ", 0x0000\n" } else { ", 0\n" }),
+            ms: (u64::MAX, Piece::new("")),
+            tail: (u64::MAX, Piece::new("")),
+        }
+    }
+
+    /// One line.
+    #[inline(always)]
+    pub fn line(
+        &mut self,
+        out: &mut Lines,
+        ms: u64,
+        value: u64,
+        dir: u8,
+        bs: u32,
+        offset: u64,
+    ) -> io::Result<()> {
+        out.line()?;
+        if ms != self.ms.0 {
+            self.ms = (ms, Piece::new(&format!("{ms}, ")));
+        }
+        out.piece(&self.ms.1);
+        out.num(value);
+        let key = u64::from(dir) << 32 | u64::from(bs);
+        if key != self.tail.0 {
+            let prio = std::str::from_utf8(&self.prio.text[..self.prio.len]).unwrap_or("\n");
+            let text = if self.offset {
+                format!(", {dir}, {bs}")
+            } else {
+                format!(", {dir}, {bs}{prio}")
+            };
+            self.tail = (key, Piece::new(&text));
+        }
+        out.piece(&self.tail.1);
+        if self.offset {
+            out.field(offset);
+            out.piece(&self.prio);
+        }
+        Ok(())
+    }
+}
+
+/// The decimal digits of 0..100, two by two.
+const DIGITS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
+
+fn open(path: &Path, append: bool) -> io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.create(true);
+    if append {
+        o.append(true);
+    } else {
+        o.write(true).truncate(true);
+    }
+    o.open(path)
+        .map_err(|e| io::Error::new(e.kind(), with_path(path, &e)))
+}
+
+fn with_path(path: &Path, e: &io::Error) -> String {
+    let text = e.to_string();
+    if text.starts_with("log file `") {
+        return text;
+    }
+    format!("log file `{}`: {text}", path.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(each: impl FnOnce(&mut Lines) -> io::Result<()>) -> String {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("n");
+        LogOut::new(path.clone(), false).write(each).unwrap();
+        std::fs::read_to_string(&path).unwrap()
+    }
+
+    #[test]
+    fn numbers_are_written_as_display_writes_them() {
+        for v in [0, 7, 10, 99, 100, 101, 4096, 155_902, 1 << 40, u64::MAX] {
+            let text = written(|out| {
+                out.num(v);
+                out.field(v);
+                Ok(())
+            });
+            assert_eq!(text, format!("{v}, {v}"));
+        }
+    }
+
+    #[test]
+    fn lines_are_whole_in_every_block_and_repeat_no_stale_text() {
+        // Enough lines for several blocks, with times, directions, sizes
+        // and offsets that change at different paces.
+        let mut want = String::new();
+        let text = written(|out| {
+            let mut f = Format::new(true, true);
+            for i in 0..20_000u64 {
+                let (ms, dir, bs) = (i / 7, (i / 3 % 3) as u8, 512 << (i / 1000 % 4));
+                want += &format!("{ms}, {}, {dir}, {bs}, {}, 0x0000\n", i * 37, i << 12);
+                f.line(out, ms, i * 37, dir, bs, i << 12)?;
+            }
+            Ok(())
+        });
+        assert_eq!(text, want);
+        let plain = written(|out| {
+            let mut f = Format::new(false, false);
+            f.line(out, 5, 155_902, 1, 4096, 8192)?;
+            f.line(out, 5, 7, 1, 4096, 0)?;
+            f.line(out, 12, 7, 0, 4096, 0)
+        });
+        assert_eq!(
+            plain,
+            "5, 155902, 1, 4096, 0\n5, 7, 1, 4096, 0\n12, 7, 0, 4096, 0\n"
+        );
+    }
+}
