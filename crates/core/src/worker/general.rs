@@ -202,6 +202,13 @@ impl Worker {
             // Issue while there is room in the queue (and the latency
             // target's search lets the queue grow).
             if more && !held && !draining && s.q.room() && self.ctl.admit(s.q.queued()) {
+                // As fio, whose loop checks the runtime before each I/O:
+                // none is issued past the deadline (a reap can free
+                // several slots just before it).
+                if cx.deadline.is_some_and(|dl| cx.clock.now() >= dl) {
+                    s.stop = true;
+                    continue;
+                }
                 match self.issue(cx, m, s, out)? {
                     Issued::Queued => {}
                     Issued::Completed => continue,
