@@ -312,89 +312,14 @@ fn prepare_in(
     stale: Vec<String>,
 ) -> Result<QuickSetup, QuickError> {
     let mut notes = Vec::new();
-    let engine = match &opts.engine {
-        Some(e) => {
-            let kind: EngineKind = e.parse().map_err(|err: iolab_engine::EngineError| {
-                QuickError::Engine(e.clone(), err.to_string())
-            })?;
-            if !kind.moves_file_data() {
-                return Err(QuickError::NoDataIo(e.clone(), data_engines().join(", ")));
-            }
-            create(kind, &EngineOpts::default())
-                .map_err(|err| QuickError::Engine(e.clone(), err.to_string()))?;
-            kind
-        }
-        None => best_engine(),
-    };
-    let direct = if opts.buffered {
-        notes.push("buffered I/O, as asked (--buffered)".to_string());
-        false
-    } else {
-        match probe_o_direct(work) {
-            Ok(true) => true,
-            Ok(false) => {
-                notes.push(
-                    "buffered I/O: this filesystem refuses O_DIRECT, so writes may be measured \
-                     in the page cache"
-                        .to_string(),
-                );
-                false
-            }
-            Err(e) => return Err(QuickError::NotWritable(dir.to_path_buf(), e)),
-        }
-    };
+    let engine = chosen_engine(opts)?;
+    let direct = direct_io(opts, dir, work, &mut notes)?;
     // A loop device's backing file in memory, or cached by the host:
     // the suite's direct I/O stops at the loop device.
     notes.extend(crate::loopback::loop_note(dir));
     let free = available_space(dir).map_err(|e| QuickError::NotWritable(dir.to_path_buf(), e))?;
     let memory = iolab_engine::host::physical_memory();
-    let file_bytes = match opts.size {
-        Some(s) => {
-            let s = s / (1 << 20) * (1 << 20);
-            if s < MIN_FILE {
-                return Err(QuickError::SizeTooSmall(s));
-            }
-            if s.saturating_add(SPARE) > free {
-                return Err(QuickError::SizeAboveFree {
-                    dir: dir.to_path_buf(),
-                    size: s,
-                    free,
-                });
-            }
-            s
-        }
-        // CrystalDiskMark's test file is 1 GiB, whatever the free space.
-        None if opts.profile.is_cdm() => {
-            if CDM_FILE.saturating_add(SPARE) > free {
-                return Err(QuickError::SizeAboveFree {
-                    dir: dir.to_path_buf(),
-                    size: CDM_FILE,
-                    free,
-                });
-            }
-            CDM_FILE
-        }
-        None => {
-            let s = if direct {
-                DIRECT_FILE.min(free / 4)
-            } else {
-                // Buffered reads come from the page cache unless the file
-                // is well above memory; use such a file only where it fits
-                // easily.
-                let beyond_cache = memory.saturating_mul(2);
-                if beyond_cache <= free / 2 && beyond_cache > 0 {
-                    beyond_cache
-                } else {
-                    DIRECT_FILE.min(free / 4)
-                }
-            };
-            let s = s / (1 << 20) * (1 << 20);
-            if s < MIN_FILE {
-                return Err(QuickError::NoRoom(dir.to_path_buf(), free));
-            }
-            s
-        }
-    };
+    let file_bytes = file_size(opts, dir, direct, free, memory)?;
     if !direct && file_bytes < memory.saturating_mul(2) {
         let why = if opts.size.is_some() {
             "the size given with --size"
@@ -453,6 +378,105 @@ fn prepare_in(
         ))
     })?;
     Ok(setup)
+}
+
+/// The engine `--engine` names (one that moves data and that the kernel
+/// allows), or the best one here.
+fn chosen_engine(opts: &QuickOpts) -> Result<EngineKind, QuickError> {
+    let Some(e) = &opts.engine else {
+        return Ok(best_engine());
+    };
+    let kind: EngineKind = e
+        .parse()
+        .map_err(|err: iolab_engine::EngineError| QuickError::Engine(e.clone(), err.to_string()))?;
+    if !kind.moves_file_data() {
+        return Err(QuickError::NoDataIo(e.clone(), data_engines().join(", ")));
+    }
+    create(kind, &EngineOpts::default())
+        .map_err(|err| QuickError::Engine(e.clone(), err.to_string()))?;
+    Ok(kind)
+}
+
+/// Whether the suite uses direct I/O: unless `--buffered`, where the
+/// filesystem of `work` takes O_DIRECT. Says why not in `notes`.
+fn direct_io(
+    opts: &QuickOpts,
+    dir: &Path,
+    work: &Path,
+    notes: &mut Vec<String>,
+) -> Result<bool, QuickError> {
+    if opts.buffered {
+        notes.push("buffered I/O, as asked (--buffered)".to_string());
+        return Ok(false);
+    }
+    match probe_o_direct(work) {
+        Ok(true) => Ok(true),
+        Ok(false) => {
+            notes.push(
+                "buffered I/O: this filesystem refuses O_DIRECT, so writes may be measured \
+                 in the page cache"
+                    .to_string(),
+            );
+            Ok(false)
+        }
+        Err(e) => Err(QuickError::NotWritable(dir.to_path_buf(), e)),
+    }
+}
+
+/// The test file's size in whole MiB: `--size`, CrystalDiskMark's 1 GiB,
+/// or what fits in `free` bytes (beyond the page cache of `memory` bytes
+/// for buffered I/O, where there is room for that).
+fn file_size(
+    opts: &QuickOpts,
+    dir: &Path,
+    direct: bool,
+    free: u64,
+    memory: u64,
+) -> Result<u64, QuickError> {
+    let above_free = |size: u64| QuickError::SizeAboveFree {
+        dir: dir.to_path_buf(),
+        size,
+        free,
+    };
+    match opts.size {
+        Some(s) => {
+            let s = s / (1 << 20) * (1 << 20);
+            if s < MIN_FILE {
+                return Err(QuickError::SizeTooSmall(s));
+            }
+            if s.saturating_add(SPARE) > free {
+                return Err(above_free(s));
+            }
+            Ok(s)
+        }
+        // CrystalDiskMark's test file is 1 GiB, whatever the free space.
+        None if opts.profile.is_cdm() => {
+            if CDM_FILE.saturating_add(SPARE) > free {
+                return Err(above_free(CDM_FILE));
+            }
+            Ok(CDM_FILE)
+        }
+        None => {
+            let s = if direct {
+                DIRECT_FILE.min(free / 4)
+            } else {
+                // Buffered reads come from the page cache unless the file
+                // is well above memory; use such a file only where it fits
+                // easily.
+                let beyond_cache = memory.saturating_mul(2);
+                if beyond_cache <= free / 2 && beyond_cache > 0 {
+                    beyond_cache
+                } else {
+                    DIRECT_FILE.min(free / 4)
+                }
+            };
+            let s = s / (1 << 20) * (1 << 20);
+            if s < MIN_FILE {
+                return Err(QuickError::NoRoom(dir.to_path_buf(), free));
+            }
+            Ok(s)
+        }
+    }
 }
 
 /// The engines that read and write data, for the quick suite to choose

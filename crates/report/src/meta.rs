@@ -30,7 +30,7 @@ pub fn render_meta_styled(r: &MetaResult, format: DocFormat, style: Style) -> St
 
 /// The line above the table: what ran where.
 pub fn describe(r: &MetaResult) -> String {
-    let s = &r.setup;
+    let s = &r.setup.options;
     let layout = if s.dirs == 0 {
         "in one directory".to_string()
     } else {
@@ -42,15 +42,16 @@ pub fn describe(r: &MetaResult) -> String {
             grouped(r.leaves)
         )
     };
-    let fs = if s.fs_type.is_empty() {
+    let fs_type = &r.setup.fs_type;
+    let fs = if fs_type.is_empty() {
         String::new()
     } else {
-        format!(" on {}", s.fs_type)
+        format!(" on {fs_type}")
     };
     format!(
         "{} files {layout}{fs} ({}), file size {} B, {} thread{}{}, {}",
         grouped(s.files),
-        s.dir,
+        s.dir.display(),
         s.file_size,
         s.threads,
         if s.threads == 1 { "" } else { "s" },
@@ -132,7 +133,7 @@ fn json_text(r: &MetaResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_stats::meta::{MetaPhaseKind, MetaSetup};
+    use iolab_stats::meta::{MetaOptions, MetaPhaseKind, MetaSetup};
     use iolab_stats::LatStat;
 
     fn sample() -> MetaResult {
@@ -150,14 +151,10 @@ mod tests {
         };
         MetaResult {
             setup: MetaSetup {
-                dir: "/mnt/x".into(),
-                files: 10_000,
-                dirs: 0,
-                depth: 0,
-                file_size: 0,
-                threads: 1,
-                fsync: false,
-                cold: false,
+                options: MetaOptions {
+                    dir: "/mnt/x".into(),
+                    ..MetaOptions::default()
+                },
                 fs_type: "ext4".into(),
             },
             directories: 0,

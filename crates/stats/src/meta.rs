@@ -5,6 +5,7 @@
 //! renderers, the store and comparison suites read; nothing here measures.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -105,27 +106,70 @@ impl FromStr for MetaPhaseKind {
     }
 }
 
-/// What a metadata run was asked to do.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// What a metadata run does: the options the command line, a quick test
+/// or a comparison suite give it, and (as [`MetaSetup::options`]) what
+/// its result records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct MetaSetup {
-    /// The directory the run worked in (its own fresh subdirectory of it).
-    pub dir: String,
+pub struct MetaOptions {
+    /// An existing, writable directory; the run works in a new
+    /// subdirectory of it.
+    #[serde(serialize_with = "lossy_path")]
+    pub dir: PathBuf,
     /// Files created (and then opened, stat'ed, ... and unlinked).
     pub files: u64,
-    /// Subdirectories per directory of the tree; 0 puts every file in one
-    /// directory.
+    /// Subdirectories per directory of the tree (0: every file in one
+    /// directory).
     pub dirs: u64,
-    /// Levels of the tree (1 with `dirs` > 0 when not given).
+    /// Levels of the tree (0 counts as 1 when `dirs` > 0; a result
+    /// records 1 then).
     pub depth: u32,
     /// Bytes written to each file at create.
     pub file_size: u64,
     /// Threads sharing each phase's operations.
     pub threads: u32,
-    /// fsync after each create.
+    /// fsync each file after writing it at create.
     pub fsync: bool,
-    /// Caches dropped (sync + drop_caches) before each phase.
+    /// Write back and drop the page, dentry and inode caches before each
+    /// phase (needs root).
     pub cold: bool,
+    /// The phases to time among the file phases; create and unlink
+    /// always run (they make and remove the files), as do mkdir and rmdir
+    /// for a tree. Empty: all of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<MetaPhaseKind>,
+}
+
+impl Default for MetaOptions {
+    fn default() -> Self {
+        MetaOptions {
+            dir: PathBuf::from("."),
+            files: 10_000,
+            dirs: 0,
+            depth: 0,
+            file_size: 0,
+            threads: 1,
+            fsync: false,
+            cold: false,
+            phases: Vec::new(),
+        }
+    }
+}
+
+/// A path as text, whatever bytes it holds (the lossy form of what is not
+/// UTF-8).
+fn lossy_path<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&path.to_string_lossy())
+}
+
+/// What a metadata run was asked to do, and where it ran.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MetaSetup {
+    /// The options it ran with: `dir` is the directory it worked in (its
+    /// own fresh subdirectory of it).
+    #[serde(flatten)]
+    pub options: MetaOptions,
     /// The filesystem type of `dir`, as statfs names it ("tmpfs", "ext4").
     pub fs_type: String,
 }
@@ -279,11 +323,13 @@ mod tests {
     fn results_survive_json() {
         let r = MetaResult {
             setup: MetaSetup {
-                dir: "/mnt".into(),
-                files: 4,
-                threads: 2,
+                options: MetaOptions {
+                    dir: "/mnt".into(),
+                    files: 4,
+                    threads: 2,
+                    ..MetaOptions::default()
+                },
                 fs_type: "xfs".into(),
-                ..MetaSetup::default()
             },
             directories: 0,
             leaves: 1,
@@ -293,8 +339,28 @@ mod tests {
         };
         let text = serde_json::to_string(&r).unwrap();
         assert!(text.contains("\"phase\":\"create\""), "{text}");
+        // The options sit in "setup" beside the filesystem, as they did
+        // before the options were one struct; phases only when chosen.
+        assert!(
+            text.contains("\"setup\":{\"dir\":\"/mnt\",\"files\":4,\"dirs\":0,\"depth\":0,")
+                && text.contains("\"cold\":false,\"fs_type\":\"xfs\"}"),
+            "{text}"
+        );
         let back: MetaResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
+        let chosen = MetaResult {
+            setup: MetaSetup {
+                options: MetaOptions {
+                    phases: vec![MetaPhaseKind::Stat],
+                    ..r.setup.options.clone()
+                },
+                ..r.setup.clone()
+            },
+            ..r
+        };
+        let text = serde_json::to_string(&chosen).unwrap();
+        assert!(text.contains("\"phases\":[\"stat\"],\"fs_type\""), "{text}");
+        assert_eq!(serde_json::from_str::<MetaResult>(&text).unwrap(), chosen);
     }
 
     #[test]

@@ -22,6 +22,8 @@ use std::sync::atomic::AtomicBool;
 use iolab_engine::fsops;
 use iolab_stats::meta::{MetaPhase, MetaPhaseKind, MetaResult, MetaSetup};
 
+pub use iolab_stats::meta::MetaOptions;
+
 use phase::PhaseCtx;
 use tree::Tree;
 
@@ -40,47 +42,6 @@ pub const FILE_PHASES: [MetaPhaseKind; 7] = [
     MetaPhaseKind::Rename,
     MetaPhaseKind::Unlink,
 ];
-
-/// What a metadata run does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MetaOptions {
-    /// An existing, writable directory; the run works in a new
-    /// subdirectory of it.
-    pub dir: PathBuf,
-    pub files: u64,
-    /// Subdirectories per directory (0: every file in one directory).
-    pub dirs: u64,
-    /// Levels of the tree (0 counts as 1 when `dirs` > 0).
-    pub depth: u32,
-    /// Bytes written to each file at create.
-    pub file_size: u64,
-    pub threads: u32,
-    /// fsync each file after writing it at create.
-    pub fsync: bool,
-    /// Write back and drop the page, dentry and inode caches before each
-    /// phase (needs root).
-    pub cold: bool,
-    /// The phases to time, among [`FILE_PHASES`]; create and unlink always
-    /// run (they make and remove the files), as do mkdir and rmdir for a
-    /// tree. Empty: all of them.
-    pub phases: Vec<MetaPhaseKind>,
-}
-
-impl Default for MetaOptions {
-    fn default() -> Self {
-        MetaOptions {
-            dir: PathBuf::from("."),
-            files: 10_000,
-            dirs: 0,
-            depth: 0,
-            file_size: 0,
-            threads: 1,
-            fsync: false,
-            cold: false,
-            phases: Vec::new(),
-        }
-    }
-}
 
 /// Why a metadata run did not complete.
 #[derive(Debug, thiserror::Error)]
@@ -489,14 +450,10 @@ fn make_work_dir(dir: &Path) -> Result<PathBuf, MetaError> {
 
 fn setup_of(opts: &MetaOptions) -> MetaSetup {
     MetaSetup {
-        dir: opts.dir.display().to_string(),
-        files: opts.files,
-        dirs: opts.dirs,
-        depth: if opts.dirs > 0 { opts.depth.max(1) } else { 0 },
-        file_size: opts.file_size,
-        threads: opts.threads,
-        fsync: opts.fsync,
-        cold: opts.cold,
+        options: MetaOptions {
+            depth: if opts.dirs > 0 { opts.depth.max(1) } else { 0 },
+            ..opts.clone()
+        },
         fs_type: iolab_engine::file::fs_type(&opts.dir)
             .map(|t| t.name().to_string())
             .unwrap_or_default(),

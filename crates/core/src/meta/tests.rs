@@ -59,7 +59,7 @@ fn every_phase_counts_every_file_and_leaves_nothing() {
         assert!(p.elapsed_ns > 0, "{}", p.phase);
     }
     assert_eq!((r.directories, r.leaves), (0, 1));
-    assert_eq!(r.setup.files, 250);
+    assert_eq!(r.setup.options.files, 250);
     assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
 }
 
@@ -278,7 +278,7 @@ fn a_run_that_did_not_finish_says_why_with_what_it_measured() {
         f.partial.failure.as_deref(),
         Some("interrupted during the create phase")
     );
-    assert_eq!(f.partial.setup.files, 30);
+    assert_eq!(f.partial.setup.options.files, 30);
     assert!(entries(tmp.path()).is_empty());
 }
 

@@ -263,3 +263,36 @@ fn a_device_busier_than_the_run_has_others_on_it() {
     r.disks[0].write_bytes = 1 << 20;
     assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
 }
+
+#[test]
+fn a_cached_loop_device_says_whether_the_job_reread_its_range() {
+    let w = |reread| Warning::LoopCached {
+        job: "j".into(),
+        device: "loop3".into(),
+        backing: "/img".into(),
+        cached_mib: 48,
+        pct: 75.0,
+        reread,
+    };
+    let head = "job `j`: its files are on the loop device loop3, which reads its backing file \
+                `/img` through the host's page cache (no direct I/O)";
+    assert_eq!(
+        w(Some(2.5)).to_string(),
+        format!(
+            "{head}; the job read what it works on 2.5 times over, and by its end 48 MiB of it \
+             (75%) was in that cache: the reads after the first pass came from memory, direct=1 \
+             notwithstanding, not from the disk under the file; attach the image with `losetup \
+             --direct-io=on`, or read each block once (no time_based, or a larger size)"
+        )
+    );
+    assert_eq!(
+        w(None).to_string(),
+        format!(
+            "{head}, and 48 MiB of that file (75% of what the job reads) is in memory: those \
+             reads come from memory, direct=1 notwithstanding, not from the disk under the file; \
+             attach the image with `losetup --direct-io=on`, or drop its cache first (`dd \
+             if=/img iflag=nocache count=0`)"
+        )
+    );
+    assert_eq!(w(None).code(), WarningCode::PageCache);
+}

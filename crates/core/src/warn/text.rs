@@ -51,33 +51,32 @@ fn memory_text(w: &Warning, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 backing,
                 cached_mib,
                 pct,
-                reread: Some(times),
-            } => write!(
-                f,
-                "job `{job}`: its files are on the loop device {device}, which reads its backing \
-                 file `{backing}` through the host's page cache (no direct I/O); the job read \
-                 what it works on {times:.1} times over, and by its end {cached_mib} MiB of it \
-                 ({pct:.0}%) was in that cache: the reads after the first pass came from memory, \
-                 direct=1 notwithstanding, not from the disk under the file; attach the image \
-                 with `losetup --direct-io=on`, or read each block once (no time_based, or a \
-                 larger size)"
-            ),
-            Warning::LoopCached {
-                job,
-                device,
-                backing,
-                cached_mib,
-                pct,
-                reread: None,
-            } => write!(
-                f,
-                "job `{job}`: its files are on the loop device {device}, which reads its backing \
-                 file `{backing}` through the host's page cache (no direct I/O), and {cached_mib} \
-                 MiB of that file ({pct:.0}% of what the job reads) is in memory: those reads \
-                 come from memory, direct=1 notwithstanding, not from the disk under the file; \
-                 attach the image with `losetup --direct-io=on`, or drop its cache first \
-                 (`dd if={backing} iflag=nocache count=0`)"
-            ),
+                reread,
+            } => {
+                write!(
+                    f,
+                    "job `{job}`: its files are on the loop device {device}, which reads its \
+                     backing file `{backing}` through the host's page cache (no direct I/O)"
+                )?;
+                match reread {
+                    Some(times) => write!(
+                        f,
+                        "; the job read what it works on {times:.1} times over, and by its end \
+                         {cached_mib} MiB of it ({pct:.0}%) was in that cache: the reads after \
+                         the first pass came from memory, direct=1 notwithstanding, not from the \
+                         disk under the file; attach the image with `losetup --direct-io=on`, or \
+                         read each block once (no time_based, or a larger size)"
+                    ),
+                    None => write!(
+                        f,
+                        ", and {cached_mib} MiB of that file ({pct:.0}% of what the job reads) is \
+                         in memory: those reads come from memory, direct=1 notwithstanding, not \
+                         from the disk under the file; attach the image with `losetup \
+                         --direct-io=on`, or drop its cache first (`dd if={backing} iflag=nocache \
+                         count=0`)"
+                    ),
+                }
+            }
             Warning::UnflushedWrites { job, pct, mib } => write!(
                 f,
                 "job `{job}`: {pct:.0}% of its writes ({mib} MiB) were still in the page cache, \

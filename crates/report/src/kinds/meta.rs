@@ -41,7 +41,7 @@ fn row(p: &MetaPhase) -> Vec<Cell> {
 /// Every phase for a spreadsheet, times in nanoseconds, with the setup
 /// on each line (columns of `crate::meta::CSV_HEADER`).
 fn data_table(r: &MetaResult) -> Table {
-    let s = &r.setup;
+    let s = &r.setup.options;
     let text = [0, 17];
     let cols = crate::meta::CSV_HEADER
         .split(',')
@@ -76,7 +76,7 @@ fn data_table(r: &MetaResult) -> Table {
             n(s.threads as f64),
             n(f64::from(u8::from(s.fsync))),
             n(f64::from(u8::from(s.cold))),
-            Cell::text(&s.fs_type),
+            Cell::text(&r.setup.fs_type),
         ]);
     }
     t.for_data()
@@ -144,7 +144,7 @@ fn ranks_table(d: &mut Document, r: &MetaResult, ranks: &MetaRanks) {
 
 /// The document of a metadata result.
 pub fn document(r: &MetaResult) -> Document {
-    let mut d = Document::new(format!("iolab meta: {}", r.setup.dir));
+    let mut d = Document::new(format!("iolab meta: {}", r.setup.options.dir.display()));
     d.paragraph(describe(r));
     let mut t = Table::new(
         "phases",
