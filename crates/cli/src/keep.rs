@@ -31,6 +31,10 @@ pub struct StoreArgs {
 }
 
 impl StoreArgs {
+    /// The flags' names, as fio's command line (`iolab run`, `iolab
+    /// sweep`) takes them.
+    pub const FLAGS: [&'static str; 3] = ["db", "no-store", "tag"];
+
     /// The same flags on fio's command line (`iolab run`), which clap does
     /// not parse.
     pub fn from_cmdline(cmd: &iolab_spec::cmdline::CmdLine) -> StoreArgs {

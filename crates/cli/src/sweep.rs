@@ -92,12 +92,9 @@ struct SweepArgs {
     rest: Vec<String>,
     help: bool,
     keep_files: bool,
-    store: StoreArgs,
 }
 
-const GRID_FLAGS: [&str; 15] = [
-    "db",
-    "tag",
+const GRID_FLAGS: [&str; 13] = [
     "bs",
     "iodepth",
     "numjobs",
@@ -117,7 +114,6 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
     let mut given: Vec<(&'static str, String)> = Vec::new();
     let mut rest = Vec::new();
     let mut help = false;
-    let mut no_store = false;
     let mut keep_files = false;
     let mut i = 0;
     while i < args.len() {
@@ -125,10 +121,6 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
         i += 1;
         if arg == "--help" || arg == "-h" {
             help = true;
-            continue;
-        }
-        if arg == "--no-store" {
-            no_store = true;
             continue;
         }
         if arg == "--keep-files" {
@@ -169,10 +161,6 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
         rest,
         help,
         keep_files,
-        store: StoreArgs {
-            no_store,
-            ..StoreArgs::default()
-        },
     };
     let err = |e: SweepError| e.to_string();
     // Axes in a fixed order: block size first (the rows of a dd study),
@@ -202,8 +190,6 @@ fn parse(args: &[String]) -> Result<SweepArgs, String> {
                     .map_err(|e| format!("--output-format: {e}"))?
             }
             "output" => out.output = Some(v.clone()),
-            "db" => out.store.db = Some(v.into()),
-            "tag" => out.store.tags.push(v.clone()),
             _ => {}
         }
     }
@@ -237,16 +223,22 @@ pub fn run(args: &[String]) -> Result<Status> {
         output::emit(None, USAGE)?;
         return Ok(Status::Success);
     }
-    let db_files = sweep.store.db_files();
-    if let Err(msg) = output::check_opt(sweep.output.as_deref().map(Path::new), &db_files) {
-        return Ok(bad(msg));
-    }
+    // --db, --no-store and --tag are fio's command line's flags too.
     let cmd = match cmdline::parse_args(&sweep.rest) {
         Ok(c) => c,
         Err(e) => return Ok(bad(e)),
     };
-    if let Some(f) = cmd.flags.first() {
+    let store_args = StoreArgs::from_cmdline(&cmd);
+    let not_ours = cmd
+        .flags
+        .iter()
+        .find(|f| !StoreArgs::FLAGS.contains(&f.name));
+    if let Some(f) = not_ours {
         return Ok(bad(format!("`--{}` is not a flag of iolab sweep", f.name)));
+    }
+    let db_files = store_args.db_files();
+    if let Err(msg) = output::check_opt(sweep.output.as_deref().map(Path::new), &db_files) {
+        return Ok(bad(msg));
     }
     if cmd.job_files.is_empty() && cmd.jobs.is_empty() && cmd.global.is_empty() {
         return Ok(bad(
@@ -280,7 +272,7 @@ pub fn run(args: &[String]) -> Result<Status> {
             return Ok(bad(msg));
         }
     }
-    let store = match sweep.store.open() {
+    let store = match store_args.open() {
         Ok(s) => s,
         Err(e) => return Ok(bad(format!("{e:#}"))),
     };
@@ -327,7 +319,7 @@ pub fn run(args: &[String]) -> Result<Status> {
         }
     }
     let target = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let mut record = keep::record(Kind::Sweep, &target, &sweep.store);
+    let mut record = keep::record(Kind::Sweep, &target, &store_args);
     let output = sweep.output.as_deref().map(Path::new);
     let text = match sweep.format {
         DocFormat::Html => {
@@ -418,6 +410,22 @@ mod tests {
             .unwrap_err()
             .contains("--repeat `0`"));
         assert!(parse(&args("--output-format xml")).is_err());
+    }
+
+    #[test]
+    fn store_flags_are_read_as_fio_s_command_line_reads_them() {
+        let a = parse(&args(
+            "job.fio --db /tmp/r.db --tag a --bs 4k,8k --tag=b --no-store",
+        ))
+        .unwrap();
+        assert_eq!(
+            a.rest,
+            args("job.fio --db /tmp/r.db --tag a --tag=b --no-store")
+        );
+        let store = StoreArgs::from_cmdline(&cmdline::parse_args(&a.rest).unwrap());
+        assert_eq!(store.db, Some(std::path::PathBuf::from("/tmp/r.db")));
+        assert_eq!(store.tags, ["a", "b"]);
+        assert!(store.no_store);
     }
 
     #[test]
