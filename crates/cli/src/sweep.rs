@@ -318,20 +318,29 @@ pub fn run(args: &[String]) -> Result<Status> {
             let _ = std::fs::remove_file(f);
         }
     }
+    finish(&sweep, &result, &store_args, store)
+}
+
+/// The sweep's report in its format, then its record kept (a sweep that
+/// failed or was interrupted is reported, not kept).
+fn finish(
+    sweep: &SweepArgs,
+    result: &SweepResult,
+    store_args: &StoreArgs,
+    store: Option<iolab_store::Store>,
+) -> Result<Status> {
     let target = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let mut record = keep::record(Kind::Sweep, &target, &store_args);
+    let mut record = keep::record(Kind::Sweep, &target, store_args);
     let output = sweep.output.as_deref().map(Path::new);
     let text = match sweep.format {
-        DocFormat::Html => {
-            kinds::page(iolab_report::kinds::sweep::document(&result), None, &record)
-        }
-        DocFormat::Json => kinds::with_provenance(&render_sweep(&result, DocFormat::Json), &record),
+        DocFormat::Html => kinds::page(iolab_report::kinds::sweep::document(result), None, &record),
+        DocFormat::Json => kinds::with_provenance(&render_sweep(result, DocFormat::Json), &record),
         f => {
             let style = match output {
                 Some(_) => Style::default(),
                 None => terminal_style(),
             };
-            render_sweep_styled(&result, f, style)
+            render_sweep_styled(result, f, style)
         }
     };
     output::emit(output, &text)?;
@@ -351,9 +360,9 @@ pub fn run(args: &[String]) -> Result<Status> {
         );
         return Ok(Status::Failed);
     }
-    record.result_json = serde_json::to_string(&result)?;
-    record.metrics = sweep_metrics(&result);
-    record.warnings = iolab_store::sweep_flags(&result);
+    record.result_json = serde_json::to_string(result)?;
+    record.metrics = sweep_metrics(result);
+    record.warnings = iolab_store::sweep_flags(result);
     record.repeat = result.repeat_outcome.clone();
     Ok(keep::insert(store, &record).status())
 }

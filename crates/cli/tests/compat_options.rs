@@ -479,9 +479,17 @@ fn zonemode_strided_touches_the_offsets_fio_touches() {
         "rw=read\nsize=100k\nzonesize=16k\nzonerange=32k\nzoneskip=16k\n",
         // Random offsets in each zone, a fresh random map per range.
         "rw=randrw\nsize=256k\nzonesize=24k\nzonerange=16k\nzoneskip=16k\n",
+        // Two files: the one whose next zone is past its end is done, the
+        // other goes on.
+        "rw=read\nnrfiles=2\nsize=200k\nzonesize=16k\nzonerange=32k\nzoneskip=16k\n",
+        "rw=randread\nnrfiles=3\nsize=300k\nzonesize=16k\nzonerange=32k\nzoneskip=16k\n",
+        // Loops: the zone and the position in it go on from the last
+        // loop, which stopped inside a zone.
+        "rw=read\nsize=128k\nio_size=40k\nzonesize=16k\nzoneskip=16k\nloops=2\n",
+        "rw=randread\nsize=64k\nzonesize=8k\nzonerange=16k\nzoneskip=16k\nloops=2\n",
     ] {
         let text = format!(
-            "[z]\nfilename=DIR/f\nbs=4k\nzonemode=strided\n{zones}write_lat_log=l\nlog_offset=1\n"
+            "[z]\ndirectory=DIR\nbs=4k\nzonemode=strided\n{zones}write_lat_log=l\nlog_offset=1\n"
         );
         let (f, i) = (fio(&text), iolab_run(&text));
         assert_eq!(i.done().jobs, f.done().jobs, "{text}");

@@ -427,6 +427,64 @@ fn loops_draw_as_fios_do() {
     );
 }
 
+#[test]
+fn loops_that_leave_the_files_undone_go_on_as_fios() {
+    require!(fio, strace);
+    // fio starts a loop afresh (streams seeded again, map cleared,
+    // positions back) only when the last left its files done; otherwise
+    // it goes on, and a map found full within starts its next run there.
+    check(
+        "randread percentage_random=50 loops=3",
+        &[
+            "--rw=randread",
+            "--size=256k",
+            "--bs=4k",
+            "--percentage_random=50",
+            "--loops=3",
+        ],
+    );
+    check(
+        "randrw bssplit percentage_random=30 loops=3",
+        &[
+            "--rw=randrw",
+            "--size=256k",
+            "--bssplit=4k/50:16k/50",
+            "--percentage_random=30",
+            "--loops=3",
+        ],
+    );
+    check(
+        "randread norandommap loops=2 (randrepeat=1)",
+        &[
+            "--rw=randread",
+            "--size=64k",
+            "--bs=4k",
+            "--norandommap",
+            "--loops=2",
+        ],
+    );
+    check(
+        "randread zipf loops=2",
+        &[
+            "--rw=randread",
+            "--size=64k",
+            "--bs=4k",
+            "--random_distribution=zipf:1.2",
+            "--loops=2",
+        ],
+    );
+    check(
+        "read io_size=40k loops=3",
+        &[
+            "--rw=read",
+            "--size=128k",
+            "--io_size=40k",
+            "--bs=4k",
+            "--loops=3",
+        ],
+    );
+}
+
 /// Runs `prog args` (fio, or iolab with `run --no-store` first), which must
 /// exit with `want_ok`; its output.
 fn run_tool(dir: &Path, prog: &str, args: &[String], want_ok: bool) -> String {

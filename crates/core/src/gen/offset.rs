@@ -137,6 +137,10 @@ pub struct OffsetGen {
     fio: Option<FioSource>,
     /// fio found no next offset at the last draw (`ended`).
     ended: bool,
+    /// With `stop_on_full`: a random draw found the random map full,
+    /// where fio's run of the job ends (`exhausted`).
+    stop_on_full: bool,
+    exhausted: bool,
 }
 
 /// The random streams of a clone that fio's offsets draw from: its offset
@@ -390,6 +394,8 @@ impl OffsetGen {
             touched: None,
             fio: None,
             ended: false,
+            stop_on_full: false,
+            exhausted: false,
         })
     }
 
@@ -462,6 +468,41 @@ impl OffsetGen {
         self.ended
     }
 
+    /// Whether fio would find this file done at the end of a loop, so
+    /// that its next loop starts afresh (the map cleared, the positions
+    /// back at the start, the streams seeded again): a random map that
+    /// is full, a sequential pass at the region's end, and any other
+    /// generator iolab does not follow past a loop. A random job without
+    /// a map (`norandommap`, a distribution) or whose map is not full
+    /// (`percentage_random`), and a sequential one that stopped before
+    /// the end (`io_size`), are not done: fio goes on with the same
+    /// streams, map and positions, as one run of `size` times `loops`
+    /// bytes.
+    pub fn fio_done(&self) -> bool {
+        match (&self.mode, &self.fio) {
+            (Mode::Sequential { .. }, _) => self.len - self.cursor.min(self.len) < self.block,
+            (Mode::Random { .. }, Some(f)) => match (&f.kind, &self.touched) {
+                (FioKind::Lfsr { .. }, _) => true,
+                (_, Some(t)) => t.left == 0,
+                (_, None) => false,
+            },
+            _ => true,
+        }
+    }
+
+    /// Within a loop that went on from the last (see `fio_done`): a random
+    /// draw that finds the map full ends fio's run there, instead of
+    /// clearing the map and drawing again (`exhausted`).
+    pub fn set_stop_on_full(&mut self, on: bool) {
+        self.stop_on_full = on;
+    }
+
+    /// The last draw found the map full with `stop_on_full` on: its I/O is
+    /// not to be issued; fio starts a new run of the job there.
+    pub fn exhausted(&self) -> bool {
+        self.exhausted
+    }
+
     /// The offset and size of the next I/O, the size drawn by `bs` from
     /// `bs_rng` after the offset, to fit before the region's end at it, as
     /// fio draws them; with fio's offsets (`fio`), the offset comes from
@@ -528,6 +569,9 @@ impl OffsetGen {
         } else {
             self.fio_block(rand).min(last) * self.block
         };
+        if self.exhausted {
+            return (self.start, bs.min());
+        }
         let room = self.len - off;
         let mut len = match bs.next(bs_rng, room) {
             0 => bs.min(),
@@ -604,6 +648,9 @@ impl OffsetGen {
             self.fio_block_over(rand, u.lastb.max(1))
                 .saturating_mul(u.ba)
         };
+        if self.exhausted {
+            return (self.start, bs.min());
+        }
         if off >= self.len {
             self.ended = true;
             return (self.start, bs.min());
@@ -702,6 +749,11 @@ impl OffsetGen {
             let from = if b + 1 >= self.blocks { 0 } else { b + 1 };
             match t.next_free(from) {
                 Some(free) => return free + base,
+                None if self.stop_on_full => {
+                    // fio's run ends: the file is done.
+                    self.exhausted = true;
+                    return b + base;
+                }
                 None if !cleared => {
                     // Every block taken: fio resets its map and draws
                     // again (the pass was counted as it ended).
@@ -967,6 +1019,8 @@ impl OffsetGen {
     /// in a new pass.
     pub fn restart(&mut self) {
         self.ended = false;
+        self.exhausted = false;
+        self.stop_on_full = false;
         self.cursor = 0;
         self.run_left = 0;
         self.ios = 0;

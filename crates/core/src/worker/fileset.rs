@@ -143,8 +143,32 @@ impl FileSet {
         self.finish(fi, engine)
     }
 
+    /// A file in which fio finds no next offset (a strided zone past its
+    /// end): done, out of the service, as fio's file done; the others go
+    /// on. False when none is left in service: the job ends there.
+    #[cold]
+    pub fn retire(&mut self, fi: usize, engine: &mut dyn Engine) -> Result<bool, EngineError> {
+        if self.single {
+            return Ok(false);
+        }
+        if !self.files[fi].done {
+            self.leave(fi, engine)?;
+        }
+        Ok(!self.active.is_empty())
+    }
+
     #[cold]
     fn finish(&mut self, fi: usize, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        self.leave(fi, engine)?;
+        if self.active.is_empty() {
+            self.new_pass(engine)?;
+        }
+        Ok(())
+    }
+
+    /// File `fi` is done: out of the service, closed and the next one
+    /// opened when fewer may be open than there are.
+    fn leave(&mut self, fi: usize, engine: &mut dyn Engine) -> Result<(), EngineError> {
         self.files[fi].done = true;
         if let Some(pos) = self.active.iter().position(|&a| a == fi) {
             self.active.remove(pos);
@@ -167,9 +191,6 @@ impl FileSet {
                 self.open(next, engine)?;
                 self.active.push(next);
             }
-        }
-        if self.active.is_empty() {
-            self.new_pass(engine)?;
         }
         Ok(())
     }

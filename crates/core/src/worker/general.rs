@@ -36,6 +36,12 @@ pub(super) struct Loops {
     pub seq: u64,
     /// The job stops once what is in flight is reaped.
     pub stop: bool,
+    /// fio's runs of the job started so far: a loop that goes on from
+    /// the last (its files not done) is not a new run, and a random map
+    /// found full inside a loop starts one; there are at most `loops`.
+    pub runs: u32,
+    /// This loop goes on from the last (see `goes_on`).
+    pub going_on: bool,
     /// The fast paths the job's I/O may take (see `burst`, `qburst`).
     burst_fits: bool,
     qburst_fits: bool,
@@ -65,6 +71,8 @@ impl Worker {
             last: None,
             seq: 0,
             stop: false,
+            runs: 1,
+            going_on: false,
         }
     }
 
@@ -83,7 +91,24 @@ impl Worker {
         let loops = if job.time_based { 1 } else { job.loops.max(1) };
         let mut verify_ns = 0u64;
         for lp in 0..loops {
-            if lp > 0 {
+            s.going_on = lp > 0 && self.goes_on(job);
+            if s.going_on {
+                // fio's loop goes on where the last stopped (see
+                // `files_done`), through the general path, which starts
+                // fio's next run where a draw finds the map full.
+                self.go_on();
+                s.burst_fits = false;
+                s.qburst_fits = false;
+                // One run for fio: what the last loop moved past its
+                // bytes counts towards this one's.
+                let over = s.budget.bytes.saturating_sub(s.budget.limit_bytes);
+                s.budget.restart();
+                s.budget.bytes = over;
+            } else if lp > 0 {
+                if s.runs >= loops {
+                    break;
+                }
+                s.runs += 1;
                 self.streams_again();
                 if let Err((errno, msg)) = self
                     .files
@@ -95,7 +120,9 @@ impl Worker {
                 s.last = None;
                 s.tally.sync_due = None;
             }
-            s.budget.restart();
+            if lp == 0 || !s.going_on {
+                s.budget.restart();
+            }
             if self.io_loop(cx, shared, m, s, out).is_err() {
                 break;
             }
@@ -115,6 +142,13 @@ impl Worker {
             }
         }
         verify_ns
+    }
+
+    /// Whether the next loop goes on from this one, as fio's does when
+    /// the files are not done; only for jobs whose loops do nothing else
+    /// between them (no unlink, no verify read-back).
+    fn goes_on(&self, job: &PlanJob) -> bool {
+        !job.unlink_each_loop && self.verify.is_none() && !self.files_done()
     }
 
     /// One loop's I/O: issues until the loop's budget is spent or the
@@ -220,7 +254,7 @@ impl Worker {
                 return Ok(Issued::Stop);
             }
         }
-        let Some((dir, fi, offset, len)) = self.draw(cx, s.last) else {
+        let Some((dir, fi, offset, len)) = self.draw(cx, s.last, &mut s.runs) else {
             return Ok(Issued::Stop);
         };
         s.last = Some((fi, offset, len));
@@ -296,7 +330,12 @@ impl Worker {
     /// job stops: its rate ends it, a direction has no offsets (or fio
     /// would find none), a zone lies past the file's end.
     #[inline]
-    fn draw(&mut self, cx: &Cx, last: Option<(usize, u64, u32)>) -> Option<(Dir, usize, u64, u32)> {
+    fn draw(
+        &mut self,
+        cx: &Cx,
+        last: Option<(usize, u64, u32)>,
+        runs: &mut u32,
+    ) -> Option<(Dir, usize, u64, u32)> {
         let pick = self.mix.next(&mut self.mix_rng);
         let mut dir = pick.dir;
         if let Some(rate) = &self.rate {
@@ -324,9 +363,31 @@ impl Worker {
             // fio found no next offset: the job ends.
             return None;
         }
+        if file.gens[g].exhausted() {
+            // The map is full inside a loop that went on from the last:
+            // fio's run ends and, while it may have more, the next starts.
+            if *runs >= cx.job.loops.max(1) {
+                return None;
+            }
+            *runs += 1;
+            self.new_run();
+            return self.draw(cx, None, runs);
+        }
         let offset = match self.ctl.zones.as_deref_mut() {
             None => offset,
-            Some(z) => z.place(fi, offset, len)?,
+            Some(z) => match z.place(fi, offset, len) {
+                Some(at) => at,
+                None => {
+                    // No next offset in this file's zone: fio's file is
+                    // done and its other files go on; with none left the
+                    // job ends.
+                    let left = self.files.retire(fi, self.engine.as_mut());
+                    return match left {
+                        Ok(true) => self.draw(cx, None, runs),
+                        _ => None,
+                    };
+                }
+            },
         };
         Some((dir, fi, offset, len))
     }

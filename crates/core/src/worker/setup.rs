@@ -42,6 +42,44 @@ impl Worker {
     /// of `randread:N` goes on). Without it they go on, after the draws
     /// fio spends as a loop ends: a direction, and an offset that finds
     /// the random map full.
+    /// A new run of fio's inside a loop, after a draw found the random
+    /// map full (the direction and offset draws it spent are spent): with
+    /// `randrepeat`, the streams start over from their seeds; every
+    /// generator is back at its start with its map cleared.
+    pub(super) fn new_run(&mut self) {
+        if let Some(first) = &self.first_streams {
+            let left = self.off_rng.seq_left;
+            (self.mix_rng, self.bs_rng, self.off_rng) = (**first).clone();
+            self.off_rng.seq_left = left;
+        }
+        for f in &mut self.files.files {
+            for g in &mut f.gens {
+                g.restart();
+            }
+        }
+    }
+
+    /// Whether fio would find every file of the clone done as a loop ends
+    /// (see `OffsetGen::fio_done`); when not, fio's next loop goes on
+    /// where this one stopped.
+    pub(super) fn files_done(&self) -> bool {
+        self.files
+            .files
+            .iter()
+            .all(|f| f.gens.iter().all(crate::gen::OffsetGen::fio_done))
+    }
+
+    /// The next loop goes on from this one, as fio's does when its files
+    /// are not done: nothing starts over; a random draw that finds the map
+    /// full then starts fio's next run (`new_run`).
+    pub(super) fn go_on(&mut self) {
+        for f in &mut self.files.files {
+            for g in &mut f.gens {
+                g.set_stop_on_full(true);
+            }
+        }
+    }
+
     pub(super) fn streams_again(&mut self) {
         if let Some(first) = &self.first_streams {
             let left = self.off_rng.seq_left;
