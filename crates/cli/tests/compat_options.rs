@@ -668,7 +668,7 @@ fn dedupe_working_set_repeats_blocks_of_a_small_set_as_fio() {
     }
 }
 
-// ---- steadystate ----
+// ---- latency_target, steadystate ----
 
 /// `fio(text)` and `iolab_run(text)` side by side (each takes a while).
 fn both(text: &str) -> (Ran, Ran) {
@@ -684,6 +684,58 @@ fn keys(v: &Value) -> Vec<String> {
     v.as_object()
         .map(|o| o.keys().cloned().collect())
         .unwrap_or_default()
+}
+
+#[test]
+fn latency_target_finds_a_depth_and_reports_it_as_fio() {
+    require!(fio);
+    // The null engine meets a 1 ms target at every depth (half its I/Os
+    // need to, so a busy machine does not make it fail): both tools double
+    // the depth up to iodepth, run one more window there and end the job
+    // long before its runtime.
+    let text = "[lt]\nioengine=null\nrw=randread\nsize=1g\nbs=4k\niodepth=16\n\
+                latency_target=1ms\nlatency_window=50ms\nlatency_percentile=50\n\
+                time_based\nruntime=20s\n";
+    let (f, i) = both(text);
+    let (fj, ij) = (f.job(0), i.job(0));
+    for key in ["latency_target", "latency_window", "latency_percentile"] {
+        assert_eq!(ij[key], fj[key], "{key}: {}", i.stdout);
+    }
+    for j in [fj, ij] {
+        let depth = j["latency_depth"].as_u64().unwrap();
+        assert!((1..=16).contains(&depth), "{j}");
+        assert!(j["job_runtime"].as_u64().unwrap() < 10_000, "{j}");
+        assert!(j["read"]["total_ios"].as_u64().unwrap() > 0, "{j}");
+    }
+    // The normal output's line, as fio prints it (the depth aside).
+    let normal = iolab()
+        .args(["run", "--no-store", "--output-format=normal"])
+        .arg(i.dir.path().join("job.fio"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&normal.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("     latency   : "))
+        .unwrap_or_else(|| panic!("no latency line: {text}"));
+    assert!(
+        line.starts_with(
+            "     latency   : target=1000000, window=50000, percentile=50.00%, depth="
+        ),
+        "{line}"
+    );
+}
+
+#[test]
+fn latency_target_missed_at_depth_1_fails_the_job_as_fio() {
+    require!(fio);
+    // No 4 MiB buffered write takes under 1 us: at 100% the first one
+    // fails the search at depth 1 and the job, with ETIMEDOUT.
+    let text = "[lt]\nioengine=psync\nrw=write\nsize=8m\nbs=4m\nfilename=DIR/f\n\
+                latency_target=1\n";
+    let (f, i) = both(text);
+    assert_eq!(i.done().jobs[0].error, 110, "{}", i.stdout);
+    assert_eq!(i.done().jobs[0].error, f.done().jobs[0].error);
 }
 
 #[test]

@@ -178,7 +178,6 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
     let options = job.echo.clone();
     let logs = log_spec(job);
 
-    super::control::not_yet(cx)?;
     let zones = super::control::strided_zones(cx)?;
     let flow = super::control::flow(cx);
     let latency = super::control::latency_target(cx)?;

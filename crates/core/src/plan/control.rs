@@ -200,16 +200,3 @@ pub(super) fn steadystate(cx: &Ctx) -> Result<Option<SteadySpec>, PlanError> {
         ramp: Duration::from_micros(job.time_us(Opt::SteadystateRampTime).unwrap_or(0)),
     }))
 }
-
-/// Options the table accepts whose effect is not carried out yet: refused
-/// with the reason rather than ignored.
-pub(super) fn not_yet(cx: &Ctx) -> Result<(), PlanError> {
-    let job = cx.job;
-    if job.time_us(Opt::LatencyTarget).unwrap_or(0) > 0 {
-        return Err(cx.err(
-            Some(Opt::LatencyTarget),
-            "latency_target= is fio's, not iolab's yet: iolab does not search for a queue depth",
-        ));
-    }
-    Ok(())
-}

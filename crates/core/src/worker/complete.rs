@@ -386,6 +386,13 @@ impl Worker {
             }
         }
 
+        if self.ctl.latency.is_some()
+            && !m.ramping
+            && !self.latency_after_io(cx, m, out, io, t_done)
+        {
+            return false;
+        }
+
         if cx.paced {
             let now_ns = cx.clock.ns_between(cx.t_begin, t_done);
             if let Some(min) = &mut self.min_rate {

@@ -1,11 +1,13 @@
 //! The job-control options of a clone, carried out around the I/O loop:
 //! `zonemode=strided` moves the clone's offsets zone by zone; `flow` holds
-//! the clone back while it is ahead of its share of its flow. Each is off
-//! (None) unless the job asks for it, and the fast paths are taken only
-//! when all are off.
+//! the clone back while it is ahead of its share of its flow;
+//! `latency_target` holds its queue to the depth its search is at
+//! (`latency`). Each is off (None) unless the job asks for it, and the
+//! fast paths are taken only when all are off.
 
 use iolab_engine::clock::Clock;
 
+use super::latency::LatSearch;
 use crate::flow::FlowShare;
 use crate::gen::OffsetGen;
 use crate::plan::{PlanFile, PlanJob, StridedZones};
@@ -16,19 +18,45 @@ pub(super) struct Control {
     pub zones: Option<Box<Strided>>,
     /// Set when the clone starts, from the run's flow groups.
     pub flow: Option<FlowShare>,
+    /// The search for the depth that meets `latency_target`.
+    pub latency: Option<Box<LatSearch>>,
 }
 
 impl Control {
     pub fn new(job: &PlanJob, files: &[PlanFile]) -> Control {
+        let clock = Clock::get();
         Control {
             zones: job.zones.map(|z| Box::new(Strided::new(z, job, files))),
             flow: None,
+            latency: job.latency.map(|l| {
+                let window = clock.ticks(l.window);
+                Box::new(LatSearch::new(&l, job.iodepth, clock.now(), window))
+            }),
         }
     }
 
     /// Nothing to carry out: the fast paths may run.
     pub fn idle(&self) -> bool {
-        self.zones.is_none() && self.flow.is_none()
+        self.zones.is_none() && self.flow.is_none() && self.latency.is_none()
+    }
+
+    /// Whether one more I/O may join the `queued` ones: always, unless the
+    /// latency target's search holds the queue lower.
+    #[inline]
+    pub fn admit(&mut self, queued: u32) -> bool {
+        self.latency.as_deref_mut().is_none_or(|l| l.admit(queued))
+    }
+
+    /// Whether the queue counts as full with `queued` in it (the latency
+    /// target's depth reached), whatever room its slots have.
+    #[inline]
+    pub fn full(&self, queued: u32) -> bool {
+        self.latency.as_deref().is_some_and(|l| l.full(queued))
+    }
+
+    /// The depth the latency target's search ended at, to report.
+    pub fn latency_depth(&self) -> Option<u32> {
+        self.latency.as_deref().map(LatSearch::depth)
     }
 
     /// Whether the next I/O must wait for the clone's flow (which counts

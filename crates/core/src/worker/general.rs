@@ -199,8 +199,9 @@ impl Worker {
                 s.stop = self.ctl.hold(cx.clock, cx.deadline);
                 continue;
             }
-            // Issue while there is room in the queue.
-            if more && !held && !draining && s.q.room() {
+            // Issue while there is room in the queue (and the latency
+            // target's search lets the queue grow).
+            if more && !held && !draining && s.q.room() && self.ctl.admit(s.q.queued()) {
                 match self.issue(cx, m, s, out)? {
                     Issued::Queued => {}
                     Issued::Completed => continue,
@@ -210,7 +211,10 @@ impl Worker {
                     }
                 }
                 // Submit a batch when it is full or the queue is.
-                if s.q.pending.len() as u32 >= s.q.batch || !s.q.room() {
+                if s.q.pending.len() as u32 >= s.q.batch
+                    || !s.q.room()
+                    || self.ctl.full(s.q.queued())
+                {
                     self.submit(cx, &mut s.q, out)?;
                 }
                 if s.q.room() {
@@ -405,7 +409,7 @@ impl Worker {
         out: &mut JobResult,
         more: bool,
     ) -> Result<(), Failed> {
-        let full = !s.q.room();
+        let full = !s.q.room() || self.ctl.full(s.q.queued());
         loop {
             let q = &mut s.q;
             let (want, most) = if more {

@@ -151,7 +151,8 @@ impl Measure {
     fn end_ramp(&mut self, out: &mut JobResult) {
         self.ramping = false;
         for (d, r) in out.dirs.iter().enumerate() {
-            self.ramped[d] = (r.io_bytes, r.total_ios);
+            self.ramped[d].0 += r.io_bytes;
+            self.ramped[d].1 += r.total_ios;
         }
         out.dirs = Default::default();
         out.sync = Default::default();
@@ -163,6 +164,14 @@ impl Measure {
         self.io0 = checked_thread_io();
         self.bw = Window::new(self.ramp_end, self.bw.every);
         self.iops = Window::new(self.ramp_end, self.iops.every);
+    }
+
+    /// Statistics start afresh at `t` (ticks), as at the end of the ramp:
+    /// `latency_target`'s final window at the depth it found.
+    #[cold]
+    pub fn restart_at(&mut self, t: u64, out: &mut JobResult) {
+        self.ramp_end = t;
+        self.end_ramp(out);
     }
 
     /// When the ramp ended (or ends).

@@ -18,6 +18,7 @@ mod end;
 mod errors;
 mod fileset;
 mod general;
+mod latency;
 mod logs;
 mod measure;
 mod pace;
@@ -111,6 +112,7 @@ pub fn run_clone(job: &PlanJob, index: u32, files: &[PlanFile], shared: &Shared)
                         .or_else(|| job.flow.and_then(|f| shared.flows.join(&f)));
                     shared.progress.mark_started(index as usize);
                     w.run(job, files, shared, slot, &mut result);
+                    result.latency_depth = w.ctl.latency_depth();
                 }
                 Err((errno, msg)) => {
                     result.error = errno;

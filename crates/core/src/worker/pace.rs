@@ -278,8 +278,11 @@ fn sleep_ns(ns: u64) {
     }
 }
 
-/// How long the shortest sleep lasts here (fio's ns_granularity): the
-/// longest of ten sleeps of 1 us, measured once per process.
+/// How long the shortest sleep lasts here (fio's ns_granularity), measured
+/// once per process: the shortest of ten sleeps of 1 us. fio takes the
+/// longest, which on a busy machine is a wait for a CPU of some
+/// milliseconds rather than the timer's overshoot, and turns every short
+/// think time into a spin that the scheduler then punishes.
 fn granularity() -> Duration {
     static GRANULARITY: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
     *GRANULARITY.get_or_init(|| {
@@ -289,7 +292,7 @@ fn granularity() -> Duration {
                 std::thread::sleep(Duration::from_micros(1));
                 t.elapsed()
             })
-            .max()
+            .min()
             .unwrap_or_default()
     })
 }

@@ -65,6 +65,12 @@ impl Queue {
         !self.free.is_empty()
     }
 
+    /// I/Os queued or in flight.
+    #[inline(always)]
+    pub fn queued(&self) -> u32 {
+        self.inflight + self.pending.len() as u32
+    }
+
     /// Nothing queued or in flight.
     #[inline(always)]
     pub fn idle(&self) -> bool {

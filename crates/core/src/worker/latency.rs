@@ -1,0 +1,389 @@
+//! `latency_target`: fio's search for the highest queue depth whose I/Os
+//! meet a latency target. The clone starts at depth 1; each window
+//! (`latency_window`, at least one completion) in which the share of I/Os
+//! at or under the target reaches `latency_percentile` doubles the depth,
+//! until a window fails; from then on the depth is bisected between the
+//! highest depth that met the target and the lowest that did not. When a
+//! success leaves the depth where it was, the depth is found: its
+//! statistics start afresh for one more window, after which the job ends
+//! (`latency_run=1` instead keeps adjusting for the whole run). At 100% a
+//! single I/O over the target fails its window at once, and one at depth 1
+//! ends the job with ETIMEDOUT, as in fio.
+//!
+//! A window judges only the I/Os issued in it: those still in flight from
+//! a deeper queue when the depth was lowered are not held against the
+//! next. The worker asks `admit` before issuing and reports each
+//! completion; nothing here exists unless the job sets a target.
+
+use iolab_stats::JobResult;
+
+use super::complete::{Cx, Meta};
+use super::measure::Measure;
+use super::Worker;
+use crate::plan::LatencyTarget;
+
+/// fio's error when a latency target cannot be met at depth 1.
+const ETIMEDOUT: i32 = 110;
+
+impl Worker {
+    /// After an I/O completed past the ramp: judges it for the search and
+    /// carries out what the search says. False when the job must stop.
+    /// Out of line: jobs without a target never call it.
+    #[inline(never)]
+    pub(super) fn latency_after_io(
+        &mut self,
+        cx: &Cx,
+        m: &mut Measure,
+        out: &mut JobResult,
+        io: &Meta,
+        t_done: u64,
+    ) -> bool {
+        let Some(search) = self.ctl.latency.as_deref_mut() else {
+            return true;
+        };
+        let lat = (cx.timed && !cx.job.stats.disable_lat)
+            .then(|| cx.clock.ns_between(io.t_issue, t_done));
+        match search.completed(io.t_issue, lat, t_done) {
+            Step::Go => true,
+            Step::Restart => {
+                m.restart_at(t_done, out);
+                true
+            }
+            Step::Done => false,
+            Step::Fatal => {
+                out.error = ETIMEDOUT;
+                out.error_detail = format!(
+                    "func=max latency exceeded, error={}: latency of {} nsec exceeds \
+                     latency_target ({} nsec) at queue depth 1",
+                    super::strerror(ETIMEDOUT),
+                    lat.unwrap_or(0),
+                    search.target_ns
+                );
+                false
+            }
+        }
+    }
+}
+
+/// What a completion or the end of a window asks of the worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// Go on.
+    Go,
+    /// The depth is found: statistics start afresh for the final window.
+    Restart,
+    /// The final window is over: the job ends.
+    Done,
+    /// An I/O at depth 1 took longer than the target (at 100%): the job
+    /// fails with ETIMEDOUT.
+    Fatal,
+}
+
+/// The search's state.
+#[derive(Debug)]
+pub(super) struct LatSearch {
+    target_ns: u64,
+    /// The window's length, in the clock's ticks.
+    window: u64,
+    percentile: f64,
+    run: bool,
+    /// The job's iodepth: the depth never goes higher.
+    max: u32,
+    /// The depth now (fio's latency_qd).
+    depth: u32,
+    /// The highest depth that met the target, and the lowest that did not
+    /// (`max` until one fails).
+    low: u32,
+    high: u32,
+    /// Successes in a row one below `high`.
+    stable: u32,
+    /// The final window is running.
+    end_run: bool,
+    /// When the window began (ticks); I/Os issued before it are not judged.
+    start: u64,
+    /// I/Os of the window, and those over the target.
+    ios: u64,
+    failed: u64,
+    /// After the depth was lowered, nothing is issued until the queue is
+    /// empty.
+    quiesce: bool,
+}
+
+impl LatSearch {
+    /// The search of a clone that starts at `now` (ticks), with windows of
+    /// `window_ticks`.
+    pub fn new(spec: &LatencyTarget, iodepth: u32, now: u64, window_ticks: u64) -> LatSearch {
+        LatSearch {
+            target_ns: spec.target.as_nanos() as u64,
+            window: window_ticks,
+            percentile: spec.percentile,
+            run: spec.run,
+            max: iodepth.max(1),
+            depth: 1,
+            low: 1,
+            high: iodepth.max(1),
+            stable: 0,
+            end_run: false,
+            start: now,
+            ios: 0,
+            failed: 0,
+            quiesce: false,
+        }
+    }
+
+    /// The depth the search is at (what fio reports as latency_depth).
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Whether one more I/O may be issued with `queued` in the queue.
+    #[inline]
+    pub fn admit(&mut self, queued: u32) -> bool {
+        if self.quiesce {
+            if queued > 0 {
+                return false;
+            }
+            self.quiesce = false;
+        }
+        queued < self.depth
+    }
+
+    /// Whether the queue is full at the current depth with `queued` in it.
+    #[inline]
+    pub fn full(&self, queued: u32) -> bool {
+        queued >= self.depth || self.quiesce
+    }
+
+    /// An I/O issued at `issued` (ticks) completed at `now` after
+    /// `lat_ns` (None: latencies are not measured); then the window is
+    /// judged if it is over.
+    pub fn completed(&mut self, issued: u64, lat_ns: Option<u64>, now: u64) -> Step {
+        if issued < self.start {
+            return Step::Go;
+        }
+        self.ios += 1;
+        if lat_ns.is_some_and(|l| l > self.target_ns) {
+            if self.percentile >= 100.0 {
+                if self.depth == 1 {
+                    return Step::Fatal;
+                }
+                self.lower(now);
+                return Step::Go;
+            }
+            self.failed += 1;
+        }
+        if now.saturating_sub(self.start) < self.window {
+            return Step::Go;
+        }
+        let met = (self.ios - self.failed) as f64 * 100.0 / self.ios as f64;
+        if met >= self.percentile {
+            self.raise(now)
+        } else {
+            if self.depth > 1 {
+                self.lower(now);
+            }
+            Step::Go
+        }
+    }
+
+    /// A window that missed the target: the depth goes halfway down to the
+    /// highest that met it.
+    fn lower(&mut self, now: u64) {
+        self.high = self.depth;
+        if self.depth == self.low {
+            self.low -= 1;
+        }
+        self.depth = ((self.depth + self.low) / 2).max(1);
+        self.stable = 0;
+        self.quiesce = true;
+        self.new_window(now);
+    }
+
+    /// A window that met the target: the depth doubles until one fails,
+    /// then goes halfway up to the lowest that failed. One below a depth
+    /// that failed, three successes in a row try that one again, as fio
+    /// does.
+    fn raise(&mut self, now: u64) -> Step {
+        let was = self.depth;
+        self.low = self.depth;
+        if self.depth + 1 == self.high {
+            self.stable += 1;
+            if self.stable >= 3 {
+                self.high += 1;
+                self.stable = 0;
+            }
+        }
+        self.depth = if self.high != self.max {
+            (self.depth + self.high) / 2
+        } else {
+            self.depth.saturating_mul(2)
+        }
+        .min(self.max);
+        let mut step = Step::Go;
+        if !self.run && self.depth == was {
+            step = if self.end_run {
+                Step::Done
+            } else {
+                self.end_run = true;
+                Step::Restart
+            };
+        }
+        self.new_window(now);
+        step
+    }
+
+    fn new_window(&mut self, now: u64) {
+        self.start = now;
+        self.ios = 0;
+        self.failed = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn spec(target_us: u64, percentile: f64, run: bool) -> LatencyTarget {
+        LatencyTarget {
+            target: Duration::from_micros(target_us),
+            window: Duration::from_millis(10),
+            percentile,
+            run,
+        }
+    }
+
+    /// Drives a search with a synthetic device whose latency at depth `d`
+    /// is `lat(d)` ns, in ticks of 1 ns with windows of `WINDOW` ticks
+    /// and one I/O completing every tick per I/O in flight; returns the
+    /// depths it visited and how it ended.
+    fn drive(s: &mut LatSearch, mut lat: impl FnMut(u32) -> u64, ticks: u64) -> (Vec<u32>, Step) {
+        let mut seen = vec![s.depth()];
+        let mut now = 0u64;
+        while now < ticks {
+            now += 1;
+            // The queue is kept as full as the search admits.
+            let mut queued = 0;
+            while s.admit(queued) {
+                queued += 1;
+            }
+            let d = queued.max(1);
+            let step = s.completed(now - 1, Some(lat(d)), now);
+            if *seen.last().unwrap() != s.depth() {
+                seen.push(s.depth());
+            }
+            if step != Step::Go {
+                return (seen, step);
+            }
+        }
+        (seen, Step::Go)
+    }
+
+    const WINDOW: u64 = 100;
+
+    fn search(spec: &LatencyTarget, iodepth: u32) -> LatSearch {
+        LatSearch::new(spec, iodepth, 0, WINDOW)
+    }
+
+    #[test]
+    fn it_finds_the_depth_where_latency_crosses_the_target() {
+        // 10 us per I/O in the queue: depth d takes 10*d us. A 55 us
+        // target is met up to depth 5: doubling to 8 fails, bisection
+        // settles on 5, which then runs a final window and ends the job.
+        let lat = |d: u32| u64::from(d) * 10_000;
+        let mut s = search(&spec(55, 100.0, false), 64);
+        let (seen, end) = drive(&mut s, lat, 1_000_000);
+        assert_eq!(end, Step::Restart, "{seen:?}");
+        assert_eq!(s.depth(), 5, "{seen:?}");
+        assert_eq!(&seen[..5], &[1, 2, 4, 8, 6], "{seen:?}");
+        let (_, end) = drive(&mut s, lat, 1_000_000);
+        assert_eq!(end, Step::Done);
+        assert_eq!(s.depth(), 5);
+        // Everywhere in 1..=64 the search lands on the last depth under
+        // the target.
+        for want in 1..=40u32 {
+            let target_us = u64::from(want) * 10 + 5;
+            let mut s = search(&spec(target_us, 100.0, false), 64);
+            let (seen, end) = drive(&mut s, lat, 10_000_000);
+            assert_eq!((end, s.depth()), (Step::Restart, want), "{seen:?}");
+        }
+    }
+
+    #[test]
+    fn the_depth_stops_at_iodepth() {
+        let mut s = search(&spec(1_000, 100.0, false), 16);
+        let (seen, end) = drive(&mut s, |_| 1_000, 1_000_000);
+        assert_eq!(seen, [1, 2, 4, 8, 16]);
+        assert_eq!((end, s.depth()), (Step::Restart, 16));
+    }
+
+    #[test]
+    fn a_percentile_lets_a_share_of_ios_miss() {
+        // Every tenth I/O is slow whatever the depth: at 90% that still
+        // meets the target; at 99% no depth does, and the search stays at
+        // 1 (which fio never gives up at below 100%).
+        let mut n = 0u64;
+        let mut spiky = |_: u32| {
+            n += 1;
+            if n % 10 == 0 {
+                1_000_000
+            } else {
+                1_000
+            }
+        };
+        let mut s = search(&spec(10, 90.0, false), 8);
+        let mut now = 0;
+        let mut end = Step::Go;
+        while end == Step::Go && now < 100_000 {
+            now += 1;
+            end = s.completed(now - 1, Some(spiky(0)), now);
+        }
+        assert_eq!((end, s.depth()), (Step::Restart, 8));
+        let mut s = search(&spec(10, 99.0, false), 8);
+        let (_, end) = drive(&mut s, spiky, 100_000);
+        assert_eq!((end, s.depth()), (Step::Go, 1));
+    }
+
+    #[test]
+    fn at_100_percent_one_slow_io_at_depth_1_is_fatal() {
+        let mut s = search(&spec(10, 100.0, false), 8);
+        assert_eq!(s.completed(0, Some(20_000), 1), Step::Fatal);
+        // Without latencies nothing fails.
+        let mut s = search(&spec(10, 100.0, false), 8);
+        assert_eq!(s.completed(0, None, 1), Step::Go);
+    }
+
+    #[test]
+    fn latency_run_keeps_adjusting() {
+        // The device gets slower after a while: the search follows it down
+        // instead of ending.
+        let mut s = search(&spec(55, 100.0, true), 64);
+        let (_, end) = drive(&mut s, |d| u64::from(d) * 10_000, 200_000);
+        assert_eq!(end, Step::Go);
+        assert!((5..=6).contains(&s.depth()), "{}", s.depth());
+        let (_, end) = drive(&mut s, |d| u64::from(d) * 25_000, 200_000);
+        assert_eq!(end, Step::Go);
+        assert!((1..=3).contains(&s.depth()), "{}", s.depth());
+    }
+
+    #[test]
+    fn a_lowered_depth_drains_first_and_old_ios_are_not_judged() {
+        let mut s = search(&spec(10, 100.0, false), 8);
+        s.depth = 4;
+        s.low = 2;
+        s.high = 8;
+        // A slow I/O: the depth goes to 3, and nothing is issued until the
+        // queue is empty.
+        assert_eq!(s.completed(5, Some(50_000), 10), Step::Go);
+        assert_eq!(s.depth(), 3);
+        assert!(!s.admit(2));
+        assert!(s.full(2));
+        // An I/O issued before the change completes slow: not held against
+        // the new window.
+        assert_eq!(s.completed(6, Some(50_000), 11), Step::Go);
+        assert_eq!(s.depth(), 3);
+        assert!(s.admit(0));
+        assert!(s.admit(2));
+        assert!(!s.admit(3));
+    }
+}
