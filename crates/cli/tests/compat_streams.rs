@@ -339,6 +339,26 @@ fn directions_with_their_own_block_sizes_draw_as_fios() {
         "randrw bs=4k,16k norandommap",
         &["--rw=randrw", "--size=1m", "--bs=4k,16k", "--norandommap"],
     );
+    // zoned_abs zones in each direction's own blocks; zipf ranks of the
+    // smaller size, which the larger one soon takes past the end.
+    check(
+        "randrw bs=4k,8k zoned_abs",
+        &[
+            "--rw=randrw",
+            "--size=1m",
+            "--bs=4k,8k",
+            "--random_distribution=zoned_abs:60/512k:40/512k",
+        ],
+    );
+    check(
+        "randrw bs=4k,8k zipf",
+        &[
+            "--rw=randrw",
+            "--size=1m",
+            "--bs=4k,8k",
+            "--random_distribution=zipf:1.2",
+        ],
+    );
 }
 
 #[test]

@@ -645,7 +645,7 @@ impl OffsetGen {
         let off = if !random && pos < self.len {
             pos
         } else {
-            self.fio_block_over(rand, u.lastb.max(1))
+            self.fio_block_over(rand, u.lastb.max(1), u.ba)
                 .saturating_mul(u.ba)
         };
         if self.exhausted {
@@ -702,11 +702,14 @@ impl OffsetGen {
     /// fio's block for the next random I/O, relative to the region.
     fn fio_block(&mut self, rand: &mut OffsetRand) -> u64 {
         let lastb = self.fio.as_ref().map_or(1, |f| f.lastb);
-        self.fio_block_over(rand, lastb)
+        let unit = self.block;
+        self.fio_block_over(rand, lastb, unit)
     }
 
     /// `fio_block` with fio's `last_block` of the I/O's direction.
-    fn fio_block_over(&mut self, rand: &mut OffsetRand, lastb: u64) -> u64 {
+    /// `unit`: the direction's block size, in which `zoned_abs` zones
+    /// are counted.
+    fn fio_block_over(&mut self, rand: &mut OffsetRand, lastb: u64, unit: u64) -> u64 {
         let Some(fio) = &mut self.fio else {
             return 0;
         };
@@ -728,8 +731,8 @@ impl OffsetGen {
                 FioKind::Zoned { table, absolute } => {
                     let z = table[(rand.zone.between(1, 100) - 1) as usize];
                     let (base, span) = if *absolute {
-                        let first = z.prev / self.block;
-                        let end = (z.end / self.block).min(lastb);
+                        let first = z.prev / unit;
+                        let end = (z.end / unit).min(lastb);
                         (first, end.saturating_sub(first))
                     } else {
                         let base = z.prev * lastb / 100;
