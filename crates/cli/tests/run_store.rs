@@ -418,11 +418,7 @@ fn every_kind_of_real_result_round_trips_through_the_store() {
         iolab_core::sweep::bs_axis("4k..8k").unwrap(),
         iolab_core::sweep::list_axis("rw", "write,read").unwrap(),
     ];
-    let ctx = iolab_spec::Context::from_env(iolab_spec::Host {
-        page_size: 4096,
-        mb_memory: 1024,
-        ncpus: 2,
-    });
+    let ctx = iolab_spec::Context::from_env(iolab_spec::Host::EXAMPLE);
     let sweep = iolab_core::sweep::run_sweep(&base, &axes, 2, &ctx, &go, &mut |_, _| {}).unwrap();
     assert!(sweep.complete() && sweep.points.len() == 4);
     let back: iolab_stats::sweep::SweepResult = round_trip!(&mut store, Kind::Sweep, sweep);
@@ -485,11 +481,7 @@ fn every_kind_of_real_result_round_trips_through_the_store() {
         cache_size: 64 << 20,
         destroy_data: false,
         baseline: Some("a".into()),
-        host: iolab_spec::Host {
-            page_size: 4096,
-            mb_memory: 1024,
-            ncpus: 2,
-        },
+        host: iolab_spec::Host::EXAMPLE,
     };
     let outcome = iolab_lab::campaign::run(&targets, &opts, &go, &mut |_| {}).unwrap();
     let cmp = outcome.comparison;

@@ -1073,11 +1073,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let setup = prepare(&opts(dir.path())).unwrap();
         assert_eq!(setup.test_time, Duration::from_secs(1));
-        let ctx = Context::from_env(Host {
-            page_size: 4096,
-            mb_memory: 1024,
-            ncpus: 2,
-        });
+        let ctx = Context::from_env(Host::EXAMPLE);
         for test in SUITE {
             let section = job_section(&setup, test);
             let text = section.to_text().unwrap();

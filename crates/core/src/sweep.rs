@@ -565,11 +565,7 @@ mod tests {
     use iolab_spec::Host;
 
     fn ctx() -> Context {
-        Context::fixed(Host {
-            page_size: 4096,
-            mb_memory: 1024,
-            ncpus: 2,
-        })
+        Context::fixed(Host::EXAMPLE)
     }
 
     #[test]

@@ -137,11 +137,7 @@ fn mib(bytes: u64) -> String {
 mod tests {
     use super::*;
 
-    const HOST: Host = Host {
-        page_size: 4096,
-        mb_memory: 1024,
-        ncpus: 2,
-    };
+    const HOST: Host = Host::EXAMPLE;
 
     #[test]
     fn every_builtin_suite_has_a_minimum_and_fits_at_it() {

@@ -320,11 +320,7 @@ mod tests {
 
     /// The lab's variables, for parsing the suites' job texts.
     fn lab_context() -> Context {
-        let mut ctx = Context::fixed(Host {
-            page_size: 4096,
-            mb_memory: 1024,
-            ncpus: 2,
-        });
+        let mut ctx = Context::fixed(Host::EXAMPLE);
         for (k, v) in [
             ("IOLAB_DIR", "/tmp"),
             ("IOLAB_SIZE", "64m"),

@@ -196,11 +196,7 @@ mod tests {
             place,
             file_size: 1 << 20,
             runtime_s: 1,
-            host: Host {
-                page_size: 4096,
-                mb_memory: 1024,
-                ncpus: 2,
-            },
+            host: Host::EXAMPLE,
         }
     }
 

@@ -43,11 +43,7 @@ fn options(workdir: Option<&Path>) -> Options {
         cache_size: 64 << 20,
         destroy_data: false,
         baseline: None,
-        host: Host {
-            page_size: 4096,
-            mb_memory: 1024,
-            ncpus: 2,
-        },
+        host: Host::EXAMPLE,
     }
 }
 

@@ -291,13 +291,16 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
 /// bandwidth and IOPS, and the last criterion.
 fn steadystate(out: &mut String, ss: &SteadyResult, opts: &RenderOpts) {
     let pow2 = opts.pow2();
-    let bw = ss.bw_mean();
+    // fio prints the mean in kb_base units, with the other prefixes on the
+    // same number for the second figure: 7979KiB/s (7979kB/s).
+    let k = ss.bw_mean() / u64::from(opts.kb_base.max(1));
+    let in_units = |pow2: bool| rate(k * if pow2 { 1024 } else { 1000 }, opts, pow2);
     let _ = writeln!(
         out,
         "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
         if ss.attained { "yes" } else { "no" },
-        rate(bw, opts, pow2),
-        rate(bw, opts, !pow2),
+        in_units(pow2),
+        in_units(!pow2),
         num2str(ss.iops_mean(), opts.sig_figs as usize, false, Unit::None),
         if ss.rule.iops { "iops" } else { "bw" },
         if ss.rule.slope { " slope" } else { " mean dev" },
@@ -575,6 +578,42 @@ mod tests {
             out,
             "  lat (msec)   : 4=1.00%, 20=2.00%, 50=3.00%, 100=4.00%, 250=5.00%\n  \
              lat (msec)   : 500=6.00%, 1000=0.01%, >=2000=7.50%\n"
+        );
+    }
+
+    #[test]
+    fn latency_and_steadystate_lines_are_fios() {
+        let mut run = RunResult::default();
+        let mut j = job_with_clat(&[1000]);
+        j.setup.latency_target_ns = 1_000_000;
+        j.setup.latency_window_us = 50_000;
+        j.setup.latency_percentile = 50.0;
+        j.latency_depth = Some(12);
+        // fio 3.33's line for a 2 s window at 7979 KiB/s and 1994 IOPS.
+        j.steadystate = Some(SteadyResult {
+            rule: iolab_stats::SteadyRule {
+                iops: true,
+                slope: false,
+                pct: true,
+                limit: 50.0,
+                dur: 2,
+            },
+            attained: true,
+            criterion: 0.3762,
+            iops: vec![1994, 1994],
+            bw: vec![7979 * 1024 + 100, 7979 * 1024 + 300],
+            ..Default::default()
+        });
+        run.jobs = vec![j];
+        run.groups = vec![GroupResult::from_jobs(0, run.jobs.iter())];
+        let text = render(&run, &RenderOpts::default());
+        assert!(
+            text.contains(
+                "\n     latency   : target=1000000, window=50000, percentile=50.00%, depth=12\n  \
+                 steadystate  : attained=yes, bw=7979KiB/s (7979kB/s), iops=1994, \
+                 iops mean dev=0.376%\n"
+            ),
+            "{text}"
         );
     }
 

@@ -19,6 +19,16 @@ pub struct Host {
     pub ncpus: u64,
 }
 
+impl Host {
+    /// A small fixed host (4 KiB pages, 1 GiB of memory, 2 CPUs), for tests
+    /// and examples whose job text must not depend on the machine.
+    pub const EXAMPLE: Host = Host {
+        page_size: 4096,
+        mb_memory: 1024,
+        ncpus: 2,
+    };
+}
+
 /// Everything substitution needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Context {

@@ -238,11 +238,7 @@ mod tests {
     use iolab_spec::{Context, Host};
 
     fn set(text: &str) -> JobSet {
-        let ctx = Context::from_env(Host {
-            page_size: 4096,
-            mb_memory: 1024,
-            ncpus: 2,
-        });
+        let ctx = Context::from_env(Host::EXAMPLE);
         iolab_spec::parse_text("t.fio", text, &ctx).unwrap()
     }
 

@@ -7,11 +7,7 @@ use iolab_stats::{Dir, DiskResult, JobResult, Moments, RunResult, WarningCode};
 use crate::plan::Plan;
 
 fn plan(text: &str) -> Plan {
-    let ctx = Context::from_env(Host {
-        page_size: 4096,
-        mb_memory: 1024,
-        ncpus: 2,
-    });
+    let ctx = Context::from_env(Host::EXAMPLE);
     let set = iolab_spec::parse_text("w.fio", text, &ctx).unwrap();
     crate::plan::build(&set).unwrap()
 }

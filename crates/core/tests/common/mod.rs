@@ -10,11 +10,7 @@ use iolab_spec::{resolve, Context, Host};
 
 /// A host with fixed facts, so keyword values do not depend on the machine.
 pub fn ctx() -> Context {
-    Context::fixed(Host {
-        page_size: 4096,
-        mb_memory: 1024,
-        ncpus: 2,
-    })
+    Context::fixed(Host::EXAMPLE)
 }
 
 /// Parses, plans and runs job text; the outcome and the notices it gave.
