@@ -503,6 +503,12 @@ fn loops_that_leave_the_files_undone_go_on_as_fios() {
             "--loops=3",
         ],
     );
+    // Sequential reads and writes: a loop ends with neither direction at
+    // the end; the one that gets there first ends fio's run.
+    check(
+        "rw bsrange loops=3",
+        &["--rw=rw", "--size=256k", "--bsrange=4k-16k", "--loops=3"],
+    );
 }
 
 /// Runs `prog args` (fio, or iolab with `run --no-store` first), which must

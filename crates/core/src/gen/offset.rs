@@ -141,6 +141,9 @@ pub struct OffsetGen {
     /// where fio's run of the job ends (`exhausted`).
     stop_on_full: bool,
     exhausted: bool,
+    /// A sequential pass ended with the last I/O (fio's direction is at
+    /// the region's end).
+    at_end: bool,
 }
 
 /// The random streams of a clone that fio's offsets draw from: its offset
@@ -396,6 +399,7 @@ impl OffsetGen {
             ended: false,
             stop_on_full: false,
             exhausted: false,
+            at_end: false,
         })
     }
 
@@ -480,7 +484,8 @@ impl OffsetGen {
     /// bytes.
     pub fn fio_done(&self) -> bool {
         match (&self.mode, &self.fio) {
-            (Mode::Sequential { .. }, _) => self.len - self.cursor.min(self.len) < self.block,
+            // A pass that ended starts the next at once: at the start.
+            (Mode::Sequential { .. }, _) => self.at_end,
             (Mode::Random { .. }, Some(f)) => match (&f.kind, &self.touched) {
                 (FioKind::Lfsr { .. }, _) => true,
                 (_, Some(t)) => t.left == 0,
@@ -491,8 +496,9 @@ impl OffsetGen {
     }
 
     /// Within a loop that went on from the last (see `fio_done`): a random
-    /// draw that finds the map full ends fio's run there, instead of
-    /// clearing the map and drawing again (`exhausted`).
+    /// draw that finds the map full, or a sequential one at the region's
+    /// end, ends fio's run there, instead of clearing the map and drawing
+    /// again or starting a new pass (`exhausted`).
     pub fn set_stop_on_full(&mut self, on: bool) {
         self.stop_on_full = on;
     }
@@ -522,6 +528,12 @@ impl OffsetGen {
                 return self.draw_fio_units(bs, bs_rng, rand, dir);
             }
             return self.draw_fio(bs, bs_rng, rand, dir);
+        }
+        if self.stop_on_full && matches!(self.mode, Mode::Sequential { .. }) && self.at_end {
+            // A loop that went on from the last reached the region's end:
+            // fio's file is done there, which starts its next run.
+            self.exhausted = true;
+            return (self.start, bs.min());
         }
         let room = match self.mode {
             Mode::Sequential { .. } if self.cursor + u64::from(bs.min()) <= self.len => {
@@ -932,7 +944,8 @@ impl OffsetGen {
                 let off = self.cursor;
                 self.cursor = off.saturating_add(len).saturating_add(gap);
                 // A pass ends as soon as no block fits after this I/O.
-                if self.cursor.saturating_add(self.block) > self.len {
+                self.at_end = self.cursor.saturating_add(self.block) > self.len;
+                if self.at_end {
                     self.cursor = 0;
                     self.passes += 1;
                 }
@@ -1024,6 +1037,7 @@ impl OffsetGen {
         self.ended = false;
         self.exhausted = false;
         self.stop_on_full = false;
+        self.at_end = false;
         self.cursor = 0;
         self.run_left = 0;
         self.ios = 0;
