@@ -172,7 +172,13 @@ fn averaged_logs_have_a_line_per_window() {
         ("a_clat.1.log", [4, 4]),
         ("a_lat.1.log", [4, 4]),
     ] {
-        assert_eq!(per_dir(&f, name, 2), want, "fio {name}");
+        // fio's own count is the rule's, or one more where a loaded
+        // machine delays its end past one more window's close.
+        let fio_n = per_dir(&f, name, 2);
+        assert!(
+            (0..2).all(|d| fio_n[d] == want[d] || fio_n[d] == want[d] + 1),
+            "fio {name}: {fio_n:?}"
+        );
         assert_eq!(per_dir(&o, name, 2), want, "iolab {name}");
         // Averaged lines have block size and offset 0.
         assert!(o[name]
@@ -191,7 +197,7 @@ fn averaged_logs_have_a_line_per_window() {
             .filter(|l| l[2] == 0)
             .map(|l| l[1])
             .collect();
-        assert_eq!(r["bw_samples"].as_u64(), Some(3));
+        assert_eq!(r["bw_samples"].as_u64(), Some(reads.len() as u64));
         assert_eq!(r["bw_min"].as_u64(), reads.iter().min().copied());
         assert_eq!(r["bw_max"].as_u64(), reads.iter().max().copied());
     }
