@@ -16,6 +16,7 @@ use iolab_report::export::{DocFormat, Style};
 use iolab_report::{laying_out, render, render_preamble, Format, RenderOpts, UnitBase};
 use iolab_spec::cmdline::CmdLine;
 use iolab_spec::error::{bound_message, clip};
+use iolab_spec::options::choices::UnitBase as UnitBaseChoice;
 use iolab_spec::{cmdline, help, resolve, Context, JobSet, Opt, SpecError};
 use iolab_stats::{JobResult, RepeatRule, RunResult};
 use iolab_store::{Kind, Record};
@@ -538,9 +539,9 @@ pub(crate) fn render_opts(jobs: &JobSet) -> RenderOpts {
         Some(iolab_spec::value::KbBase::K1000) => 1000,
         _ => 1024,
     };
-    let unit_base = match first.and_then(|j| j.choice(Opt::UnitBase)) {
-        Some("1") => UnitBase::Bits,
-        _ => UnitBase::Bytes,
+    let unit_base = match first.and_then(|j| j.chosen(Opt::UnitBase)) {
+        Some(UnitBaseChoice::Bits) => UnitBase::Bits,
+        Some(UnitBaseChoice::Bytes | UnitBaseChoice::Auto) | None => UnitBase::Bytes,
     };
     RenderOpts {
         kb_base,

@@ -35,13 +35,13 @@ pub enum Generator {
 }
 
 impl Generator {
-    /// The generator named by `random_generator=` (fio's names).
-    pub fn from_fio(name: &str) -> Option<Generator> {
-        match name {
-            "tausworthe" => Some(Generator::Tausworthe),
-            "tausworthe64" => Some(Generator::Tausworthe64),
-            "lfsr" => Some(Generator::Lfsr),
-            _ => None,
+    /// The generator `random_generator=` names.
+    pub fn of(choice: iolab_spec::options::choices::RandomGenerator) -> Generator {
+        use iolab_spec::options::choices::RandomGenerator as R;
+        match choice {
+            R::Tausworthe => Generator::Tausworthe,
+            R::Tausworthe64 => Generator::Tausworthe64,
+            R::Lfsr => Generator::Lfsr,
         }
     }
 }

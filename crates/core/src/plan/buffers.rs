@@ -6,6 +6,7 @@
 //! the block size, `verify=pattern` without a pattern, `verify_only` of a
 //! time-based job).
 
+use iolab_spec::options::choices::DedupeMode as Dedupe;
 use iolab_spec::value::{RwMode, SizeValue};
 use iolab_spec::{Opt, Value};
 
@@ -41,13 +42,13 @@ pub(super) fn buffer_spec(cx: &Ctx, verify: bool) -> BufferSpec {
             _ => 512,
         },
         dedupe_percentage: percent(cx, Opt::DedupePercentage).unwrap_or(0),
-        dedupe_mode: match job.choice(Opt::DedupeMode) {
-            Some("working_set") => DedupeMode::WorkingSet {
+        dedupe_mode: match job.chosen(Opt::DedupeMode).unwrap_or_default() {
+            Dedupe::WorkingSet => DedupeMode::WorkingSet {
                 percent: percent(cx, Opt::DedupeWorkingSetPercentage).unwrap_or(5),
                 global: job.flag(Opt::DedupeGlobal),
                 threads: 1,
             },
-            _ => DedupeMode::Repeat,
+            Dedupe::Repeat => DedupeMode::Repeat,
         },
     }
     .with_implied_refill(verify)

@@ -16,6 +16,7 @@ use iolab_engine::file::FallocMode;
 use iolab_engine::{EngineKind, EngineOpts, SyncMode};
 use iolab_spec::options::choices::{
     ContinueOnError, CpuMode, CpusAllowedPolicy, RateProcess, SyncWrites, UnifiedRwReporting,
+    ZoneMode,
 };
 
 use crate::gen::{Rng, Seeds, Stream};
@@ -371,10 +372,9 @@ fn random_spec(job: &JobSpec) -> RandomSpec {
             let p = job.per_dir(Opt::PercentageRandom);
             [p.read, p.write, p.trim].map(|v| v.unwrap_or(100).min(100) as u32)
         },
-        generator: job
-            .choice(Opt::RandomGenerator)
-            .and_then(crate::gen::taus::Generator::from_fio)
-            .unwrap_or_default(),
+        generator: crate::gen::taus::Generator::of(
+            job.chosen(Opt::RandomGenerator).unwrap_or_default(),
+        ),
     }
 }
 
@@ -864,7 +864,7 @@ impl Placing<'_> {
                 ));
             }
         }
-        if cx.job.choice(Opt::Zonemode) == Some("zbd") {
+        if cx.job.chosen(Opt::Zonemode) == Some(ZoneMode::Zbd) {
             return Err(cx.err(Some(Opt::Zonemode), zbd_refusal(path, disk.block_device)));
         }
         Ok(())

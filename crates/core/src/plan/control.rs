@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use iolab_spec::options::choices::ZoneMode;
 use iolab_spec::value::size::parse_size;
 use iolab_spec::value::SizeValue;
 use iolab_spec::{JobSpec, Opt, Value};
@@ -78,8 +79,8 @@ fn bytes(job: &JobSpec, opt: Opt) -> u64 {
 pub(super) fn strided_zones(cx: &Ctx) -> Result<Option<StridedZones>, PlanError> {
     let job = cx.job;
     let size = bytes(job, Opt::Zonesize);
-    match job.choice(Opt::Zonemode) {
-        Some("strided") => {
+    match job.chosen(Opt::Zonemode).unwrap_or_default() {
+        ZoneMode::Strided => {
             if size == 0 {
                 return Err(cx.err(
                     Some(Opt::Zonemode),
@@ -96,12 +97,12 @@ pub(super) fn strided_zones(cx: &Ctx) -> Result<Option<StridedZones>, PlanError>
                 skip: bytes(job, Opt::Zoneskip),
             }))
         }
-        Some("zbd") => Ok(None),
-        _ if size > 0 => Err(cx.err(
+        ZoneMode::Zbd => Ok(None),
+        ZoneMode::None if size > 0 => Err(cx.err(
             Some(Opt::Zonesize),
             "zonesize= needs zonemode=strided (or zbd): with zonemode=none it means nothing, and fio refuses it too",
         )),
-        _ => Ok(None),
+        ZoneMode::None => Ok(None),
     }
 }
 

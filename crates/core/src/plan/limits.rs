@@ -7,6 +7,7 @@
 //! set past any of them is refused with what it would take and what the
 //! limit is, before anything is named, opened or allocated.
 
+use iolab_spec::options::choices::RandomGenerator;
 use iolab_spec::value::SizeValue;
 use iolab_spec::{JobSet, Opt, Value};
 use iolab_stats::PLAT_NR;
@@ -143,7 +144,7 @@ fn map_bytes(job: &iolab_spec::JobSpec, files: u64, min_bs: u64, max_bs: u64) ->
             job.get(Opt::RandomDistribution),
             Some(Value::Distribution(d)) if *d != iolab_spec::value::Distribution::Random
         );
-    let lfsr = job.choice(Opt::RandomGenerator) == Some("lfsr");
+    let lfsr = job.chosen(Opt::RandomGenerator) == Some(RandomGenerator::Lfsr);
     if !mapped || (lfsr && max_bs <= min_bs) || min_bs == 0 {
         return 0;
     }

@@ -130,6 +130,70 @@ choice_enum! {
     }
 }
 
+choice_enum! {
+    /// How a job's region is divided into zones (`zonemode`).
+    #[derive(Default)]
+    pub enum ZoneMode {
+        #[default]
+        None = "none" [] "no zones: zonerange, zonesize and zoneskip are not used",
+        Strided = "strided" []
+            "zonesize bytes in each zone of zonerange bytes, then zoneskip bytes on",
+        Zbd = "zbd" [] "a zoned block device's zones (refused where the device is not zoned)",
+    }
+}
+
+choice_enum! {
+    /// What a deduplicated write repeats (`dedupe_mode`).
+    #[derive(Default)]
+    pub enum DedupeMode {
+        #[default]
+        Repeat = "repeat" [] "a deduplicated write repeats the last unique one",
+        WorkingSet = "working_set" []
+            "a deduplicated write repeats one drawn from the first unique writes",
+    }
+}
+
+choice_enum! {
+    /// Who submits a job's I/O (`io_submit_mode`).
+    pub enum IoSubmitMode {
+        Inline = "inline" [] "the job's thread submits and reaps its I/O",
+        Offload = "offload" []
+            "fio: a pool of threads submits; iolab submits from the job's thread",
+    }
+}
+
+choice_enum! {
+    /// The generator of random offsets (`random_generator`).
+    #[derive(Default)]
+    pub enum RandomGenerator {
+        #[default]
+        Tausworthe = "tausworthe" [] "32-bit Tausworthe generator",
+        Lfsr = "lfsr" [] "linear feedback shift register: visits each block once, no map",
+        Tausworthe64 = "tausworthe64" [] "64-bit Tausworthe generator, for very large devices",
+    }
+}
+
+choice_enum! {
+    /// Whether rates are reported in bytes or bits (`unit_base`).
+    #[derive(Default)]
+    pub enum UnitBase {
+        #[default]
+        Auto = "0" [] "pick bytes or bits automatically",
+        Bytes = "8" [] "report in bytes",
+        Bits = "1" [] "report in bits",
+    }
+}
+
+choice_enum! {
+    /// The clock fio times with (`clocksource`); iolab times with its own
+    /// calibrated clock whichever is asked.
+    pub enum Clocksource {
+        Gettimeofday = "gettimeofday" [] "gettimeofday(2)",
+        ClockGettime = "clock_gettime" [] "clock_gettime(2)",
+        Cpu = "cpu" [] "the CPU's time stamp counter",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +219,11 @@ mod tests {
         check::<CpusAllowedPolicy>(Opt::CpusAllowedPolicy);
         check::<UnifiedRwReporting>(Opt::UnifiedRwReporting);
         check::<CpuMode>(Opt::Cpumode);
+        check::<ZoneMode>(Opt::Zonemode);
+        check::<DedupeMode>(Opt::DedupeMode);
+        check::<IoSubmitMode>(Opt::IoSubmitMode);
+        check::<RandomGenerator>(Opt::RandomGenerator);
+        check::<UnitBase>(Opt::UnitBase);
+        check::<Clocksource>(Opt::Clocksource);
     }
 }

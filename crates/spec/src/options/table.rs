@@ -84,45 +84,11 @@ const ENGINES: &[Choice] = &{
     out
 };
 
-const ZONE_MODES: &[Choice] = &[
-    choice(
-        "none",
-        &[],
-        "no zones: zonerange, zonesize and zoneskip are not used",
-    ),
-    choice(
-        "strided",
-        &[],
-        "zonesize bytes in each zone of zonerange bytes, then zoneskip bytes on",
-    ),
-    choice(
-        "zbd",
-        &[],
-        "a zoned block device's zones (refused where the device is not zoned)",
-    ),
-];
+const ZONE_MODES: &[Choice] = super::choices::ZoneMode::CHOICES;
 
-const DEDUPE_MODES: &[Choice] = &[
-    choice(
-        "repeat",
-        &[],
-        "a deduplicated write repeats the last unique one",
-    ),
-    choice(
-        "working_set",
-        &[],
-        "a deduplicated write repeats one drawn from the first unique writes",
-    ),
-];
+const DEDUPE_MODES: &[Choice] = super::choices::DedupeMode::CHOICES;
 
-const SUBMIT_MODES: &[Choice] = &[
-    choice("inline", &[], "the job's thread submits and reaps its I/O"),
-    choice(
-        "offload",
-        &[],
-        "fio: a pool of threads submits; iolab submits from the job's thread",
-    ),
-];
+const SUBMIT_MODES: &[Choice] = super::choices::IoSubmitMode::CHOICES;
 
 const CPU_MODES: &[Choice] = CpuMode::CHOICES;
 
@@ -136,19 +102,7 @@ const RATE_PROCESSES: &[Choice] = RateProcess::CHOICES;
 
 const CPU_POLICIES: &[Choice] = CpusAllowedPolicy::CHOICES;
 
-const RANDOM_GENERATORS: &[Choice] = &[
-    choice("tausworthe", &[], "32-bit Tausworthe generator"),
-    choice(
-        "lfsr",
-        &[],
-        "linear feedback shift register: visits each block once, no map",
-    ),
-    choice(
-        "tausworthe64",
-        &[],
-        "64-bit Tausworthe generator, for very large devices",
-    ),
-];
+const RANDOM_GENERATORS: &[Choice] = super::choices::RandomGenerator::CHOICES;
 
 /// The verification methods iolab implements.
 const VERIFY_METHODS: &[Choice] = &[
@@ -194,17 +148,9 @@ const KB_BASES: &[Choice] = &[
     ),
 ];
 
-const UNIT_BASES: &[Choice] = &[
-    choice("0", &[], "pick bytes or bits automatically"),
-    choice("8", &[], "report in bytes"),
-    choice("1", &[], "report in bits"),
-];
+const UNIT_BASES: &[Choice] = super::choices::UnitBase::CHOICES;
 
-const CLOCKSOURCES: &[Choice] = &[
-    choice("gettimeofday", &[], "gettimeofday(2)"),
-    choice("clock_gettime", &[], "clock_gettime(2)"),
-    choice("cpu", &[], "the CPU's time stamp counter"),
-];
+const CLOCKSOURCES: &[Choice] = super::choices::Clocksource::CHOICES;
 
 option_table! {
     // ---- Job description ----
