@@ -1,5 +1,6 @@
-//! The parse sweep: every job file of `tests/corpus` (job files from
-//! fio's `examples/` directory), and every one of fio's own examples when
+//! The parse sweep: every job file of `tests/corpus` (iolab's own job
+//! files in the shapes fio users write), and every one of fio's own
+//! examples when
 //! they are installed on the machine, is parsed by fio (`fio
 //! --parse-only`) and by iolab (`iolab run --parse-only`). The test prints
 //! how many both accept and fails on a file fio accepts and iolab refuses,
