@@ -53,15 +53,17 @@ pub enum Method {
 }
 
 impl Method {
-    pub fn from_fio(name: &str) -> Option<Method> {
-        Some(match name {
-            "crc32c" | "crc32c-intel" => Method::Crc32c,
-            "md5" => Method::Md5,
-            "sha256" => Method::Sha256,
-            "xxhash" => Method::Xxhash,
-            "meta" => Method::Meta,
-            "pattern" => Method::Pattern,
-            _ => return None,
+    /// The method `verify=` names; None for `verify=0`.
+    pub fn of(choice: iolab_spec::options::choices::Verify) -> Option<Method> {
+        use iolab_spec::options::choices::Verify as V;
+        Some(match choice {
+            V::Off => return None,
+            V::Crc32c => Method::Crc32c,
+            V::Md5 => Method::Md5,
+            V::Sha256 => Method::Sha256,
+            V::Xxhash => Method::Xxhash,
+            V::Meta => Method::Meta,
+            V::Pattern => Method::Pattern,
         })
     }
 

@@ -370,20 +370,6 @@ pub enum FallocMode {
     Truncate,
 }
 
-impl FallocMode {
-    /// The mode for a value of fio's `fallocate=` (`0` = none, `1` = posix).
-    pub fn from_fio(value: &str) -> Option<FallocMode> {
-        Some(match value {
-            "none" | "0" => FallocMode::None,
-            "native" => FallocMode::Native,
-            "posix" | "1" => FallocMode::Posix,
-            "keep" => FallocMode::Keep,
-            "truncate" => FallocMode::Truncate,
-            _ => return None,
-        })
-    }
-}
-
 fn off(value: u64) -> io::Result<libc::off_t> {
     libc::off_t::try_from(value)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset beyond off_t"))
@@ -730,14 +716,6 @@ mod tests {
         let f = rw_file(&dir.path().join("empty"));
         assert!(!fallocate(&f, FallocMode::Posix, 0, 0).unwrap());
         assert!(fallocate(&f, FallocMode::Posix, u64::MAX, 1).is_err());
-    }
-
-    #[test]
-    fn fio_fallocate_names() {
-        assert_eq!(FallocMode::from_fio("1"), Some(FallocMode::Posix));
-        assert_eq!(FallocMode::from_fio("0"), Some(FallocMode::None));
-        assert_eq!(FallocMode::from_fio("keep"), Some(FallocMode::Keep));
-        assert_eq!(FallocMode::from_fio("nope"), None);
     }
 
     #[test]

@@ -69,16 +69,11 @@ pub(super) fn count_dedupe_threads(jobs: &mut [super::PlanJob]) {
 pub(super) fn verify_spec(cx: &Ctx, bs: &[BsSpec; 3]) -> Result<Option<VerifySpec>, PlanError> {
     let job = cx.job;
     let vpattern = pattern(cx, Opt::VerifyPattern);
-    let method = match job.choice(Opt::Verify) {
+    let method = match job.chosen(Opt::Verify).and_then(Method::of) {
+        Some(m) => m,
         // verify_pattern alone asks for a pattern check, as in fio.
-        None | Some("0") if vpattern.is_some() && job.get(Opt::Verify).is_none() => Method::Pattern,
-        None | Some("0") => return Ok(None),
-        Some(name) => Method::from_fio(name).ok_or_else(|| {
-            cx.err(
-                Some(Opt::Verify),
-                format!("verify={name} is not implemented by iolab"),
-            )
-        })?,
+        None if vpattern.is_some() && job.get(Opt::Verify).is_none() => Method::Pattern,
+        None => return Ok(None),
     };
     if method == Method::Pattern && vpattern.is_none() {
         return Err(cx.err(

@@ -15,8 +15,8 @@ use super::files::{file_paths, on_disk, resolve_size, OnDisk};
 use iolab_engine::file::FallocMode;
 use iolab_engine::{EngineKind, EngineOpts, SyncMode};
 use iolab_spec::options::choices::{
-    ContinueOnError, CpuMode, CpusAllowedPolicy, RateProcess, SyncWrites, UnifiedRwReporting,
-    ZoneMode,
+    ContinueOnError, CpuMode, CpusAllowedPolicy, Fallocate, RateProcess, SyncWrites,
+    UnifiedRwReporting, ZoneMode,
 };
 
 use crate::gen::{Rng, Seeds, Stream};
@@ -171,10 +171,14 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         Some(SyncWrites::None) | None => SyncMode::None,
     };
     let fadvise: Fadvise = job.chosen(Opt::FadviseHint).unwrap_or_default();
-    let fallocate = job
-        .choice(Opt::Fallocate)
-        .and_then(FallocMode::from_fio)
-        .unwrap_or_default();
+    let fallocate = match job.chosen(Opt::Fallocate) {
+        Some(Fallocate::None) => FallocMode::None,
+        Some(Fallocate::Native) => FallocMode::Native,
+        Some(Fallocate::Posix) => FallocMode::Posix,
+        Some(Fallocate::Keep) => FallocMode::Keep,
+        Some(Fallocate::Truncate) => FallocMode::Truncate,
+        None => FallocMode::default(),
+    };
     let pace = pace_spec(cx, &bs, noio_pace)?;
     let options = job.echo.clone();
     let logs = log_spec(job);

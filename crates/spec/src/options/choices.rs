@@ -194,6 +194,32 @@ choice_enum! {
     }
 }
 
+choice_enum! {
+    /// How a job's files are preallocated (`fallocate`).
+    pub enum Fallocate {
+        None = "none" ["0"] "do not preallocate; blocks are allocated as data is written",
+        Native = "native" [] "fallocate(2) where the filesystem supports it, else nothing",
+        Posix = "posix" ["1"] "posix_fallocate(3), which may write zeros where not supported",
+        Keep = "keep" [] "fallocate(2) with FALLOC_FL_KEEP_SIZE: reserve without growing",
+        Truncate = "truncate" [] "only ftruncate(2) the file to its size, leaving it sparse",
+    }
+}
+
+choice_enum! {
+    /// The verification methods iolab implements (`verify`); fio's others
+    /// are refused by name.
+    pub enum Verify {
+        Off = "0" [] "no verification",
+        Crc32c = "crc32c" ["crc32c-intel"] "CRC32C checksum (hardware assisted where available)",
+        Md5 = "md5" [] "MD5 checksum",
+        Sha256 = "sha256" [] "SHA-256 checksum",
+        Xxhash = "xxhash" [] "xxHash32 checksum",
+        Pattern = "pattern" [] "compare the data with verify_pattern, no header",
+        Meta = "meta" []
+            "check only the header (offset, length, seed); fio treats it as obsolete",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,5 +251,7 @@ mod tests {
         check::<RandomGenerator>(Opt::RandomGenerator);
         check::<UnitBase>(Opt::UnitBase);
         check::<Clocksource>(Opt::Clocksource);
+        check::<Fallocate>(Opt::Fallocate);
+        check::<Verify>(Opt::Verify);
     }
 }

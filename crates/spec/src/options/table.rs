@@ -42,33 +42,7 @@ const THREAD_IGNORED: &str =
 
 const FADVISE_HINTS: &[Choice] = Fadvise::CHOICES;
 
-const FALLOCATE_MODES: &[Choice] = &[
-    choice(
-        "none",
-        &["0"],
-        "do not preallocate; blocks are allocated as data is written",
-    ),
-    choice(
-        "native",
-        &[],
-        "fallocate(2) where the filesystem supports it, else nothing",
-    ),
-    choice(
-        "posix",
-        &["1"],
-        "posix_fallocate(3), which may write zeros where not supported",
-    ),
-    choice(
-        "keep",
-        &[],
-        "fallocate(2) with FALLOC_FL_KEEP_SIZE: reserve without growing",
-    ),
-    choice(
-        "truncate",
-        &[],
-        "only ftruncate(2) the file to its size, leaving it sparse",
-    ),
-];
+const FALLOCATE_MODES: &[Choice] = super::choices::Fallocate::CHOICES;
 
 /// Every engine iolab knows, from the one table of engine kinds: the
 /// names, in its order, with its help lines.
@@ -105,27 +79,7 @@ const CPU_POLICIES: &[Choice] = CpusAllowedPolicy::CHOICES;
 const RANDOM_GENERATORS: &[Choice] = super::choices::RandomGenerator::CHOICES;
 
 /// The verification methods iolab implements.
-const VERIFY_METHODS: &[Choice] = &[
-    choice("0", &[], "no verification"),
-    choice(
-        "crc32c",
-        &["crc32c-intel"],
-        "CRC32C checksum (hardware assisted where available)",
-    ),
-    choice("md5", &[], "MD5 checksum"),
-    choice("sha256", &[], "SHA-256 checksum"),
-    choice("xxhash", &[], "xxHash32 checksum"),
-    choice(
-        "pattern",
-        &[],
-        "compare the data with verify_pattern, no header",
-    ),
-    choice(
-        "meta",
-        &[],
-        "check only the header (offset, length, seed); fio treats it as obsolete",
-    ),
-];
+const VERIFY_METHODS: &[Choice] = super::choices::Verify::CHOICES;
 
 /// fio's other verification methods.
 const FIO_ONLY_VERIFY: &[&str] = &[
