@@ -414,48 +414,56 @@ pub fn check_read(
     first
 }
 
-/// Checks one chunk read back from file offset `at`.
-pub fn check_chunk(
+/// A chunk's mismatch report.
+fn mismatch(
+    at: u64,
+    len: usize,
+    first_bad: BadByte,
+    what: String,
+    expected: String,
+    found: String,
+) -> Box<Mismatch> {
+    Box::new(Mismatch {
+        block: at,
+        len,
+        first_bad,
+        what,
+        expected,
+        found,
+    })
+}
+
+/// Checks a `verify=pattern` chunk against the pattern from its first
+/// byte, generated once and kept: with verify=pattern the scratch holds
+/// nothing else.
+fn check_pattern(
     spec: &VerifySpec,
     data: &DataGen,
     c: &[u8],
     at: u64,
     scratch: &mut Vec<u8>,
-) -> Result<Option<Header>, Box<Mismatch>> {
-    let m = spec.method;
-    let fail = |first_bad, what: String, expected: String, found: String| {
-        Box::new(Mismatch {
-            block: at,
-            len: c.len(),
-            first_bad,
-            what,
-            expected,
-            found,
-        })
-    };
-    if m == Method::Pattern {
-        // The pattern from the chunk's first byte, generated once and
-        // kept: with verify=pattern the scratch holds nothing else.
-        if scratch.len() < c.len() {
-            scratch.resize(c.len(), 0);
-            expected_data(spec, data, scratch, 0, 0);
-        }
-        let scratch = &scratch[..c.len()];
-        return match first_diff(scratch, c) {
-            None => Ok(None),
-            Some(i) => Err(fail(
-                BadByte::At(at + i as u64),
-                "data differs from verify_pattern".into(),
-                format!("byte {:#04x}", scratch[i]),
-                format!("byte {:#04x}", c[i]),
-            )),
-        };
+) -> Result<(), Box<Mismatch>> {
+    if scratch.len() < c.len() {
+        scratch.resize(c.len(), 0);
+        expected_data(spec, data, scratch, 0, 0);
     }
-    let h = m.header_len();
-    if c.len() < h {
-        return Ok(None);
+    let scratch = &scratch[..c.len()];
+    match first_diff(scratch, c) {
+        None => Ok(()),
+        Some(i) => Err(mismatch(
+            at,
+            c.len(),
+            BadByte::At(at + i as u64),
+            "data differs from verify_pattern".into(),
+            format!("byte {:#04x}", scratch[i]),
+            format!("byte {:#04x}", c[i]),
+        )),
     }
-    // The fields whose value is known without trusting the header.
+}
+
+/// Checks the header fields whose value is known without trusting the
+/// header: magic, verify type, length and offset.
+fn check_known_fields(m: Method, c: &[u8], at: u64) -> Result<(), Box<Mismatch>> {
     let mut known = [0u8; 8];
     known[0..2].copy_from_slice(&MAGIC.to_le_bytes());
     known[2..4].copy_from_slice(&m.code().to_le_bytes());
@@ -474,7 +482,9 @@ pub fn check_chunk(
             } else {
                 format!("bad header {name} field")
             };
-            return Err(fail(
+            return Err(mismatch(
+                at,
+                c.len(),
                 BadByte::At(at + (pos + i) as u64),
                 what,
                 hex(want),
@@ -482,6 +492,29 @@ pub fn check_chunk(
             ));
         }
     }
+    Ok(())
+}
+
+/// Checks one chunk read back from file offset `at`.
+pub fn check_chunk(
+    spec: &VerifySpec,
+    data: &DataGen,
+    c: &[u8],
+    at: u64,
+    scratch: &mut Vec<u8>,
+) -> Result<Option<Header>, Box<Mismatch>> {
+    let m = spec.method;
+    let fail = |first_bad, what: String, expected: String, found: String| {
+        mismatch(at, c.len(), first_bad, what, expected, found)
+    };
+    if m == Method::Pattern {
+        return check_pattern(spec, data, c, at, scratch).map(|()| None);
+    }
+    let h = m.header_len();
+    if c.len() < h {
+        return Ok(None);
+    }
+    check_known_fields(m, c, at)?;
     let stored_crc = get32(c, CRC_AT);
     let crc = fio_crc32c(&c[..CRC_AT]);
     let stored_sum = &c[FIXED..FIXED + m.sum_len()];
