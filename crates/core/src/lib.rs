@@ -10,7 +10,7 @@ pub(crate) mod compressing;
 pub mod devuse;
 pub(crate) mod diskstats;
 pub(crate) mod flow;
-pub mod gen;
+pub(crate) mod gen;
 pub(crate) mod layout;
 pub(crate) mod loopback;
 pub mod meta;

@@ -163,11 +163,13 @@ impl BsGen {
         self.min
     }
 
+    #[cfg(test)]
     /// The largest size `next` returns.
     pub fn max(&self) -> u32 {
         self.max
     }
 
+    #[cfg(test)]
     /// Whether every I/O has the same size.
     pub fn is_fixed(&self) -> bool {
         matches!(self.kind, Kind::Fixed)

@@ -128,11 +128,6 @@ impl Skewed {
         Skewed { n, kind }
     }
 
-    /// Whether every block is equally likely.
-    pub fn is_uniform(&self) -> bool {
-        matches!(self.kind, Kind::Uniform)
-    }
-
     /// The next block number, in `[0, n)` (0 when `n` is 0).
     #[inline]
     pub fn sample(&mut self, rng: &mut Rng) -> u64 {

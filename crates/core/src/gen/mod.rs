@@ -25,9 +25,8 @@ pub mod rng;
 pub mod taus;
 
 pub use bs::BsGen;
-pub use mix::{Pick, RwMix};
+pub use mix::RwMix;
 pub use offset::{FioOffsets, OffsetGen, OffsetRand, Pattern, Region};
-pub use perm::Permutation;
 pub use rng::{Rng, Seeds, Stream};
 pub use taus::{FioSeeds, Frand, Purpose};
 

@@ -32,9 +32,10 @@
 //! offset, as fio does, so that offsets and sizes are fio's for the same
 //! seeds.
 //!
-//! With the random map on and I/Os that may span several blocks,
-//! `cover_once` adds fio's map of the blocks a pass has touched (one bit
-//! per block): `next_fit` then starts each I/O at an untouched block and
+//! With the random map on and I/Os that may span several blocks, the
+//! generator keeps fio's map of the blocks a pass has touched (one bit per
+//! block; set up with fio's streams, or by `cover_once` in the unit
+//! tests): `next_fit` then starts each I/O at an untouched block and
 //! shortens it to the untouched blocks that follow, so that a pass covers
 //! each byte of the region exactly once, as fio's random map does.
 
@@ -780,6 +781,7 @@ impl OffsetGen {
         }
     }
 
+    #[cfg(test)]
     /// Keeps fio's map of touched blocks for I/Os of up to `max_len`
     /// bytes, when they may span more than one block and the offsets come
     /// from the random map one block at a time (no `norandommap`,
@@ -1068,28 +1070,22 @@ impl OffsetGen {
         self.passes
     }
 
+    #[cfg(test)]
     /// The number of whole blocks in the region.
     pub fn blocks(&self) -> u64 {
         self.blocks
     }
 
-    /// The offset granularity.
-    pub fn block(&self) -> u64 {
-        self.block
-    }
-
+    #[cfg(test)]
     /// The first byte of the region.
     pub fn start(&self) -> u64 {
         self.start
     }
 
+    #[cfg(test)]
     /// The region's length, rounded down to whole blocks.
     pub fn len(&self) -> u64 {
         self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 }
 

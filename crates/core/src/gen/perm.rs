@@ -62,11 +62,13 @@ impl Permutation {
         p
     }
 
+    #[cfg(test)]
     /// How many values one pass hands out.
     pub fn len(&self) -> u64 {
         self.n
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.n == 0
     }
