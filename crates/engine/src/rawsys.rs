@@ -53,7 +53,9 @@ unsafe fn syscall4(nr: i64, a: usize, b: usize, c: usize, d: usize) -> SysResult
     // SAFETY: the caller vouches for the arguments.
     let ret = unsafe { libc::syscall(nr as libc::c_long, a, b, c, d) };
     if ret < 0 {
-        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+        Err(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO))
     } else {
         Ok(ret as usize)
     }
