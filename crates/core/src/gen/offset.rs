@@ -171,6 +171,21 @@ impl OffsetRand {
             seq_left: 1,
         }
     }
+
+    /// fio's choice between a random offset and the next sequential one
+    /// for direction `dir`: with `rw=randread:N` (`run` = N) only every
+    /// N-th I/O of the clone may be random, and then is with the odds of
+    /// `percentage_random` (`pct`, 0 to 100), a coin drawn only below 100.
+    fn next_is_random(&mut self, run: u64, pct: u32, dir: usize) -> bool {
+        if run > 1 {
+            self.seq_left = self.seq_left.saturating_sub(1);
+            if self.seq_left != 0 {
+                return false;
+            }
+            self.seq_left = run;
+        }
+        pct >= 100 || self.coin[dir].between(1, 100) <= u64::from(pct)
+    }
 }
 
 /// What `OffsetGen::fio` needs to draw fio's offsets in one file.
@@ -567,15 +582,7 @@ impl OffsetGen {
             Some(f) => (f.run, f.pct[dir], f.last[dir]),
             None => (1, 100, 0),
         };
-        let mut hit = true;
-        if run > 1 {
-            rand.seq_left = rand.seq_left.saturating_sub(1);
-            hit = rand.seq_left == 0;
-            if hit {
-                rand.seq_left = run;
-            }
-        }
-        let random = hit && (pct >= 100 || rand.coin[dir].between(1, 100) <= u64::from(pct));
+        let random = rand.next_is_random(run, pct, dir);
         let last = self.blocks - 1;
         let mut off = if !random && pos < self.len {
             pos
@@ -594,21 +601,8 @@ impl OffsetGen {
             // A fixed size larger than the blocks left: moved back to fit.
             off = self.len.saturating_sub(u64::from(len)) / self.block * self.block;
         }
-        if let Some(t) = self.touched.as_mut().filter(|_| random) {
-            let first = off / self.block;
-            let want = u64::from(len).div_ceil(self.block).max(1);
-            let mut n = 0;
-            while n < want && first + n < self.blocks && !t.get(first + n) {
-                t.set(first + n);
-                n += 1;
-            }
-            if n > 0 && n * self.block < u64::from(len) {
-                // n * block < len <= u32::MAX.
-                len = (n * self.block) as u32;
-            }
-            if t.left == 0 && n > 0 {
-                self.passes += 1;
-            }
+        if random && self.touched.is_some() {
+            len = self.mark_fio_map(off, len, self.block);
         } else {
             self.ios += 1;
             if self.ios == self.blocks {
@@ -616,11 +610,7 @@ impl OffsetGen {
                 self.passes += 1;
             }
         }
-        self.cursor = off + u64::from(len);
-        if let Some(f) = &mut self.fio {
-            f.last[dir] = self.cursor;
-        }
-        (self.start + off, len)
+        self.fio_issued(dir, off, len)
     }
 
     /// `draw_fio` for a job whose directions have different units
@@ -646,15 +636,7 @@ impl OffsetGen {
         let Some(u) = f.units.map(|u| u[dir]) else {
             return (self.start, bs.min());
         };
-        let mut hit = true;
-        if run > 1 {
-            rand.seq_left = rand.seq_left.saturating_sub(1);
-            hit = rand.seq_left == 0;
-            if hit {
-                rand.seq_left = run;
-            }
-        }
-        let random = hit && (pct >= 100 || rand.coin[dir].between(1, 100) <= u64::from(pct));
+        let random = rand.next_is_random(run, pct, dir);
         let off = if !random && pos < self.len {
             pos
         } else {
@@ -677,22 +659,41 @@ impl OffsetGen {
             self.ended = true;
             return (self.start, len);
         }
-        if let Some(t) = self.touched.as_mut().filter(|_| random) {
-            let first = off / u.min_bs;
-            let want = u64::from(len).div_ceil(u.min_bs).max(1);
-            let mut n = 0;
-            while n < want && first + n < self.blocks && !t.get(first + n) {
-                t.set(first + n);
-                n += 1;
-            }
-            if n > 0 && n * u.min_bs < u64::from(len) {
-                // n * min_bs < len <= u32::MAX.
-                len = (n * u.min_bs) as u32;
-            }
-            if t.left == 0 && n > 0 {
-                self.passes += 1;
-            }
+        if random {
+            len = self.mark_fio_map(off, len, u.min_bs);
         }
+        self.fio_issued(dir, off, len)
+    }
+
+    /// Marks a random I/O of `len` bytes at `off` in fio's random map, in
+    /// `unit`s from the block under `off`, and cuts it to the free units
+    /// that follow (fio's next-free rule); a map that fills ends a pass.
+    /// The length is unchanged when no map is kept.
+    fn mark_fio_map(&mut self, off: u64, len: u32, unit: u64) -> u32 {
+        let Some(t) = self.touched.as_mut() else {
+            return len;
+        };
+        let first = off / unit;
+        let want = u64::from(len).div_ceil(unit).max(1);
+        let mut n = 0;
+        while n < want && first + n < self.blocks && !t.get(first + n) {
+            t.set(first + n);
+            n += 1;
+        }
+        if t.left == 0 && n > 0 {
+            self.passes += 1;
+        }
+        if n > 0 && n * unit < u64::from(len) {
+            // n * unit < len <= u32::MAX.
+            (n * unit) as u32
+        } else {
+            len
+        }
+    }
+
+    /// The I/O fio's draw settled on: the direction's next sequential
+    /// offset starts where it ends.
+    fn fio_issued(&mut self, dir: usize, off: u64, len: u32) -> (u64, u32) {
         self.cursor = off + u64::from(len);
         if let Some(f) = &mut self.fio {
             f.last[dir] = self.cursor;
