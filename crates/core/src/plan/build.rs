@@ -79,11 +79,18 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
             };
             pj.files = regions;
             pj.io_size = io_total;
+            // fio writes its verify dumps under `--aux-path` when given.
+            if let (Some(aux), Some(Some(dir))) =
+                (&set.aux_path, pj.verify.as_mut().map(|v| v.dump.as_mut()))
+            {
+                dir.clone_from(aux);
+            }
             jobs.push(pj);
         }
     }
     phases.push(phase_start..jobs.len());
     stop_cpuio_after_io(set, &mut jobs)?;
+    super::control::steadystate_consistent(set, &jobs)?;
     super::buffers::count_dedupe_threads(&mut jobs);
     let global_options = set.global_echo.clone();
     Ok(Plan {
