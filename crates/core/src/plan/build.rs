@@ -224,6 +224,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         bs,
         blockalign,
         io_size: 0,
+        io_size_given: job.size(Opt::IoSize).is_some(),
         number_ios: job.int(Opt::NumberIos).filter(|n| *n > 0).map(|n| n as u64),
         loops: count(job, Opt::Loops).max(1),
         runtime: (!runtime.is_zero()).then_some(runtime),

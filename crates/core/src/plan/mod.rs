@@ -277,6 +277,10 @@ pub struct PlanJob {
     pub blockalign: [u64; 3],
     /// Bytes of I/O to do per loop (fio's io_size).
     pub io_size: u64,
+    /// `io_size` was given: fio starts runs of the job past its `loops`
+    /// while its bytes are short of it (a run that ends at its files' end
+    /// short of `size`).
+    pub io_size_given: bool,
     pub number_ios: Option<u64>,
     pub loops: u32,
     pub runtime: Option<Duration>,
