@@ -14,7 +14,7 @@ use clap::Args;
 use iolab_core::meta::{run_meta_observed, MetaOptions};
 use iolab_report::export::DocFormat;
 use iolab_report::meta::{render_meta, render_meta_styled};
-use iolab_stats::meta::{MetaPhaseKind, MetaResult};
+use iolab_stats::meta::{MetaPhaseKind, MetaResult, UnknownPhase};
 
 use crate::exit::Status;
 use crate::interrupt;
@@ -63,8 +63,8 @@ pub struct MetaArgs {
     #[arg(long)]
     cold: bool,
     /// Phases to time besides create and unlink (comma list; default all).
-    #[arg(long, value_name = "LIST")]
-    phases: Option<String>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = phase)]
+    phases: Vec<MetaPhaseKind>,
     /// Under MPI (mpirun, srun): every rank works in one directory that
     /// rank 0 makes in DIR, each rank's number in its files' names
     /// (mdtest's default, without -u); without it each rank makes a
@@ -80,6 +80,33 @@ pub struct MetaArgs {
     store: StoreArgs,
 }
 
+/// One name of `--phases`.
+fn phase(name: &str) -> Result<MetaPhaseKind, UnknownPhase> {
+    name.trim().parse()
+}
+
+/// The run the flags ask for. The one place that lists the options'
+/// fields: MetaOptions lives in stats, which knows nothing of clap, so the
+/// flags are copied once here, at the command line's edge (a field added
+/// to MetaOptions fails to compile until it is given here).
+impl From<&MetaArgs> for MetaOptions {
+    fn from(args: &MetaArgs) -> MetaOptions {
+        MetaOptions {
+            // The directory as its absolute path, so that the report
+            // names it ("." says nothing once printed).
+            dir: std::path::absolute(&args.dir).unwrap_or_else(|_| args.dir.clone()),
+            files: args.files,
+            dirs: args.dirs,
+            depth: args.depth,
+            file_size: args.file_size,
+            threads: args.threads,
+            fsync: args.fsync,
+            cold: args.cold,
+            phases: args.phases.clone(),
+        }
+    }
+}
+
 fn bad(msg: String) -> Status {
     eprintln!("iolab meta: {msg}");
     Status::BadInput
@@ -90,30 +117,7 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
         Ok(f) => f,
         Err(e) => return Ok(bad(e)),
     };
-    let file_size = args.file_size;
-    let mut phases = Vec::new();
-    if let Some(list) = &args.phases {
-        for name in list.split(',').map(str::trim) {
-            match name.parse::<MetaPhaseKind>() {
-                Ok(p) => phases.push(p),
-                Err(e) => return Ok(bad(format!("--phases: {e}"))),
-            }
-        }
-    }
-    // The directory as its absolute path, so that the report names it
-    // ("." says nothing once printed).
-    let dir = std::path::absolute(&args.dir).unwrap_or_else(|_| args.dir.clone());
-    let opts = MetaOptions {
-        dir,
-        files: args.files,
-        dirs: args.dirs,
-        depth: args.depth,
-        file_size,
-        threads: args.threads,
-        fsync: args.fsync,
-        cold: args.cold,
-        phases,
-    };
+    let opts = MetaOptions::from(args);
     #[cfg(feature = "mpi")]
     if crate::mpi::launched() {
         let world = crate::mpi::World::init()?;

@@ -8,10 +8,16 @@
 use std::ffi::CString;
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use iolab_store::DbFiles;
+
+/// Why a report is not written through a symbolic link: iolab often runs
+/// as root in directories others can write, where a link planted at the
+/// name would make it truncate the file the link points to.
+const LINKED: &str = "a symbolic link; iolab writes no report through one (name the file itself)";
 
 /// Checks that `path` can be written, creating and changing nothing: it
 /// is none of the files of the databases `db`, an existing file must be
@@ -23,6 +29,9 @@ pub fn check(path: &Path, db: &DbFiles) -> Result<(), String> {
         return fail("an empty path".into());
     }
     crate::keep::check_not_db("--output", path, db)?;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return fail(LINKED.into());
+    }
     let missing = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return fail("a directory".into()),
         Ok(_) => {
@@ -87,16 +96,27 @@ pub enum Out {
 }
 
 impl Out {
-    /// Standard output, or `path` created (truncated when it exists).
+    /// Standard output, or `path` created (truncated when it exists),
+    /// never through a symbolic link at its name (one planted after
+    /// [`check`] fails here, before anything is written).
     pub fn open(path: Option<&Path>) -> Result<Out> {
-        Ok(match path {
-            Some(p) => Out::File(
-                std::fs::File::create(p)
-                    .with_context(|| format!("cannot write --output file `{}`", p.display()))?,
-                p.to_path_buf(),
-            ),
-            None => Out::Stdout(std::io::stdout()),
-        })
+        let Some(p) = path else {
+            return Ok(Out::Stdout(std::io::stdout()));
+        };
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(p);
+        let file = match opened {
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                anyhow::bail!("--output `{}`: {LINKED}", p.display())
+            }
+            r => r.with_context(|| format!("cannot write --output file `{}`", p.display()))?,
+        };
+        Ok(Out::File(file, p.to_path_buf()))
     }
 
     pub fn write(&mut self, text: &str) -> Result<()> {
@@ -163,6 +183,27 @@ mod tests {
         check(&tmp.path().join("report.txt"), &files).unwrap();
         assert_eq!(std::fs::read(&db).unwrap(), b"history");
         assert!(!tmp.path().join("results.db-wal").exists());
+    }
+
+    #[test]
+    fn a_link_at_the_name_is_refused_and_its_target_unchanged() {
+        let tmp = tempfile::tempdir().unwrap();
+        let victim = tmp.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let link = tmp.path().join("report.txt");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = check(&link, &DbFiles::default()).unwrap_err();
+        assert!(
+            e.contains("report.txt") && e.contains("symbolic link"),
+            "{e}"
+        );
+        // A link planted after the check: the open refuses it too.
+        let e = Out::open(Some(&link)).err().unwrap().to_string();
+        assert!(
+            e.contains("report.txt") && e.contains("symbolic link"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     }
 
     #[test]

@@ -523,12 +523,18 @@ fn flow_keeps_the_ios_of_two_jobs_in_the_ratio_of_their_weights_as_fio() {
 /// Runs the job text (DIR stands for `dir`) under fio or iolab in `dir`;
 /// its report and standard error.
 fn run_in(dir: &Path, with_fio: bool, text: &str) -> (Value, String) {
+    run_in_with(dir, with_fio, text, &[])
+}
+
+/// `run_in` with program flags (`--aux-path=...`) before the job file.
+fn run_in_with(dir: &Path, with_fio: bool, text: &str, flags: &[&str]) -> (Value, String) {
     let job = dir.join("job.fio");
     std::fs::write(&job, text.replace("DIR", &dir.to_string_lossy())).unwrap();
     let out = if with_fio {
         Proc::new("fio")
             .current_dir(dir)
             .arg("--output-format=json")
+            .args(flags)
             .arg(&job)
             .output()
             .unwrap()
@@ -536,6 +542,7 @@ fn run_in(dir: &Path, with_fio: bool, text: &str) -> (Value, String) {
         iolab()
             .current_dir(dir)
             .args(["run", "--no-store", "--output-format=json"])
+            .args(flags)
             .arg(&job)
             .output()
             .unwrap()
@@ -623,6 +630,55 @@ fn verify_dump_writes_the_failed_block_as_read_and_as_expected_as_fio() {
     );
     assert!(d.join("data.20480.expected").exists());
     assert!(err.contains("never overwritten"), "{err}");
+}
+
+#[test]
+fn verify_dump_goes_under_aux_path_as_fio() {
+    require!(fio);
+    let write = "[w]\nfilename=DIR/data\nrw=write\nbs=4k\nsize=64k\nverify=crc32c\ndo_verify=0\n";
+    let check = "[v]\nfilename=DIR/data\nrw=read\nbs=4k\nsize=64k\nverify=crc32c\nverify_dump=1\n";
+    let mut seen = Vec::new();
+    for with_fio in [true, false] {
+        let tool = if with_fio { "fio" } else { "iolab" };
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let aux = d.join("aux");
+        std::fs::create_dir(&aux).unwrap();
+        let flag = format!("--aux-path={}", aux.display());
+        let (w, err) = run_in(d, with_fio, write);
+        assert_eq!(w["jobs"][0]["error"], 0, "{tool}: {err}");
+        flip_byte(&d.join("data"), 5 * 4096 + 1234);
+        let (v, err) = run_in_with(d, with_fio, check, &[&flag]);
+        assert_eq!(v["jobs"][0]["error"], 84, "{tool}: {err}");
+        // Nothing in the current directory, both dumps under aux-path.
+        let here: Vec<String> = entries(d)
+            .into_iter()
+            .filter(|n| n.starts_with("data."))
+            .collect();
+        assert!(here.is_empty(), "{tool}: {here:?}");
+        let there = entries(&aux);
+        assert_eq!(
+            there,
+            ["data.20480.expected", "data.20480.received"],
+            "{tool}: {err}"
+        );
+        let file = std::fs::read(d.join("data")).unwrap();
+        let got = std::fs::read(aux.join("data.20480.received")).unwrap();
+        assert_eq!(got, &file[20480..20480 + 4096], "{tool}");
+        if !with_fio {
+            let f = &v["jobs"][0]["iolab"]["verify_failure"]["dumped"];
+            assert_eq!(
+                f[0],
+                aux.join("data.20480.received").display().to_string(),
+                "{v}"
+            );
+        }
+        seen.push(there);
+    }
+    println!(
+        "verify_dump with --aux-path: fio {:?}, iolab {:?}",
+        seen[0], seen[1]
+    );
 }
 
 // ---- dedupe_mode=working_set ----
@@ -761,6 +817,67 @@ fn steadystate_ends_a_steady_job_early_as_fio() {
         assert!((1000..=3000).contains(&n.as_u64().unwrap()), "{is}");
     }
     assert!(i.job(0)["job_runtime"].as_u64().unwrap() < 10_000);
+}
+
+#[test]
+fn steadystate_settings_that_differ_within_a_reporting_group_are_refused_as_fio() {
+    require!(fio);
+    let head = "[global]\nioengine=null\nrw=read\nsize=1g\ntime_based\nruntime=200ms\n";
+    // Different rules under group_reporting; one job with a window beside
+    // one without (fio compares the jobs of a reporting group, with or
+    // without group_reporting); the same two in groups of their own.
+    for (jobs, refused) in [
+        (
+            "group_reporting\n[a]\nss=iops:10%\nss_dur=2\n[b]\nss=bw:5%\nss_dur=2\n",
+            true,
+        ),
+        ("[a]\nss=iops:10%\nss_dur=2\n[b]\n", true),
+        ("[a]\nss=iops:10%\nss_dur=2\n[b]\nstonewall\n", false),
+        ("[a]\nss=iops:10%\nss_dur=2\nnumjobs=2\n", false),
+    ] {
+        let text = format!("{head}{jobs}");
+        let (dir, job) = job_file(&text);
+        let f = Proc::new("fio")
+            .current_dir(dir.path())
+            .arg(&job)
+            .output()
+            .unwrap();
+        let i = iolab()
+            .current_dir(dir.path())
+            .args(["run", "--no-store", "--output-format=json"])
+            .arg(&job)
+            .output()
+            .unwrap();
+        // fio says why on stdout or stderr, depending on its version.
+        let fe = format!(
+            "{}{}",
+            String::from_utf8_lossy(&f.stdout),
+            String::from_utf8_lossy(&f.stderr)
+        );
+        let ie = String::from_utf8_lossy(&i.stderr);
+        assert_eq!(!f.status.success(), refused, "fio on {text}: {fe}");
+        if refused {
+            assert!(fe.contains("consistent within reporting groups"), "{fe}");
+            // A bad job: exit 2, the file and line of job b, both jobs named.
+            assert_eq!(i.status.code(), Some(2), "{text}: {ie}");
+            assert!(
+                ie.contains("job.fio:")
+                    && ie.contains("consistent within a reporting group")
+                    && ie.contains("`a`")
+                    && ie.contains("`b`"),
+                "{ie}"
+            );
+            assert!(i.stdout.is_empty());
+            assert_eq!(entries(dir.path()), ["job.fio"]);
+        } else {
+            assert!(i.status.success(), "{text}: {ie}");
+        }
+        println!(
+            "fio exit {:?}, iolab exit {:?}: {ie}",
+            f.status.code(),
+            i.status.code()
+        );
+    }
 }
 
 #[test]

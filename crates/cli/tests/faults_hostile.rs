@@ -243,6 +243,47 @@ fn quick_does_not_write_through_planted_names() {
     }
 }
 
+#[test]
+fn a_link_at_a_log_or_report_name_is_refused_before_any_io() {
+    // No other user needed: whoever planted the links, iolab must not
+    // write through them.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let precious = victim(d);
+    std::fs::write(
+        d.join("j.fio"),
+        "[j]\nfilename=data\nrw=write\nbs=4k\nsize=64k\nwrite_bw_log=p\nwrite_lat_log=p\n",
+    )
+    .unwrap();
+    let cases: [(&str, &[&str]); 3] = [
+        ("p_bw.1.log", &[]),
+        ("p_clat.1.log", &[]),
+        ("report.txt", &["--output=report.txt"]),
+    ];
+    for (name, extra) in cases {
+        std::os::unix::fs::symlink(&precious, d.join(name)).unwrap();
+        let out = iolab()
+            .current_dir(d)
+            .args(["run", "--no-store", "j.fio"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(&format!("`{name}`")) && err.contains("symbolic link"),
+            "{name}: {err}"
+        );
+        assert_untouched(&precious);
+        // Nothing was laid out or logged: the job file, the victim and
+        // the link are all there is.
+        let mut left = vec!["j.fio", name, "precious"];
+        left.sort();
+        assert_eq!(entries(d), left, "{name}");
+        std::fs::remove_file(d.join(name)).unwrap();
+    }
+}
+
 /// Waits until `ready` holds, while `child` runs.
 fn wait_until(child: &mut Child, what: &str, ready: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -240,6 +240,45 @@ fn each_phase_starts_after_a_barrier_and_the_start_skew_is_reported() {
 
 #[cfg(feature = "mpi")]
 #[test]
+fn rank_0_prints_every_ranks_layout_lines_once_per_phase() {
+    require!(mpirun);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("job.fio"),
+        format!(
+            "[global]\ndirectory={}\nbs=64k\nsize=1m\n[w]\nfilename=w.$rank\nrw=write\n\
+             [r]\nstonewall\nfilename=r.$rank\nrw=read\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let out = mpirun(d, &["run", "job.fio", "--no-store"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One line per rank for each job, as fio prints one per clone, between
+    // the preamble and the first job's results; the first phase's before
+    // the second's.
+    let lines: Vec<&str> = text.lines().collect();
+    let at = |p: &str| lines.iter().position(|l| l.starts_with(p)).unwrap();
+    let laid: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.contains(": Laying out IO file"))
+        .collect();
+    let mut want = vec!["w: Laying out IO file (1 file / 1MiB)"; RANKS];
+    want.extend(vec!["r: Laying out IO file (1 file / 1MiB)"; RANKS]);
+    assert_eq!(laid, want, "{text}");
+    assert!(at("Starting ") < at("w: Laying out"), "{text}");
+    assert!(at("r: Laying out") < at("w: (groupid=0"), "{text}");
+}
+
+#[cfg(feature = "mpi")]
+#[test]
 fn ranks_share_one_file_in_segments() {
     require!(mpirun);
     let dir = tempfile::tempdir().unwrap();
@@ -330,6 +369,21 @@ fn a_rank_that_cannot_start_stops_every_rank_and_is_named() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("rank 2 ("), "{err}");
     assert!(!err.contains("rank 1 ("), "{err}");
+    // The failed job's header names rank 2's error and a real pid (that
+    // of the process which tried to lay the file out), as a run on one
+    // machine does.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("w: (groupid=0, jobs=4): err= 2 ("))
+        .unwrap_or_else(|| panic!("no failed header: {text}"));
+    assert!(header.contains("/d2/data"), "{header}");
+    let pid: u32 = header
+        .split_once(" pid=")
+        .and_then(|(_, p)| p.split(':').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no pid: {header}"));
+    assert_ne!(pid, 0, "{header}");
     // No rank did I/O: the files the others laid out are gone.
     for r in [0, 1, 3] {
         assert!(entries(&d.join(format!("d{r}"))).is_empty(), "rank {r}");

@@ -299,6 +299,8 @@ impl Ledger {
         let job = &plan.jobs[ji];
         let errno = e.raw_os_error().unwrap_or(EAGAIN);
         let mut r = not_run(job);
+        // The thread that tried to start the clone, as its pid.
+        r.pid = iolab_engine::host::thread_id();
         r.error = errno;
         r.error_detail = format!(
             "func=pthread_create, error={}",
@@ -538,9 +540,12 @@ fn to_lay_out(plan: &Plan, job: &PlanJob, prepared: &[bool]) -> (usize, u64) {
 
 /// The result of a clone whose file could not be made ready: fio's
 /// `error` is the errno, and the detail names the file, the call and the
-/// error, as fio's "err=28/file:..., func=write, error=..." does.
+/// error, as fio's "err=28/file:..., func=write, error=..." does; its pid
+/// is that of the thread that tried to make the file ready.
 fn failed_setup(job: &PlanJob, errno: i32, call: &str, path: &Path, text: &str) -> JobResult {
     let mut r = not_run(job);
+    // The run's own thread lays the files out: its id is the job's pid.
+    r.pid = iolab_engine::host::thread_id();
     r.error = errno;
     r.error_detail = format!("file:{}, func={call}, error={text}", path.display());
     r

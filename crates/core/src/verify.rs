@@ -206,9 +206,10 @@ pub struct VerifySpec {
     pub interval: u32,
     /// `verify_pattern`: the data under the header, or every byte.
     pub pattern: Option<Vec<u8>>,
-    /// Write each failed chunk to files, as read and as expected
-    /// (`verify_dump`; see `dump`).
-    pub dump: bool,
+    /// Write each failed chunk to files in this directory, as read and as
+    /// expected (`verify_dump`; see `dump`): fio's `--aux-path`, or the
+    /// current directory (an empty path).
+    pub dump: Option<std::path::PathBuf>,
 }
 
 impl VerifySpec {

@@ -31,6 +31,7 @@ mod null;
 mod psync;
 mod pvsync;
 mod pvsync2;
+mod rawsys;
 mod sync;
 mod syncbase;
 mod uring;

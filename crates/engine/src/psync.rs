@@ -1,7 +1,8 @@
 //! fio's `psync` engine: pread(2) and pwrite(2), one I/O at a time, each
 //! completing inside `queue`.
 
-use crate::syncbase::{offset, transferred, SyncBase, SyncData};
+use crate::rawsys;
+use crate::syncbase::{offset, SyncBase, SyncData};
 use crate::{EngineError, EngineOpts, IoUnit, Op};
 
 pub(crate) struct PsyncEngine {
@@ -28,27 +29,15 @@ impl SyncData for PsyncEngine {
     fn data(&mut self, io: &IoUnit) -> Result<Result<u32, i32>, EngineError> {
         let (file, buf) = self.base.unit(io)?;
         Ok(offset(io).and_then(|off| {
-            transferred(match io.op {
-                // The system calls are made directly: glibc's
-                // wrappers add two pthread cancellation-point calls
-                // around each, which a worker thread never needs.
-                // SAFETY: `buf` is a live, exclusively borrowed slice
-                // of exactly `buf.len()` bytes for the call.
-                Op::Read => unsafe {
-                    libc::syscall(
-                        libc::SYS_pread64,
-                        file.raw(),
-                        buf.as_mut_ptr(),
-                        buf.len(),
-                        off,
-                    ) as isize
-                },
-                // SAFETY: as above; pwrite only reads it.
-                _ => unsafe {
-                    libc::syscall(libc::SYS_pwrite64, file.raw(), buf.as_ptr(), buf.len(), off)
-                        as isize
-                },
-            })
+            // The system calls are made directly (see rawsys): glibc's
+            // wrappers add two pthread cancellation-point calls around
+            // each, which a worker thread never needs.
+            let moved = match io.op {
+                Op::Read => rawsys::pread(file.raw(), buf, off),
+                _ => rawsys::pwrite(file.raw(), buf, off),
+            }?;
+            // At most `len`, which is a u32.
+            Ok(u32::try_from(moved).unwrap_or(u32::MAX))
         }))
     }
 }

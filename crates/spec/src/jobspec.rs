@@ -4,6 +4,7 @@
 //! of one run, with fio's reporting-group numbering.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use crate::error::Location;
@@ -243,6 +244,9 @@ pub struct JobSet {
     /// given twice is there twice; an option without a value has an empty
     /// one, which the JSON leaves out, as fio 3.33 does.
     pub global_echo: Vec<(String, String)>,
+    /// fio's `--aux-path`: the directory for the files a run writes
+    /// beside its results (the verify dumps); none: the current one.
+    pub aux_path: Option<PathBuf>,
 }
 
 /// Two job sets are equal when their jobs are: how the text spelled the

@@ -46,7 +46,9 @@ pub fn load(cmd: &CmdLine, ctx: &Context) -> Result<JobSet, SpecError> {
             .map(String::from)
             .collect(),
     };
-    resolve(&sources, ctx)
+    let mut set = resolve(&sources, ctx)?;
+    set.aux_path = cmd.flag("aux-path").flatten().map(PathBuf::from);
+    Ok(set)
 }
 
 /// Parses job-file text (for built-in suites and tests).
@@ -136,7 +138,11 @@ pub fn resolve(src: &Sources, ctx: &Context) -> Result<JobSet, SpecError> {
              says more",
         ));
     }
-    Ok(JobSet { jobs, global_echo })
+    Ok(JobSet {
+        jobs,
+        global_echo,
+        aux_path: None,
+    })
 }
 
 /// Options as fio echoes them in its JSON ("job options", "global

@@ -377,6 +377,19 @@ mod tests {
         assert_eq!(g.min_bw_bytes, 4 * 4096 / 2);
         assert_eq!(g.max_bw_bytes, 3 * 4096 * 1_000_000_000u64 / 499_999_900);
     }
+
+    #[test]
+    fn a_job_only_a_failing_rank_started_has_that_ranks_pid() {
+        let mut runs = vec![rank(0, "h", &[], 1, 2), rank(1, "h", &[], 1, 2)];
+        runs[1].result.jobs[0].pid = 4242;
+        runs[1].result.jobs[0].error = 2;
+        let m = merge_ranks(&runs, &[0], false);
+        assert_eq!((m.jobs[0].pid, m.jobs[0].error), (4242, 2));
+        // A rank 0 that ran the job names it.
+        runs[0].result.jobs[0].pid = 17;
+        let m = merge_ranks(&runs, &[0], false);
+        assert_eq!((m.jobs[0].pid, m.jobs[0].error), (17, 2));
+    }
 }
 
 /// What one rank of `iolab meta` under MPI sends to rank 0: its result

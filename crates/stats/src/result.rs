@@ -227,8 +227,8 @@ pub struct JobResult {
     pub options: Vec<(String, String)>,
     /// How the job was set up, as far as reports echo it.
     pub setup: JobSetup,
-    /// The id of the OS thread that ran the job (of the first clone when
-    /// merged): fio prints its process or thread id as "pid".
+    /// The id of the OS thread that ran the job (of the first clone that
+    /// started when merged): fio prints its process or thread id as "pid".
     pub pid: u32,
     pub dirs: [DirResult; 3],
     /// fsync/fdatasync latencies (fio's "sync" object).
@@ -319,6 +319,12 @@ impl JobResult {
         }
         self.lat_buckets.merge(&o.lat_buckets);
         self.clones += o.clones;
+        // A clone that never started has no pid: the first one that did
+        // names the merged job (under MPI, the rank that failed to lay
+        // out its file when no other rank started the job).
+        if self.pid == 0 {
+            self.pid = o.pid;
+        }
         self.total_err += o.total_err;
         if self.first_error == 0 {
             self.first_error = o.first_error;

@@ -52,7 +52,12 @@ impl World {
     /// Each rank's `text`, at rank 0 (None elsewhere), in rank order.
     pub fn gather_text(&self, text: &str) -> Option<Vec<String>> {
         let root = self.comm.process_at_rank(0);
-        let mine = text.as_bytes();
+        // One byte more than the text, so that no buffer is empty (some
+        // MPIs refuse an empty one: a null pointer).
+        let mut mine = Vec::with_capacity(text.len() + 1);
+        mine.extend_from_slice(text.as_bytes());
+        mine.push(0);
+        let mine = &mine[..];
         let len = mine.len() as Count;
         if !self.is_root() {
             root.gather_into(&len);
@@ -80,7 +85,8 @@ impl World {
                 .iter()
                 .zip(&displs)
                 .map(|(&c, &d)| {
-                    String::from_utf8_lossy(&buf[d as usize..(d + c) as usize]).into_owned()
+                    let end = (d + c - 1).max(d) as usize;
+                    String::from_utf8_lossy(&buf[d as usize..end]).into_owned()
                 })
                 .collect(),
         )

@@ -4,8 +4,11 @@
 //! finishes is kept for the aggregate figures and the start skew, a
 //! barrier at each phase's end keeps the next phase's layout out of it,
 //! and with stonewalling across ranks the first rank to finish a phase
-//! ends it for every rank.
+//! ends it for every rank. At each phase's start rank 0 prints every
+//! rank's "Laying out IO file" lines for it, as fio prints one per clone
+//! (each rank runs each job as one more clone).
 
+use std::cell::RefCell;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use iolab_core::ranks::{Ranks, Ready};
@@ -13,6 +16,7 @@ use iolab_stats::ranks::PhaseSpan;
 use mpi::traits::*;
 
 use super::World;
+use crate::output::Out;
 
 /// How often a rank looks for another's "finished" while a phase runs
 /// with stonewalling across ranks.
@@ -28,16 +32,71 @@ pub struct MpiRanks<'a> {
     stonewall: bool,
     /// When each phase started and ended here.
     pub spans: Vec<PhaseSpan>,
+    /// This rank's "Laying out IO file" lines not yet sent to rank 0.
+    laying_out: &'a RefCell<String>,
+    /// Rank 0: where the report goes, when it prints fio's normal format.
+    out: Option<&'a mut Out>,
+    /// Rank 0: every rank's layout lines printed so far, for the record.
+    pub laid: String,
 }
 
 impl<'a> MpiRanks<'a> {
-    pub fn new(world: &'a World, stonewall: bool) -> Self {
+    /// The hooks of `world`'s rank; `laying_out` collects the rank's
+    /// layout lines, which rank 0 prints to `out` (None: not printed).
+    pub fn new(
+        world: &'a World,
+        stonewall: bool,
+        laying_out: &'a RefCell<String>,
+        out: Option<&'a mut Out>,
+    ) -> Self {
         MpiRanks {
             world,
             stonewall,
             spans: Vec::new(),
+            laying_out,
+            out,
+            laid: String::new(),
         }
     }
+
+    /// Every rank's layout lines of the phase about to start, at rank 0,
+    /// printed there in clone order: each clone's line on every rank in
+    /// rank order, as fio prints one line per clone.
+    fn print_layout(&mut self) {
+        let mine = std::mem::take(&mut *self.laying_out.borrow_mut());
+        let Some(texts) = self.world.gather_text(&mine) else {
+            return;
+        };
+        let text = interleave(&texts);
+        if text.is_empty() {
+            return;
+        }
+        if let Some(out) = self.out.as_mut() {
+            // As on one machine: a notice that cannot be written is no
+            // reason to stop the run.
+            let _ = out.write(&text);
+        }
+        self.laid.push_str(&text);
+    }
+}
+
+/// The ranks' lines (`texts`, by rank) one clone at a time: the first line
+/// of every rank, then the second, ... The ranks run the same plan, so the
+/// k-th line of each is the same clone's (a rank that failed part way has
+/// fewer).
+fn interleave(texts: &[String]) -> String {
+    let lines: Vec<Vec<&str>> = texts.iter().map(|t| t.lines().collect()).collect();
+    let most = lines.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for k in 0..most {
+        for rank in &lines {
+            if let Some(l) = rank.get(k) {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 /// Wall-clock nanoseconds since the epoch (comparable across hosts whose
@@ -51,6 +110,7 @@ pub fn now_ns() -> u64 {
 
 impl Ranks for MpiRanks<'_> {
     fn start_phase(&mut self, _phase: usize, ready: Ready) -> Ready {
+        self.print_layout();
         let all = match self.world.max_u8(ready as u8) {
             0 => Ready::Go,
             1 => Ready::Stop,
@@ -124,5 +184,23 @@ impl Ranks for MpiRanks<'_> {
             s.end_ns = now_ns();
         }
         self.world.comm.barrier();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn layout_lines_go_clone_by_clone_over_the_ranks() {
+        let texts = [
+            "a: one\nb: one\n".to_string(),
+            "a: two\n".to_string(),
+            String::new(),
+            "a: four\nb: four\n".to_string(),
+        ];
+        assert_eq!(
+            super::interleave(&texts),
+            "a: one\na: two\na: four\nb: one\nb: four\n"
+        );
+        assert_eq!(super::interleave(&[String::new(), String::new()]), "");
     }
 }

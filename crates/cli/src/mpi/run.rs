@@ -4,14 +4,15 @@
 //! exactly, prints one report in fio's formats, keeps one result and
 //! decides the exit status for all.
 
+use std::cell::RefCell;
 use std::path::Path;
 
 use anyhow::Result;
 use iolab_core::plan::{self, Plan};
 use iolab_core::progress::Progress;
 use iolab_core::ranks::reported_phases;
-use iolab_core::run::run_ranked;
-use iolab_report::{render, render_preamble, Format, RenderOpts};
+use iolab_core::run::{run_ranked, Notice};
+use iolab_report::{laying_out as laying_out_line, render, render_preamble, Format, RenderOpts};
 use iolab_spec::error::{bound_message, clip};
 use iolab_spec::{cmdline, resolve, Context, JobSet};
 use iolab_stats::ranks::{merge_ranks, RankRun};
@@ -183,13 +184,26 @@ fn measure(mut p: Prepared, world: &World) -> Result<Status> {
         None
     };
     interrupt::watch(None);
-    let mut ranks = MpiRanks::new(world, p.stonewall);
+    // Every rank says what it lays out; rank 0 prints it all at the
+    // phase's barrier, where the normal format is asked for.
+    let normal = p.formats.contains(&Format::Normal);
+    let laying_out = RefCell::new(String::new());
+    let mut notice = |n: Notice| {
+        if normal {
+            let Notice::LayingOut { job, files, bytes } = n;
+            laying_out
+                .borrow_mut()
+                .push_str(&laying_out_line(&job, files, bytes));
+        }
+    };
+    let mut ranks = MpiRanks::new(world, p.stonewall, &laying_out, out.as_mut());
     let progress = Progress::new(&p.plan);
-    let outcome = run_ranked(&p.plan, &STOP, &mut |_| {}, &progress, &mut ranks);
+    let outcome = run_ranked(&p.plan, &STOP, &mut notice, &progress, &mut ranks);
     let (result, failure) = match outcome {
         Ok(o) => (o.result, o.failure),
         Err(e) => (Default::default(), Some(e.to_string())),
     };
+    let laid = std::mem::take(&mut ranks.laid);
     let mine = RankRun {
         rank: world.rank,
         host: world.host.clone(),
@@ -200,7 +214,7 @@ fn measure(mut p: Prepared, world: &World) -> Result<Status> {
     let text = serde_json::to_string(&mine)?;
     let store = p.store.take();
     let status = match (world.gather_text(&text), out.as_mut()) {
-        (Some(texts), Some(out)) => report(&p, store, &texts, out),
+        (Some(texts), Some(out)) => report(&p, store, &texts, &laid, out),
         _ => Ok(Status::Success),
     };
     // Every rank ends with rank 0's status (mpirun's is the worst).
@@ -213,6 +227,7 @@ fn report(
     p: &Prepared,
     store: Option<iolab_store::Store>,
     texts: &[String],
+    laid: &str,
     out: &mut Out,
 ) -> Result<Status> {
     let mut runs = Vec::with_capacity(texts.len());
@@ -230,7 +245,9 @@ fn report(
     let measured = merged.did_io();
     if !merged.interrupted && measured {
         let mut record = keep::record(Kind::Run, &crate::run::plan_target(&p.plan), &p.keep_args);
-        record.result_json = serde_json::to_string(&merged)?;
+        // With the layout lines, so that `show` prints them as the run
+        // did.
+        record.result_json = crate::kinds::run_record_json(&merged, &p.opts, &[], "", laid)?;
         record.job_text = p.jobs.to_job_text();
         record.metrics = iolab_store::run_metrics(&merged);
         record.warnings = iolab_store::run_flags(&merged);

@@ -145,6 +145,9 @@ pub struct OffsetGen {
     /// A sequential pass ended with the last I/O (fio's direction is at
     /// the region's end).
     at_end: bool,
+    /// A sequential generator with a gap whose end of the region ends
+    /// fio's run of the job, in every loop (`set_ends_runs`).
+    ends_runs: bool,
 }
 
 /// The random streams of a clone that fio's offsets draw from: its offset
@@ -170,6 +173,21 @@ impl OffsetRand {
             coin: [coin.clone(), coin.clone(), coin],
             seq_left: 1,
         }
+    }
+
+    /// fio's choice between a random offset and the next sequential one
+    /// for direction `dir`: with `rw=randread:N` (`run` = N) only every
+    /// N-th I/O of the clone may be random, and then is with the odds of
+    /// `percentage_random` (`pct`, 0 to 100), a coin drawn only below 100.
+    fn next_is_random(&mut self, run: u64, pct: u32, dir: usize) -> bool {
+        if run > 1 {
+            self.seq_left = self.seq_left.saturating_sub(1);
+            if self.seq_left != 0 {
+                return false;
+            }
+            self.seq_left = run;
+        }
+        pct >= 100 || self.coin[dir].between(1, 100) <= u64::from(pct)
     }
 }
 
@@ -401,6 +419,7 @@ impl OffsetGen {
             stop_on_full: false,
             exhausted: false,
             at_end: false,
+            ends_runs: false,
         })
     }
 
@@ -504,6 +523,22 @@ impl OffsetGen {
         self.stop_on_full = on;
     }
 
+    /// For a sequential pattern with a gap (`rw=read:8k`) in a job that is
+    /// not time_based: the region's end is fio's file done in every loop,
+    /// not only in one that went on from the last. fio's loop ends there
+    /// (its file is done as soon as its position reaches the file's end,
+    /// or the next I/O would not fit), short of `size` bytes, where a job
+    /// without a gap has moved exactly `size`; the draw after it is
+    /// `exhausted`.
+    pub fn set_ends_runs(&mut self, on: bool) {
+        self.ends_runs = on && matches!(self.mode, Mode::Sequential { gap } if gap > 0);
+    }
+
+    /// Whether the region's end ends fio's run (see `set_ends_runs`).
+    pub fn ends_runs(&self) -> bool {
+        self.ends_runs
+    }
+
     /// The last draw found the map full with `stop_on_full` on: its I/O is
     /// not to be issued; fio starts a new run of the job there.
     pub fn exhausted(&self) -> bool {
@@ -530,7 +565,10 @@ impl OffsetGen {
             }
             return self.draw_fio(bs, bs_rng, rand, dir);
         }
-        if self.stop_on_full && matches!(self.mode, Mode::Sequential { .. }) && self.at_end {
+        if (self.stop_on_full || self.ends_runs)
+            && matches!(self.mode, Mode::Sequential { .. })
+            && self.at_end
+        {
             // A loop that went on from the last reached the region's end:
             // fio's file is done there, which starts its next run.
             self.exhausted = true;
@@ -567,15 +605,7 @@ impl OffsetGen {
             Some(f) => (f.run, f.pct[dir], f.last[dir]),
             None => (1, 100, 0),
         };
-        let mut hit = true;
-        if run > 1 {
-            rand.seq_left = rand.seq_left.saturating_sub(1);
-            hit = rand.seq_left == 0;
-            if hit {
-                rand.seq_left = run;
-            }
-        }
-        let random = hit && (pct >= 100 || rand.coin[dir].between(1, 100) <= u64::from(pct));
+        let random = rand.next_is_random(run, pct, dir);
         let last = self.blocks - 1;
         let mut off = if !random && pos < self.len {
             pos
@@ -594,21 +624,8 @@ impl OffsetGen {
             // A fixed size larger than the blocks left: moved back to fit.
             off = self.len.saturating_sub(u64::from(len)) / self.block * self.block;
         }
-        if let Some(t) = self.touched.as_mut().filter(|_| random) {
-            let first = off / self.block;
-            let want = u64::from(len).div_ceil(self.block).max(1);
-            let mut n = 0;
-            while n < want && first + n < self.blocks && !t.get(first + n) {
-                t.set(first + n);
-                n += 1;
-            }
-            if n > 0 && n * self.block < u64::from(len) {
-                // n * block < len <= u32::MAX.
-                len = (n * self.block) as u32;
-            }
-            if t.left == 0 && n > 0 {
-                self.passes += 1;
-            }
+        if random && self.touched.is_some() {
+            len = self.mark_fio_map(off, len, self.block);
         } else {
             self.ios += 1;
             if self.ios == self.blocks {
@@ -616,11 +633,7 @@ impl OffsetGen {
                 self.passes += 1;
             }
         }
-        self.cursor = off + u64::from(len);
-        if let Some(f) = &mut self.fio {
-            f.last[dir] = self.cursor;
-        }
-        (self.start + off, len)
+        self.fio_issued(dir, off, len)
     }
 
     /// `draw_fio` for a job whose directions have different units
@@ -646,15 +659,7 @@ impl OffsetGen {
         let Some(u) = f.units.map(|u| u[dir]) else {
             return (self.start, bs.min());
         };
-        let mut hit = true;
-        if run > 1 {
-            rand.seq_left = rand.seq_left.saturating_sub(1);
-            hit = rand.seq_left == 0;
-            if hit {
-                rand.seq_left = run;
-            }
-        }
-        let random = hit && (pct >= 100 || rand.coin[dir].between(1, 100) <= u64::from(pct));
+        let random = rand.next_is_random(run, pct, dir);
         let off = if !random && pos < self.len {
             pos
         } else {
@@ -677,22 +682,41 @@ impl OffsetGen {
             self.ended = true;
             return (self.start, len);
         }
-        if let Some(t) = self.touched.as_mut().filter(|_| random) {
-            let first = off / u.min_bs;
-            let want = u64::from(len).div_ceil(u.min_bs).max(1);
-            let mut n = 0;
-            while n < want && first + n < self.blocks && !t.get(first + n) {
-                t.set(first + n);
-                n += 1;
-            }
-            if n > 0 && n * u.min_bs < u64::from(len) {
-                // n * min_bs < len <= u32::MAX.
-                len = (n * u.min_bs) as u32;
-            }
-            if t.left == 0 && n > 0 {
-                self.passes += 1;
-            }
+        if random {
+            len = self.mark_fio_map(off, len, u.min_bs);
         }
+        self.fio_issued(dir, off, len)
+    }
+
+    /// Marks a random I/O of `len` bytes at `off` in fio's random map, in
+    /// `unit`s from the block under `off`, and cuts it to the free units
+    /// that follow (fio's next-free rule); a map that fills ends a pass.
+    /// The length is unchanged when no map is kept.
+    fn mark_fio_map(&mut self, off: u64, len: u32, unit: u64) -> u32 {
+        let Some(t) = self.touched.as_mut() else {
+            return len;
+        };
+        let first = off / unit;
+        let want = u64::from(len).div_ceil(unit).max(1);
+        let mut n = 0;
+        while n < want && first + n < self.blocks && !t.get(first + n) {
+            t.set(first + n);
+            n += 1;
+        }
+        if t.left == 0 && n > 0 {
+            self.passes += 1;
+        }
+        if n > 0 && n * unit < u64::from(len) {
+            // n * unit < len <= u32::MAX.
+            (n * unit) as u32
+        } else {
+            len
+        }
+    }
+
+    /// The I/O fio's draw settled on: the direction's next sequential
+    /// offset starts where it ends.
+    fn fio_issued(&mut self, dir: usize, off: u64, len: u32) -> (u64, u32) {
         self.cursor = off + u64::from(len);
         if let Some(f) = &mut self.fio {
             f.last[dir] = self.cursor;
@@ -944,7 +968,17 @@ impl OffsetGen {
                     self.passes += 1;
                 }
                 let off = self.cursor;
-                self.cursor = off.saturating_add(len).saturating_add(gap);
+                let end = off.saturating_add(len);
+                self.cursor = end.saturating_add(gap);
+                if end < self.len && self.cursor >= self.len {
+                    // fio: a gap that jumps past the end from an I/O that
+                    // did not reach it wraps to the start in the same pass
+                    // of its file (the file is not done).
+                    self.cursor = 0;
+                    self.passes += 1;
+                    self.at_end = false;
+                    return self.start + off;
+                }
                 // A pass ends as soon as no block fits after this I/O.
                 self.at_end = self.cursor.saturating_add(self.block) > self.len;
                 if self.at_end {
@@ -1204,6 +1238,34 @@ mod tests {
         assert_eq!(g.next(3 * K4), 0);
         assert_eq!(g.next(2 * K4), 0);
         assert_eq!(g.pass(), 1);
+    }
+
+    #[test]
+    fn a_gap_ends_the_pass_at_the_end_or_wraps_as_fio() {
+        // 16 blocks, 4k I/Os 8k apart: the sixth I/O ends at the region's
+        // end, which is fio's file done.
+        let mut g = gen(region(16), &Pattern::Sequential { gap: 2 * K4 }, 1, 0);
+        assert_eq!(
+            take(&mut g, 5, K4),
+            vec![0, 3 * K4, 6 * K4, 9 * K4, 12 * K4]
+        );
+        assert!(!g.fio_done());
+        assert_eq!(g.next(K4), 15 * K4);
+        assert!(g.fio_done());
+        // 10k apart: from 60k the gap jumps past the end from an I/O that
+        // did not reach it: the next pass starts at once, not done.
+        let mut g = gen(region(16), &Pattern::Sequential { gap: 10 * 1024 }, 1, 0);
+        let offs = take(&mut g, 5, K4);
+        assert_eq!(offs[4], 56 * 1024);
+        assert!(!g.fio_done());
+        assert_eq!(g.pass(), 1);
+        assert_eq!(g.next(K4), 0);
+        // 5k apart: after the I/O at 54k the next would start at 63k and
+        // not fit: done.
+        let mut g = gen(region(16), &Pattern::Sequential { gap: 5 * 1024 }, 1, 0);
+        let offs = take(&mut g, 7, K4);
+        assert_eq!(offs[6], 54 * 1024);
+        assert!(g.fio_done());
     }
 
     #[test]

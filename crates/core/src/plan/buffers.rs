@@ -129,7 +129,7 @@ pub(super) fn verify_spec(cx: &Ctx, bs: &[BsSpec; 3]) -> Result<Option<VerifySpe
         backlog: job.int(Opt::VerifyBacklog).unwrap_or(0).max(0) as u64,
         interval: interval.min(u32::MAX as u64) as u32,
         pattern: vpattern,
-        dump: job.flag(Opt::VerifyDump),
+        dump: job.flag(Opt::VerifyDump).then(std::path::PathBuf::new),
     }))
 }
 

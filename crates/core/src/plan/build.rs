@@ -69,6 +69,7 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
             pj.cpus = cpus_allowed(&cx, jobs.len())?;
             if let Some(logs) = &mut pj.logs {
                 logs.thread = jobs.len() as u32 + 1;
+                no_linked_logs(&cx, logs)?;
             }
             pj.wait_for = waitees(&cx, set, spec_index, &jobs)?;
             let (io_total, regions) = place_files(&cx, clone, &pj, &mut files, &mut by_path)?;
@@ -78,11 +79,18 @@ pub fn build(set: &JobSet) -> Result<Plan, PlanError> {
             };
             pj.files = regions;
             pj.io_size = io_total;
+            // fio writes its verify dumps under `--aux-path` when given.
+            if let (Some(aux), Some(Some(dir))) =
+                (&set.aux_path, pj.verify.as_mut().map(|v| v.dump.as_mut()))
+            {
+                dir.clone_from(aux);
+            }
             jobs.push(pj);
         }
     }
     phases.push(phase_start..jobs.len());
     stop_cpuio_after_io(set, &mut jobs)?;
+    super::control::steadystate_consistent(set, &jobs)?;
     super::buffers::count_dedupe_threads(&mut jobs);
     let global_options = set.global_echo.clone();
     Ok(Plan {
@@ -216,6 +224,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         bs,
         blockalign,
         io_size: 0,
+        io_size_given: job.size(Opt::IoSize).is_some(),
         number_ios: job.int(Opt::NumberIos).filter(|n| *n > 0).map(|n| n as u64),
         loops: count(job, Opt::Loops).max(1),
         runtime: (!runtime.is_zero()).then_some(runtime),
@@ -595,6 +604,28 @@ pub(super) fn log_spec(job: &JobSpec) -> Option<LogSpec> {
     };
     (spec.bw.is_some() || spec.iops.is_some() || spec.lat.is_some() || spec.hist.is_some())
         .then_some(spec)
+}
+
+/// Refuses a log file whose name is a symbolic link. iolab often runs as
+/// root in directories others can write, where the logs' names are
+/// predictable: a link planted at one would make the run truncate the
+/// file it points to. The worker opens the logs without following links
+/// too (a link planted after this check fails there).
+fn no_linked_logs(cx: &Ctx, logs: &LogSpec) -> Result<(), PlanError> {
+    for (opt, path) in logs.files() {
+        let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        if linked {
+            return Err(cx.err(
+                Some(opt),
+                format!(
+                    "log file `{}` is a symbolic link; iolab writes no log through one \
+                     (remove it or choose another name)",
+                    path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The rate limit of each direction in bytes per second: `rate`, or

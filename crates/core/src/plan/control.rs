@@ -12,11 +12,11 @@ use std::time::Duration;
 use iolab_spec::options::choices::ZoneMode;
 use iolab_spec::value::size::parse_size;
 use iolab_spec::value::SizeValue;
-use iolab_spec::{JobSpec, Opt, Value};
+use iolab_spec::{JobSet, JobSpec, Opt, Value};
 use iolab_stats::SteadyRule;
 
 use super::build::Ctx;
-use super::PlanError;
+use super::{PlanError, PlanJob};
 
 /// `zonemode=strided`: the job does `size` bytes of I/O in a zone of
 /// `range` bytes, then moves `range + skip` bytes on, and back to the
@@ -200,4 +200,64 @@ pub(super) fn steadystate(cx: &Ctx) -> Result<Option<SteadySpec>, PlanError> {
         },
         ramp: Duration::from_micros(job.time_us(Opt::SteadystateRampTime).unwrap_or(0)),
     }))
+}
+
+/// fio's rule for steady-state detection across jobs: every job clone of
+/// a reporting group (the jobs between two `stonewall`/`new_group`s, with
+/// or without `group_reporting`) has the same settings (`ss`, `ss_dur`,
+/// `ss_ramp`; a job without `ss_dur` has none), else fio rejects the job
+/// that differs from the ones before it. The error names both jobs.
+pub(super) fn steadystate_consistent(set: &JobSet, jobs: &[PlanJob]) -> Result<(), PlanError> {
+    for (i, pj) in jobs.iter().enumerate() {
+        let Some(first) = jobs[..i].iter().find(|o| o.groupid == pj.groupid) else {
+            continue;
+        };
+        if first.steady == pj.steady {
+            continue;
+        }
+        let job = &set.jobs[pj.spec];
+        let location = [
+            Opt::Steadystate,
+            Opt::SteadystateDuration,
+            Opt::SteadystateRampTime,
+        ]
+        .into_iter()
+        .find_map(|o| job.origin(o).cloned())
+        .unwrap_or_else(|| job.location.clone());
+        return Err(PlanError {
+            location,
+            job: pj.name.clone(),
+            message: format!(
+                "steadystate options must be consistent within a reporting group, and fio \
+                 rejects this job: `{}` has {}, `{}` in the same group (g={}) has {}; give them \
+                 the same ss, ss_dur and ss_ramp, or start a new group (stonewall or new_group)",
+                pj.name,
+                describe_steady(pj.steady.as_ref()),
+                first.name,
+                pj.groupid,
+                describe_steady(first.steady.as_ref()),
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A job's steady-state settings as a job file would give them.
+fn describe_steady(s: Option<&SteadySpec>) -> String {
+    let Some(s) = s else {
+        return "none (no ss_dur)".to_string();
+    };
+    let r = &s.rule;
+    let what = match (r.iops, r.slope) {
+        (true, false) => "iops",
+        (true, true) => "iops_slope",
+        (false, false) => "bw",
+        (false, true) => "bw_slope",
+    };
+    let unit = if r.pct { "%" } else { "" };
+    let mut text = format!("ss={what}:{}{unit} ss_dur={}s", r.limit, r.dur);
+    if !s.ramp.is_zero() {
+        text.push_str(&format!(" ss_ramp={}us", s.ramp.as_micros()));
+    }
+    text
 }

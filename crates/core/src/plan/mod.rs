@@ -24,7 +24,7 @@ use iolab_stats::{JobSetup, UnifiedRw};
 
 use crate::gen::Seeds;
 use iolab_spec::value::{BlockRange, Distribution, RwSpec, SplitEntry};
-use iolab_spec::Location;
+use iolab_spec::{Location, Opt};
 
 /// Why a job set cannot run; reported as `LOCATION: job NAME: message` and
 /// exit status 2, before anything is created.
@@ -195,6 +195,24 @@ impl LogSpec {
             PathBuf::from(format!("{prefix}_{kind}.log"))
         }
     }
+
+    /// Every file the clone's logs write, each with the option that asks
+    /// for it.
+    pub fn files(&self) -> Vec<(Opt, PathBuf)> {
+        let logs: [(Opt, &Option<String>, &[&str]); 4] = [
+            (Opt::WriteBwLog, &self.bw, &["bw"]),
+            (Opt::WriteIopsLog, &self.iops, &["iops"]),
+            (Opt::WriteLatLog, &self.lat, &["slat", "clat", "lat"]),
+            (Opt::WriteHistLog, &self.hist, &["clat_hist"]),
+        ];
+        let mut out = Vec::new();
+        for (opt, prefix, kinds) in logs {
+            if let Some(p) = prefix {
+                out.extend(kinds.iter().map(|k| (opt, self.path(p, k))));
+            }
+        }
+        out
+    }
 }
 
 /// Rate limits, minimum rates and think time.
@@ -273,6 +291,10 @@ pub struct PlanJob {
     pub blockalign: [u64; 3],
     /// Bytes of I/O to do per loop (fio's io_size).
     pub io_size: u64,
+    /// `io_size` was given: fio starts runs of the job past its `loops`
+    /// while its bytes are short of it (a run that ends at its files' end
+    /// short of `size`).
+    pub io_size_given: bool,
     pub number_ios: Option<u64>,
     pub loops: u32,
     pub runtime: Option<Duration>,

@@ -1,5 +1,5 @@
 //! `verify_dump`: each chunk that fails its check is written to files in
-//! the current directory, named as fio 3.33 names them: the base name of
+//! the current directory (or fio's `--aux-path`), named as fio 3.33 names them: the base name of
 //! the job's file, the chunk's offset in it and what the file holds
 //! (`data.20480.received`, the chunk as read; `data.20480.expected`, what
 //! it should have held, regenerated from its header's seed; or
@@ -73,7 +73,7 @@ mod tests {
             backlog: 0,
             interval: 0,
             pattern: (method == Method::Pattern).then(|| vec![0x5a, 0xa5]),
-            dump: true,
+            dump: Some(std::path::PathBuf::new()),
         }
     }
 

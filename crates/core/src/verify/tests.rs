@@ -23,7 +23,7 @@ fn spec(method: Method, interval: u32) -> VerifySpec {
         backlog: 0,
         interval,
         pattern: (method == Method::Pattern).then(|| vec![0x5a, 0xa5, 0x01]),
-        dump: false,
+        dump: None,
     }
 }
 

@@ -92,6 +92,10 @@ impl Worker {
             && job.fdatasync == 0
             && !job.rw.mode.trims()
             && self.ctl.idle()
+            && !self.files.files[0]
+                .gens
+                .iter()
+                .any(crate::gen::OffsetGen::ends_runs)
     }
 
     /// Whether the job's I/O can take the fast path (see the module).

@@ -105,19 +105,12 @@ impl Verifier {
         offset: u64,
         m: &Mismatch,
     ) -> Vec<String> {
-        if !self.spec.dump {
+        let Some(dir) = &self.spec.dump else {
             return Vec::new();
-        }
+        };
         let from = (m.block.saturating_sub(offset) as usize).min(buf.len());
         let to = (from + m.len).min(buf.len());
-        crate::verify::dump::dump_chunk(
-            &self.spec,
-            data,
-            std::path::Path::new(""),
-            path,
-            &buf[from..to],
-            m.block,
-        )
+        crate::verify::dump::dump_chunk(&self.spec, data, dir, path, &buf[from..to], m.block)
     }
 
     fn record(
