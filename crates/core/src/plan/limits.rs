@@ -71,8 +71,8 @@ impl Cost {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     pub jobs: u64,
-    /// Threads the run may start: the host's `threads-max`, and
-    /// RLIMIT_NPROC where it applies (not to root), less those running.
+    /// Threads the run may start: the host's `threads-max` less the tasks
+    /// that exist.
     pub threads: u64,
     pub files: u64,
     /// Memory available for the run (`MemAvailable` in /proc/meminfo);
@@ -96,34 +96,17 @@ impl Limits {
 }
 
 /// The threads this process may start, about: the host's threads-max
-/// (its own for root, which RLIMIT_NPROC does not hold), or the soft
-/// RLIMIT_NPROC, less the threads running on the host. Unbounded when
-/// neither can be read.
+/// less the tasks that exist (the fourth field of /proc/loadavg).
+/// Unbounded when it cannot be read. RLIMIT_NPROC, which counts every
+/// task of the user, is left to the run: a thread it refuses stops the
+/// run with an error that names the limit.
 fn host_threads() -> u64 {
-    let read = |p: &str| std::fs::read_to_string(p).ok()?.trim().parse::<u64>().ok();
-    let max = read("/proc/sys/kernel/threads-max").unwrap_or(u64::MAX);
-    let nproc = match iolab_engine::host::euid() {
-        0 => u64::MAX,
-        _ => std::fs::read_to_string("/proc/self/limits")
-            .ok()
-            .and_then(|t| nproc_limit(&t))
-            .unwrap_or(u64::MAX),
-    };
-    // The fourth field of /proc/loadavg: running/existing tasks.
-    let running = std::fs::read_to_string("/proc/loadavg")
-        .ok()
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let max = read("/proc/sys/kernel/threads-max").and_then(|t| t.trim().parse::<u64>().ok());
+    let tasks = read("/proc/loadavg")
         .and_then(|t| t.split_whitespace().nth(3)?.split('/').nth(1)?.parse().ok())
         .unwrap_or(0);
-    max.min(nproc).saturating_sub(running)
-}
-
-/// The soft "Max processes" limit from the text of /proc/self/limits
-/// (None: unlimited or unreadable).
-fn nproc_limit(limits: &str) -> Option<u64> {
-    let rest = limits
-        .lines()
-        .find_map(|l| l.strip_prefix("Max processes"))?;
-    rest.split_whitespace().next()?.parse().ok()
+    max.unwrap_or(u64::MAX).saturating_sub(tasks)
 }
 
 /// `MemAvailable` from the text of /proc/meminfo, in bytes.
@@ -239,7 +222,7 @@ pub fn check(set: &JobSet, limits: &Limits) -> Result<Cost, PlanError> {
                 Some(Opt::Numjobs),
                 format!(
                     "numjobs={} brings the run to {} threads{why}, and this host lets it start \
-                     {} (threads-max, RLIMIT_NPROC); lower numjobs{}",
+                     {} (threads-max, less the tasks running); lower numjobs{}",
                     job.numjobs(),
                     total.threads,
                     limits.threads,
@@ -499,15 +482,6 @@ mod tests {
         assert!(e.message.contains("101 threads"), "{e}");
         assert!(!e.message.contains("writer"), "{e}");
         assert!(Limits::of_host().threads > 0);
-    }
-
-    #[test]
-    fn the_nproc_limit_is_read_from_proc_self_limits() {
-        let t = "Limit                     Soft Limit           Hard Limit           Units     \n\
-                 Max processes             95000                95000                processes \n";
-        assert_eq!(nproc_limit(t), Some(95_000));
-        let t = "Max processes             unlimited            unlimited            processes \n";
-        assert_eq!(nproc_limit(t), None);
     }
 
     #[test]

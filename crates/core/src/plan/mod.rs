@@ -178,13 +178,6 @@ impl LogSpec {
         self.avg_msec == 0 && (self.bw.is_some() || self.iops.is_some() || self.lat.is_some())
     }
 
-    /// The log files of a clone: bandwidth, IOPS, three latency logs
-    /// (slat, clat, lat) and the histogram log, as asked.
-    pub fn files(&self) -> u64 {
-        let n = |p: &Option<String>, files: u64| if p.is_some() { files } else { 0 };
-        n(&self.bw, 1) + n(&self.iops, 1) + n(&self.lat, 3) + n(&self.hist, 1)
-    }
-
     /// The file of one log: `PREFIX_KIND.N.log`, or `PREFIX_KIND.log`
     /// without per_job_logs (KIND is bw, iops, slat, clat, lat or
     /// clat_hist).

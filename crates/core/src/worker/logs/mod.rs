@@ -60,7 +60,7 @@ pub(crate) fn clone_bytes(spec: &LogSpec) -> u64 {
     } else {
         0
     };
-    own + spec.files() * lines::BLOCK_BYTES
+    own + spec.files().len() as u64 * lines::BLOCK_BYTES
 }
 
 /// The buffers of records that the clones of a run with a line per I/O
