@@ -511,6 +511,50 @@ fn loops_that_leave_the_files_undone_go_on_as_fios() {
     );
 }
 
+#[test]
+fn sequential_gaps_end_each_loop_at_the_files_end_as_fios() {
+    require!(fio, strace);
+    // A gap reaches the file's end before `size` bytes: fio's file is done
+    // there and its loop ends (22 reads of 4k in 256k with an 8k gap, 44
+    // over two loops, where filling `size` would take 64 a loop).
+    let seq = |rw: &str, extra: &[&str]| -> Vec<String> {
+        let mut v = vec![format!("--rw={rw}"), "--size=256k".to_string()];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    for (what, args) in [
+        ("read:8k loops=2", seq("read:8k", &["--bs=4k", "--loops=2"])),
+        (
+            "write:8k loops=2",
+            seq("write:8k", &["--bs=4k", "--loops=2"]),
+        ),
+        // Both directions: the first at the end ends the run.
+        ("rw:8k loops=2", seq("rw:8k", &["--bs=4k", "--loops=2"])),
+        // A gap that jumps past the end from an I/O short of it wraps to
+        // the start (not done): 64 reads; one whose next I/O would not
+        // fit is done: 23.
+        ("read:6k", seq("read:6k", &["--bs=4k"])),
+        ("read:7k", seq("read:7k", &["--bs=4k"])),
+        ("read:8k bsrange", seq("read:8k", &["--bsrange=4k-16k"])),
+        // io_size: more runs while the bytes fall short of it, past loops.
+        (
+            "read:8k io_size=300k loops=2",
+            seq("read:8k", &["--bs=4k", "--io_size=300k", "--loops=2"]),
+        ),
+        (
+            "read:8k io_size=128k loops=2",
+            seq("read:8k", &["--bs=4k", "--io_size=128k", "--loops=2"]),
+        ),
+        (
+            "read:8k number_ios=40",
+            seq("read:8k", &["--bs=4k", "--number_ios=40"]),
+        ),
+    ] {
+        let opts: Vec<&str> = args.iter().map(String::as_str).collect();
+        check(what, &opts);
+    }
+}
+
 /// Runs `prog args` (fio, or iolab with `run --no-store` first), which must
 /// exit with `want_ok`; its output.
 fn run_tool(dir: &Path, prog: &str, args: &[String], want_ok: bool) -> String {

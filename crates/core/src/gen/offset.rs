@@ -145,6 +145,9 @@ pub struct OffsetGen {
     /// A sequential pass ended with the last I/O (fio's direction is at
     /// the region's end).
     at_end: bool,
+    /// A sequential generator with a gap whose end of the region ends
+    /// fio's run of the job, in every loop (`set_ends_runs`).
+    ends_runs: bool,
 }
 
 /// The random streams of a clone that fio's offsets draw from: its offset
@@ -416,6 +419,7 @@ impl OffsetGen {
             stop_on_full: false,
             exhausted: false,
             at_end: false,
+            ends_runs: false,
         })
     }
 
@@ -519,6 +523,22 @@ impl OffsetGen {
         self.stop_on_full = on;
     }
 
+    /// For a sequential pattern with a gap (`rw=read:8k`) in a job that is
+    /// not time_based: the region's end is fio's file done in every loop,
+    /// not only in one that went on from the last. fio's loop ends there
+    /// (its file is done as soon as its position reaches the file's end,
+    /// or the next I/O would not fit), short of `size` bytes, where a job
+    /// without a gap has moved exactly `size`; the draw after it is
+    /// `exhausted`.
+    pub fn set_ends_runs(&mut self, on: bool) {
+        self.ends_runs = on && matches!(self.mode, Mode::Sequential { gap } if gap > 0);
+    }
+
+    /// Whether the region's end ends fio's run (see `set_ends_runs`).
+    pub fn ends_runs(&self) -> bool {
+        self.ends_runs
+    }
+
     /// The last draw found the map full with `stop_on_full` on: its I/O is
     /// not to be issued; fio starts a new run of the job there.
     pub fn exhausted(&self) -> bool {
@@ -545,7 +565,10 @@ impl OffsetGen {
             }
             return self.draw_fio(bs, bs_rng, rand, dir);
         }
-        if self.stop_on_full && matches!(self.mode, Mode::Sequential { .. }) && self.at_end {
+        if (self.stop_on_full || self.ends_runs)
+            && matches!(self.mode, Mode::Sequential { .. })
+            && self.at_end
+        {
             // A loop that went on from the last reached the region's end:
             // fio's file is done there, which starts its next run.
             self.exhausted = true;
@@ -945,7 +968,17 @@ impl OffsetGen {
                     self.passes += 1;
                 }
                 let off = self.cursor;
-                self.cursor = off.saturating_add(len).saturating_add(gap);
+                let end = off.saturating_add(len);
+                self.cursor = end.saturating_add(gap);
+                if end < self.len && self.cursor >= self.len {
+                    // fio: a gap that jumps past the end from an I/O that
+                    // did not reach it wraps to the start in the same pass
+                    // of its file (the file is not done).
+                    self.cursor = 0;
+                    self.passes += 1;
+                    self.at_end = false;
+                    return self.start + off;
+                }
                 // A pass ends as soon as no block fits after this I/O.
                 self.at_end = self.cursor.saturating_add(self.block) > self.len;
                 if self.at_end {
@@ -1205,6 +1238,34 @@ mod tests {
         assert_eq!(g.next(3 * K4), 0);
         assert_eq!(g.next(2 * K4), 0);
         assert_eq!(g.pass(), 1);
+    }
+
+    #[test]
+    fn a_gap_ends_the_pass_at_the_end_or_wraps_as_fio() {
+        // 16 blocks, 4k I/Os 8k apart: the sixth I/O ends at the region's
+        // end, which is fio's file done.
+        let mut g = gen(region(16), &Pattern::Sequential { gap: 2 * K4 }, 1, 0);
+        assert_eq!(
+            take(&mut g, 5, K4),
+            vec![0, 3 * K4, 6 * K4, 9 * K4, 12 * K4]
+        );
+        assert!(!g.fio_done());
+        assert_eq!(g.next(K4), 15 * K4);
+        assert!(g.fio_done());
+        // 10k apart: from 60k the gap jumps past the end from an I/O that
+        // did not reach it: the next pass starts at once, not done.
+        let mut g = gen(region(16), &Pattern::Sequential { gap: 10 * 1024 }, 1, 0);
+        let offs = take(&mut g, 5, K4);
+        assert_eq!(offs[4], 56 * 1024);
+        assert!(!g.fio_done());
+        assert_eq!(g.pass(), 1);
+        assert_eq!(g.next(K4), 0);
+        // 5k apart: after the I/O at 54k the next would start at 63k and
+        // not fit: done.
+        let mut g = gen(region(16), &Pattern::Sequential { gap: 5 * 1024 }, 1, 0);
+        let offs = take(&mut g, 7, K4);
+        assert_eq!(offs[6], 54 * 1024);
+        assert!(g.fio_done());
     }
 
     #[test]

@@ -224,6 +224,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         bs,
         blockalign,
         io_size: 0,
+        io_size_given: job.size(Opt::IoSize).is_some(),
         number_ios: job.int(Opt::NumberIos).filter(|n| *n > 0).map(|n| n as u64),
         loops: count(job, Opt::Loops).max(1),
         runtime: (!runtime.is_zero()).then_some(runtime),
@@ -583,7 +584,7 @@ fn stop_cpuio_after_io(set: &JobSet, jobs: &mut [PlanJob]) -> Result<(), PlanErr
 
 /// The logs the job writes: None when it asks for none. A bare
 /// `write_*_log` takes the job's name as the prefix, as fio does.
-fn log_spec(job: &JobSpec) -> Option<LogSpec> {
+pub(super) fn log_spec(job: &JobSpec) -> Option<LogSpec> {
     let prefix = |opt: Opt| {
         job.text(opt)
             .map(|p| if p.is_empty() { job.name.clone() } else { p })

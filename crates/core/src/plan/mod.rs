@@ -171,6 +171,13 @@ pub struct LogSpec {
 }
 
 impl LogSpec {
+    /// Whether the clone's logs have a line per I/O, which a thread of
+    /// their own writes (`log_avg_msec=0` and a bandwidth, IOPS or
+    /// latency log).
+    pub fn per_io(&self) -> bool {
+        self.avg_msec == 0 && (self.bw.is_some() || self.iops.is_some() || self.lat.is_some())
+    }
+
     /// The file of one log: `PREFIX_KIND.N.log`, or `PREFIX_KIND.log`
     /// without per_job_logs (KIND is bw, iops, slat, clat, lat or
     /// clat_hist).
@@ -277,6 +284,10 @@ pub struct PlanJob {
     pub blockalign: [u64; 3],
     /// Bytes of I/O to do per loop (fio's io_size).
     pub io_size: u64,
+    /// `io_size` was given: fio starts runs of the job past its `loops`
+    /// while its bytes are short of it (a run that ends at its files' end
+    /// short of `size`).
+    pub io_size_given: bool,
     pub number_ios: Option<u64>,
     pub loops: u32,
     pub runtime: Option<Duration>,

@@ -83,7 +83,7 @@ impl Worker {
 
     /// Whether the job does nothing but read and write one file: no
     /// pacing, verify, fsync every N or trims, which the fast paths leave
-    /// to the general loop (the queued one leaves it logs too).
+    /// to the general loop.
     pub(super) fn plain_single(&self, job: &PlanJob, cx: &Cx) -> bool {
         !cx.paced
             && self.verify.is_none()
@@ -92,6 +92,10 @@ impl Worker {
             && job.fdatasync == 0
             && !job.rw.mode.trims()
             && self.ctl.idle()
+            && !self.files.files[0]
+                .gens
+                .iter()
+                .any(crate::gen::OffsetGen::ends_runs)
     }
 
     /// Whether the job's I/O can take the fast path (see the module).

@@ -265,7 +265,7 @@ impl Worker {
                 return Ok(Issued::Stop);
             }
         }
-        let Some((dir, fi, offset, len)) = self.draw(cx, s.last, &mut s.runs) else {
+        let Some((dir, fi, offset, len)) = self.draw(cx, s.last, &mut s.runs, out) else {
             return Ok(Issued::Stop);
         };
         s.last = Some((fi, offset, len));
@@ -346,6 +346,7 @@ impl Worker {
         cx: &Cx,
         last: Option<(usize, u64, u32)>,
         runs: &mut u32,
+        out: &JobResult,
     ) -> Option<(Dir, usize, u64, u32)> {
         let pick = self.mix.next(&mut self.mix_rng);
         let mut dir = pick.dir;
@@ -375,14 +376,23 @@ impl Worker {
             return None;
         }
         if file.gens[g].exhausted() {
-            // The map is full inside a loop that went on from the last:
-            // fio's run ends and, while it may have more, the next starts.
-            if *runs >= cx.job.loops.max(1) {
+            // The map is full inside a loop that went on from the last, or
+            // a sequential pass with a gap reached the end: fio's file is
+            // done, and its other files go on. With none left, fio's run
+            // ends and, while it may have more, the next starts.
+            match self.files.retire(fi, self.engine.as_mut()) {
+                Ok(true) => return self.draw(cx, None, runs, out),
+                Ok(false) => {}
+                Err(_) => return None,
+            }
+            if *runs >= cx.job.loops.max(1) && !self.runs_on(cx.job, out) {
                 return None;
             }
             *runs += 1;
-            self.new_run();
-            return self.draw(cx, None, runs);
+            if !self.new_run() {
+                return None;
+            }
+            return self.draw(cx, None, runs, out);
         }
         let offset = match self.ctl.zones.as_deref_mut() {
             None => offset,
@@ -394,7 +404,7 @@ impl Worker {
                     // job ends.
                     let left = self.files.retire(fi, self.engine.as_mut());
                     return match left {
-                        Ok(true) => self.draw(cx, None, runs),
+                        Ok(true) => self.draw(cx, None, runs, out),
                         _ => None,
                     };
                 }

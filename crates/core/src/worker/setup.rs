@@ -46,17 +46,32 @@ impl Worker {
     /// map full (the direction and offset draws it spent are spent): with
     /// `randrepeat`, the streams start over from their seeds; every
     /// generator is back at its start with its map cleared.
-    pub(super) fn new_run(&mut self) {
+    /// Several files: each back in service. False when a file cannot be
+    /// opened again.
+    pub(super) fn new_run(&mut self) -> bool {
         if let Some(first) = &self.first_streams {
             let left = self.off_rng.seq_left;
             (self.mix_rng, self.bs_rng, self.off_rng) = (**first).clone();
             self.off_rng.seq_left = left;
+        }
+        if !self.files.is_single() {
+            return self.files.new_loop(false, self.engine.as_mut()).is_ok();
         }
         for f in &mut self.files.files {
             for g in &mut f.gens {
                 g.restart();
             }
         }
+        true
+    }
+
+    /// Whether fio starts another run of the job once its `loops` are
+    /// done and its files are: only with `io_size`, while the bytes done
+    /// fall short of it by a largest block or more (fio's keep_running).
+    pub(super) fn runs_on(&self, job: &crate::plan::PlanJob, out: &iolab_stats::JobResult) -> bool {
+        let done: u64 = out.dirs.iter().map(|d| d.io_bytes).sum();
+        let max_bs = job.bs.iter().map(|b| b.max()).max().unwrap_or(0);
+        job.io_size_given && job.io_size.saturating_sub(done) >= max_bs.max(1) && done < job.io_size
     }
 
     /// Whether fio would find every file of the clone done as a loop ends
@@ -379,6 +394,15 @@ impl Draws<'_> {
                 units: dir_units(job, mix, block, used_min),
             })
             .map_err(gen_err)?;
+            // As in fio, a sequential pass with a gap that reaches the
+            // end ends the run (time_based jobs wrap; zones, verify and
+            // unlink_each_loop keep iolab's own loops).
+            gen.set_ends_runs(
+                !job.time_based
+                    && job.zones.is_none()
+                    && job.verify.is_none()
+                    && !job.unlink_each_loop,
+            );
             wf.gens.push(gen);
             wf.gen_of[d as usize] = Some(wf.gens.len() - 1);
         }
