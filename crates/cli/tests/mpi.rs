@@ -680,6 +680,64 @@ fn a_rank_failing_mid_phase_ends_the_run_for_all_and_is_named() {
 
 #[cfg(feature = "mpi")]
 #[test]
+fn a_failing_rank_ends_a_stonewalled_steadystate_phase_for_every_rank() {
+    require!(mpirun);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A 20-second job at 1 MiB/s whose steady-state detection cannot be
+    // satisfied in that time (a 60-second window); rank 2 may not write
+    // past 128 KiB, so it fails at once and, with --mpi-stonewall, ends
+    // the phase for every rank while their steady-state watch samples.
+    std::fs::write(
+        d.join("job.fio"),
+        format!(
+            "[w]\nfilename={}/data.$rank\nrw=write\nbs=64k\nsize=32m\nrate=1m\n\
+             time_based\nruntime=20s\ncreate_on_open=1\nunlink=1\nss=iops:0.1%\nss_dur=60\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("iolab");
+    let limited = "trap '' XFSZ; ulimit -f 256; exec \"$0\" \"$@\"";
+    let args = [
+        "run",
+        "job.fio",
+        "--output-format=json",
+        "--no-store",
+        "--mpi-stonewall",
+    ];
+    let session = tempfile::tempdir().unwrap();
+    let out = mpirun_in(d, session.path())
+        .args(["-np", "2"])
+        .arg(&bin)
+        .args(args)
+        .args([":", "-np", "1", "sh", "-c", limited])
+        .arg(&bin)
+        .args(args)
+        .args([":", "-np", "1"])
+        .arg(&bin)
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("rank 2 (") && err.contains("EFBIG"), "{err}");
+    let report = json_of(&out.stdout);
+    let ranks = report["iolab"]["mpi"]["ranks"].as_array().unwrap();
+    for (r, rank) in ranks.iter().enumerate() {
+        // Stopped within a few seconds of rank 2's failure, far from the
+        // 20 MiB the runtime allows.
+        let wrote = u(&rank["jobs"][0]["write"]["io_bytes"]);
+        assert!(wrote > 0 && wrote < 8 << 20, "rank {r} wrote {wrote}");
+    }
+    // Each rank's detection ran and did not see a steady job.
+    let ss = &report["jobs"][0]["steadystate"];
+    assert_eq!(ss["attained"], Value::from(0), "{ss}");
+    assert_eq!(entries(d), vec!["job.fio"]);
+}
+
+#[cfg(feature = "mpi")]
+#[test]
 fn ctrl_c_under_mpirun_stops_every_meta_rank_and_removes_its_files() {
     require!(mpirun);
     let dir = tempfile::tempdir().unwrap();

@@ -28,8 +28,17 @@ pub trait Ranks {
     /// Called while this rank's job clones of the phase run: `done` says
     /// whether all of them finished, `halt` stops them. Returns when this
     /// rank is done with the phase or was told to stop it (then having
-    /// called `halt`); the run then waits for its clones.
-    fn watch_phase(&mut self, phase: usize, done: &dyn Fn() -> bool, halt: &dyn Fn());
+    /// called `halt`); the run then waits for its clones. While it
+    /// watches, it calls `tick` at each of its polls (a few milliseconds
+    /// apart), which keeps the run's own watch going (steady-state
+    /// sampling), so that neither waits for the other.
+    fn watch_phase(
+        &mut self,
+        phase: usize,
+        done: &dyn Fn() -> bool,
+        halt: &dyn Fn(),
+        tick: &mut dyn FnMut(),
+    );
 
     /// Every clone of this rank's phase has finished.
     fn end_phase(&mut self, phase: usize);
@@ -51,7 +60,14 @@ impl Ranks for Solo {
         ready
     }
 
-    fn watch_phase(&mut self, _phase: usize, _done: &dyn Fn() -> bool, _halt: &dyn Fn()) {}
+    fn watch_phase(
+        &mut self,
+        _phase: usize,
+        _done: &dyn Fn() -> bool,
+        _halt: &dyn Fn(),
+        _tick: &mut dyn FnMut(),
+    ) {
+    }
 
     fn end_phase(&mut self, _phase: usize) {}
 }

@@ -489,12 +489,20 @@ fn run_phase(
                 halts[ji].store(true, Ordering::Relaxed);
             }
         };
-        // Steady-state detection samples the clones from here.
+        // Steady-state detection samples the clones from here, also
+        // while the ranks watch the phase (a rank that finished first
+        // ends it for all with stonewalling across ranks), then until
+        // this rank's clones are done.
         let mut steady = SteadyWatch::of_phase(plan, phase.clone());
+        let mut tick = || {
+            if let Some(w) = &mut steady {
+                w.tick(flags.progress, halts);
+            }
+        };
+        ranks.watch_phase(pi, &done, &halt, &mut tick);
         if let Some(w) = &mut steady {
             w.watch(flags.progress, halts, &done);
         }
-        ranks.watch_phase(pi, &done, &halt);
         let mut results: Vec<(usize, JobResult)> = handles
             .into_iter()
             .map(|(ji, h)| (ji, h.join().unwrap_or_else(|_| not_run(&plan.jobs[ji]))))

@@ -36,6 +36,9 @@ struct Watched {
 /// The steady-state watch of one phase.
 pub(crate) struct SteadyWatch {
     watched: Vec<Watched>,
+    /// When the next sample is due (since the run began); None before
+    /// the first look.
+    next: Option<Duration>,
 }
 
 impl SteadyWatch {
@@ -63,28 +66,41 @@ impl SteadyWatch {
                 }
             }
         }
-        (!watched.is_empty()).then_some(SteadyWatch { watched })
+        (!watched.is_empty()).then_some(SteadyWatch {
+            watched,
+            next: None,
+        })
     }
 
     /// Samples every second until `done` (every clone of the phase has
     /// finished); a job found steady has its clones' `halts` raised.
     pub fn watch(&mut self, progress: &Progress, halts: &[AtomicBool], done: &dyn Fn() -> bool) {
-        let mut next = progress.elapsed() + EVERY;
         while !done() {
-            let now = progress.elapsed();
-            if now < next {
-                std::thread::sleep((next - now).min(POLL));
-                continue;
-            }
-            next += EVERY;
-            for w in &mut self.watched {
-                if w.sample(progress, now) {
-                    for &ji in &w.members {
-                        halts[ji].store(true, Ordering::Relaxed);
-                    }
+            let wait = self.tick(progress, halts);
+            std::thread::sleep(wait.min(POLL));
+        }
+    }
+
+    /// Takes the sample that is due, if one is (the first look only sets
+    /// the clock: samples are a second apart from it); a job found steady
+    /// has its clones' `halts` raised. Returns the time until the next
+    /// sample, so that a loop that also watches something else (the
+    /// other ranks) can call this at each of its own polls.
+    pub fn tick(&mut self, progress: &Progress, halts: &[AtomicBool]) -> Duration {
+        let now = progress.elapsed();
+        let next = *self.next.get_or_insert(now + EVERY);
+        if now < next {
+            return next - now;
+        }
+        self.next = Some(next + EVERY);
+        for w in &mut self.watched {
+            if w.sample(progress, now) {
+                for &ji in &w.members {
+                    halts[ji].store(true, Ordering::Relaxed);
                 }
             }
         }
+        (next + EVERY).saturating_sub(now)
     }
 
     /// Gives each watched clone's result (by its index in the plan) what

@@ -131,7 +131,13 @@ impl Ranks for MpiRanks<'_> {
     /// stopped. Each rank thus sends one message to every other and
     /// receives one from each, and leaves when it has, so that no message
     /// is left for a later phase.
-    fn watch_phase(&mut self, phase: usize, done: &dyn Fn() -> bool, halt: &dyn Fn()) {
+    fn watch_phase(
+        &mut self,
+        phase: usize,
+        done: &dyn Fn() -> bool,
+        halt: &dyn Fn(),
+        tick: &mut dyn FnMut(),
+    ) {
         let n = self.world.size;
         if !self.stonewall || n < 2 {
             return;
@@ -164,6 +170,9 @@ impl Ranks for MpiRanks<'_> {
                 if told && heard + 1 == n {
                     break;
                 }
+                // The run's own watch (steady-state samples) goes on
+                // while this one waits.
+                tick();
                 std::thread::sleep(POLL);
             }
             for s in sent {
