@@ -255,15 +255,38 @@ impl StoreArgs {
     /// Opens the database now, so that a bad one (or one that cannot be
     /// written) is refused before the measurement rather than after it.
     pub fn open(&self) -> Result<Option<Store>> {
-        match self.path() {
-            None => Ok(None),
-            Some(p) => Ok(Some(Store::open(&p).with_context(|| {
-                format!(
-                    "results database `{}` (use --db PATH or --no-store)",
-                    p.display()
-                )
-            })?)),
+        let Some(p) = self.path() else {
+            return Ok(None);
+        };
+        let context = || {
+            format!(
+                "results database `{}` (use --db PATH or --no-store)",
+                p.display()
+            )
+        };
+        no_foreign_link(&p)
+            .map_err(anyhow::Error::msg)
+            .with_context(context)?;
+        Ok(Some(Store::open(&p).with_context(context)?))
+    }
+}
+
+/// Refuses a database name that is another user's symbolic link: iolab
+/// often runs as root in directories others can write, and SQLite would
+/// follow a link planted at `--db /tmp/r.db` and create or write the file
+/// it names. A link of the running user's own (a database kept elsewhere)
+/// is followed.
+pub fn no_foreign_link(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() && m.uid() != iolab_engine::host::euid() => {
+            Err(format!(
+                "a symbolic link of uid {}'s; iolab keeps no results through another user's \
+                 link (name the database file itself)",
+                m.uid()
+            ))
         }
+        _ => Ok(()),
     }
 }
 
