@@ -213,3 +213,45 @@ fn averaged_logs_have_a_line_per_window() {
     let total = ours["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
     assert!(reads > total / 2 && reads <= total, "{reads} of {total}");
 }
+
+#[test]
+fn queued_ios_have_a_line_each_in_every_latency_log() {
+    // libaio and io_uring at depth 4, the queued engines' own loop: each
+    // of the 64 I/Os is a line of the slat, clat and lat logs, at its own
+    // offset, with the report's minimum and maximum.
+    for engine in ["libaio", "io_uring"] {
+        if engine == "io_uring" && !iolab_testkit::have!(io_uring) {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let report = run_json(
+            dir.path(),
+            &[
+                "--no-store",
+                "--name=q",
+                &format!("--ioengine={engine}"),
+                "--iodepth=4",
+                "--rw=randread",
+                "--bs=4k",
+                "--size=256k",
+                "--write_lat_log=q",
+                "--log_offset=1",
+            ],
+        );
+        let r = &report["jobs"][0]["read"];
+        assert_eq!(r["total_ios"], 64, "{engine}");
+        let logs = logs(dir.path());
+        for (log, stat) in [("slat", "slat_ns"), ("clat", "clat_ns"), ("lat", "lat_ns")] {
+            let lines = &logs[&format!("q_{log}.1.log")];
+            assert_eq!(lines.len(), 64, "{engine} {log}");
+            let values = || lines.iter().map(|l| l[1]);
+            assert_eq!(values().min(), r[stat]["min"].as_u64(), "{engine} {log}");
+            assert_eq!(values().max(), r[stat]["max"].as_u64(), "{engine} {log}");
+            let mut offsets: Vec<u64> = lines.iter().map(|l| l[4]).collect();
+            offsets.sort_unstable();
+            offsets.dedup();
+            assert_eq!(offsets.len(), 64, "{engine} {log}: each block once");
+            assert!(lines.iter().all(|l| l[2..4] == [0, 4096] && l[5] == 0));
+        }
+    }
+}

@@ -126,6 +126,43 @@ pub fn renice_thread(increment: i32) -> std::io::Result<i32> {
     Ok(value)
 }
 
+/// Puts thread `tid` under SCHED_IDLE (`idle`), where it runs only on a
+/// CPU that nothing else wants, or back under SCHED_OTHER at its nice
+/// value. Leaving SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE that
+/// allows nice 0 (EPERM otherwise; see `may_leave_idle`).
+pub fn set_thread_idle(tid: u32, idle: bool) -> std::io::Result<()> {
+    let policy = if idle {
+        libc::SCHED_IDLE
+    } else {
+        libc::SCHED_OTHER
+    };
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is valid for the call, which only reads it; a thread
+    // id names that thread alone on Linux.
+    if unsafe { libc::sched_setscheduler(tid as libc::pid_t, policy, &param) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether this process may take a thread out of SCHED_IDLE again:
+/// CAP_SYS_NICE in its effective set, or an RLIMIT_NICE of 20 or more.
+pub fn may_leave_idle() -> bool {
+    const CAP_SYS_NICE: u32 = 23;
+    let cap = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| {
+            let hex = t.lines().find_map(|l| l.strip_prefix("CapEff:"))?;
+            u64::from_str_radix(hex.trim(), 16).ok()
+        })
+        .is_some_and(|eff| eff >> CAP_SYS_NICE & 1 == 1);
+    // SAFETY: rlimit is plain old data; all-zero is a valid value.
+    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: `lim` is valid for the call, which writes it.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NICE, &mut lim) } == 0;
+    cap || (ok && lim.rlim_cur >= 20)
+}
+
 /// Local time's offset from UTC in seconds now (fio prints local times).
 pub fn utc_offset_s() -> i32 {
     // SAFETY: time with a null pointer only returns the time.

@@ -584,7 +584,7 @@ fn stop_cpuio_after_io(set: &JobSet, jobs: &mut [PlanJob]) -> Result<(), PlanErr
 
 /// The logs the job writes: None when it asks for none. A bare
 /// `write_*_log` takes the job's name as the prefix, as fio does.
-fn log_spec(job: &JobSpec) -> Option<LogSpec> {
+pub(super) fn log_spec(job: &JobSpec) -> Option<LogSpec> {
     let prefix = |opt: Opt| {
         job.text(opt)
             .map(|p| if p.is_empty() { job.name.clone() } else { p })

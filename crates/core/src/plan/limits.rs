@@ -1,18 +1,21 @@
 //! What a job set will cost before its plan is built: the job clones
-//! (one thread each), the files they name, and the memory the run holds
-//! for them (each clone's I/O buffers, `iodepth` of the largest block size;
-//! its latency histograms and state; each file's name, place and offset
-//! generator), checked against the limits of a run: fio's maximum number
-//! of jobs, a bound on files, and the memory the host has available. A job
-//! set past any of them is refused with what it would take and what the
-//! limit is, before anything is named, opened or allocated.
+//! (one thread each, and a second one, the log writer, for a clone with a
+//! line per I/O in its logs), the files they name, and the memory the run
+//! holds for them (each clone's I/O buffers, `iodepth` of the largest
+//! block size; its latency histograms and state; each file's name, place
+//! and offset generator; its logs' blocks and buffers of records),
+//! checked against the limits of a run: fio's maximum number of jobs, the
+//! threads the host lets the process have, a bound on files, and the
+//! memory the host has available. A job set past any of them is refused
+//! with what it would take and what the limit is, before anything is
+//! named, opened or allocated.
 
 use iolab_spec::options::choices::RandomGenerator;
 use iolab_spec::value::SizeValue;
 use iolab_spec::{JobSet, Opt, Value};
 use iolab_stats::PLAT_NR;
 
-use super::build::{count, per_dir_bs, Ctx};
+use super::build::{count, log_spec, per_dir_bs, Ctx};
 use super::PlanError;
 
 /// The most job clones one run may have: fio's `REAL_MAX_JOBS` (fio 3.33
@@ -45,6 +48,8 @@ const FILE_STATE: u64 = 2 << 10;
 pub struct Cost {
     /// Job clones, one thread each.
     pub jobs: u64,
+    /// Threads: the clones' and their log writers'.
+    pub threads: u64,
     /// Files, counted once for each clone that names them.
     pub files: u64,
     /// Bytes of memory the run would hold at once, about.
@@ -55,6 +60,7 @@ impl Cost {
     fn add(self, o: Cost) -> Cost {
         Cost {
             jobs: self.jobs.saturating_add(o.jobs),
+            threads: self.threads.saturating_add(o.threads),
             files: self.files.saturating_add(o.files),
             bytes: self.bytes.saturating_add(o.bytes),
         }
@@ -65,6 +71,9 @@ impl Cost {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     pub jobs: u64,
+    /// Threads the run may start: the host's `threads-max` less the tasks
+    /// that exist.
+    pub threads: u64,
     pub files: u64,
     /// Memory available for the run (`MemAvailable` in /proc/meminfo);
     /// None when it cannot be read, and memory is then not checked.
@@ -72,16 +81,32 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// fio's job limit, the files bound and this host's available memory.
+    /// fio's job limit, the files bound and this host's threads and
+    /// available memory.
     pub fn of_host() -> Limits {
         Limits {
             jobs: MAX_JOBS,
+            threads: host_threads(),
             files: MAX_FILES,
             memory: std::fs::read_to_string("/proc/meminfo")
                 .ok()
                 .and_then(|t| mem_available(&t)),
         }
     }
+}
+
+/// The threads this process may start, about: the host's threads-max
+/// less the tasks that exist (the fourth field of /proc/loadavg).
+/// Unbounded when it cannot be read. RLIMIT_NPROC, which counts every
+/// task of the user, is left to the run: a thread it refuses stops the
+/// run with an error that names the limit.
+fn host_threads() -> u64 {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let max = read("/proc/sys/kernel/threads-max").and_then(|t| t.trim().parse::<u64>().ok());
+    let tasks = read("/proc/loadavg")
+        .and_then(|t| t.split_whitespace().nth(3)?.split('/').nth(1)?.parse().ok())
+        .unwrap_or(0);
+    max.unwrap_or(u64::MAX).saturating_sub(tasks)
 }
 
 /// `MemAvailable` from the text of /proc/meminfo, in bytes.
@@ -122,10 +147,16 @@ pub fn estimate(set: &JobSet) -> Result<Vec<Cost>, PlanError> {
             let max_bs = bs.iter().map(|b| b.max()).max().unwrap_or(0);
             let min_bs = bs.iter().map(|b| b.min()).min().unwrap_or(0);
             let iodepth = u64::from(count(job, Opt::Iodepth).max(1));
+            let logs = log_spec(job);
+            let logs = logs.as_ref();
             let clone = clone_bytes(iodepth, max_bs, files, page)
-                .saturating_add(map_bytes(job, files, min_bs, max_bs));
+                .saturating_add(map_bytes(job, files, min_bs, max_bs))
+                .saturating_add(logs.map_or(0, crate::worker::log_bytes));
+            // With stats=0 nothing is logged, and no writer is started.
+            let writer = logs.is_some_and(|l| l.per_io() && job.flag(Opt::Stats));
             Ok(Cost {
                 jobs: clones,
+                threads: clones.saturating_mul(1 + u64::from(writer)),
                 files: clones.saturating_mul(files),
                 bytes: clones.saturating_mul(clone),
             })
@@ -176,6 +207,33 @@ pub fn check(set: &JobSet, limits: &Limits) -> Result<Cost, PlanError> {
                 ),
             ));
         }
+        if total.threads > limits.threads {
+            let writers = cost.threads - cost.jobs;
+            let why = if writers > 0 {
+                format!(
+                    " ({} clones and their {writers} log writers: a line per I/O in the logs, \
+                     log_avg_msec=0, takes a thread of its own per clone)",
+                    cost.jobs
+                )
+            } else {
+                String::new()
+            };
+            return Err(cx.err(
+                Some(Opt::Numjobs),
+                format!(
+                    "numjobs={} brings the run to {} threads{why}, and this host lets it start \
+                     {} (threads-max, less the tasks running); lower numjobs{}",
+                    job.numjobs(),
+                    total.threads,
+                    limits.threads,
+                    if writers > 0 {
+                        ", or set log_avg_msec"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
         if total.files > limits.files {
             let opt = match job.get(Opt::Filename) {
                 Some(Value::Files(_)) => Opt::Filename,
@@ -194,6 +252,11 @@ pub fn check(set: &JobSet, limits: &Limits) -> Result<Cost, PlanError> {
             ));
         }
     }
+    // The buffers of records the clones with a line per I/O share.
+    let writers = costs.iter().any(|c| c.threads > c.jobs);
+    if writers {
+        total.bytes = total.bytes.saturating_add(crate::worker::log_pool_bytes());
+    }
     // The job that takes the most is the one to name.
     let largest = set.jobs.iter().zip(&costs).max_by_key(|(_, c)| c.bytes);
     if let (Some(avail), Some((job, cost))) = (limits.memory, largest) {
@@ -203,7 +266,8 @@ pub fn check(set: &JobSet, limits: &Limits) -> Result<Cost, PlanError> {
                 None,
                 format!(
                     "the run would need about {} of memory ({} of it for this job's {} clones: \
-                     iodepth × block size of buffers each, latency histograms and {} files), \
+                     iodepth × block size of buffers each, latency histograms, logs and {} \
+                     files), \
                      and {} is available (MemAvailable); lower numjobs, iodepth, bs or nrfiles",
                     bytes(total.bytes),
                     bytes(cost.bytes),
@@ -246,6 +310,7 @@ mod tests {
     fn roomy() -> Limits {
         Limits {
             jobs: MAX_JOBS,
+            threads: u64::MAX,
             files: MAX_FILES,
             memory: Some(u64::MAX),
         }
@@ -362,6 +427,61 @@ mod tests {
             ..roomy()
         };
         assert!(check(&set(text), &unknown).is_ok());
+    }
+
+    #[test]
+    fn a_line_per_io_in_the_logs_counts_a_writer_thread_and_its_memory() {
+        let plain = "[a]\nnumjobs=3\nsize=1m\n";
+        let c = estimate(&set(plain)).unwrap()[0];
+        assert_eq!((c.jobs, c.threads), (3, 3));
+        let logged =
+            estimate(&set(&format!("{plain}write_lat_log=x\nwrite_iops_log=x\n"))).unwrap()[0];
+        assert_eq!((logged.jobs, logged.threads), (3, 6));
+        // Per clone: its buffers of records and a block per file (iops,
+        // slat, clat and lat).
+        let per_clone = crate::worker::log_bytes(
+            &log_spec(&set("[a]\nwrite_lat_log=x\nwrite_iops_log=x\n").jobs[0]).unwrap(),
+        );
+        assert!(per_clone >= 4 << 20, "{per_clone}");
+        assert_eq!(logged.bytes - c.bytes, 3 * per_clone);
+        // Averaged logs, stats=0 and a histogram log alone take no writer.
+        for text in [
+            "write_lat_log=x\nlog_avg_msec=500\n",
+            "write_lat_log=x\nstats=0\n",
+            "write_hist_log=x\n",
+        ] {
+            let set = set(&format!("{plain}{text}"));
+            assert_eq!(estimate(&set).unwrap()[0].threads, 3, "{text}");
+        }
+        // The pool of records the writers share counts once in the run.
+        let two = set(&format!(
+            "{plain}write_bw_log=x\n[b]\nsize=1m\nwrite_bw_log=y\n"
+        ));
+        let costs = estimate(&two).unwrap();
+        let sum: u64 = costs.iter().map(|c| c.bytes).sum();
+        assert_eq!(
+            check(&two, &roomy()).unwrap().bytes,
+            sum + crate::worker::log_pool_bytes()
+        );
+    }
+
+    #[test]
+    fn threads_past_the_hosts_limit_are_refused_naming_the_log_writers() {
+        let few = Limits {
+            threads: 100,
+            ..roomy()
+        };
+        let plain = "[a]\nnumjobs=60\nsize=1m\n";
+        assert_eq!(check(&set(plain), &few).unwrap().threads, 60);
+        let e = check(&set(&format!("{plain}write_bw_log=x\n")), &few).unwrap_err();
+        assert!(e.message.contains("120 threads"), "{e}");
+        assert!(e.message.contains("60 log writers"), "{e}");
+        assert!(e.message.contains("lets it start 100"), "{e}");
+        assert!(e.message.contains("log_avg_msec"), "{e}");
+        let e = check(&set("[a]\nnumjobs=101\nsize=1m\n"), &few).unwrap_err();
+        assert!(e.message.contains("101 threads"), "{e}");
+        assert!(!e.message.contains("writer"), "{e}");
+        assert!(Limits::of_host().threads > 0);
     }
 
     #[test]

@@ -171,6 +171,13 @@ pub struct LogSpec {
 }
 
 impl LogSpec {
+    /// Whether the clone's logs have a line per I/O, which a thread of
+    /// their own writes (`log_avg_msec=0` and a bandwidth, IOPS or
+    /// latency log).
+    pub fn per_io(&self) -> bool {
+        self.avg_msec == 0 && (self.bw.is_some() || self.iops.is_some() || self.lat.is_some())
+    }
+
     /// The file of one log: `PREFIX_KIND.N.log`, or `PREFIX_KIND.log`
     /// without per_job_logs (KIND is bw, iops, slat, clat, lat or
     /// clat_hist).

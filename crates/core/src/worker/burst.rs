@@ -83,7 +83,7 @@ impl Worker {
 
     /// Whether the job does nothing but read and write one file: no
     /// pacing, verify, fsync every N or trims, which the fast paths leave
-    /// to the general loop (the queued one leaves it logs too).
+    /// to the general loop.
     pub(super) fn plain_single(&self, job: &PlanJob, cx: &Cx) -> bool {
         !cx.paced
             && self.verify.is_none()

@@ -294,34 +294,56 @@ impl Worker {
             r.short_ios += 1;
         }
         if !m.ramping {
-            let (slat, clat, lat) = record_latencies(cx, out, io, t_done);
-            let r = &mut out.dirs[d];
+            let lats = record_latencies(cx, out, io, t_done);
             m.count(d, n as u64);
-            if let Some(logs) = &mut self.logs {
-                let logged = Logged {
-                    ms: cx.clock.ns_between(m.start, t_done) / 1_000_000,
-                    slat_ms: cx.clock.ns_between(m.start, io.t_commit) / 1_000_000,
-                    dir: d,
-                    bytes: n,
-                    len: io.len,
-                    offset: io.offset,
-                    slat,
-                    clat,
-                    lat,
-                };
-                logs.io(logged, r);
-                if logs.full() {
-                    if let Err(e) = logs.write() {
-                        out.error = e.raw_os_error().unwrap_or(EIO);
-                        out.error_detail = e.to_string();
-                        return false;
-                    }
-                }
+            if !self.log(cx, m, out, io, n, t_done, lats) {
+                return false;
             }
         }
         !(io.dir == Dir::Read
             && self.verify.is_some()
             && !self.check_completed(cx.files, out, io.slot, io.fi, io.offset, n))
+    }
+
+    /// The log entries of an I/O that moved `n` bytes, its latencies
+    /// `lats` recorded. False when the logs could not be written (the job
+    /// must stop).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn log(
+        &mut self,
+        cx: &Cx,
+        m: &Measure,
+        out: &mut JobResult,
+        io: &Meta,
+        n: u32,
+        t_done: u64,
+        (slat, clat, lat): (Option<u64>, Option<u64>, Option<u64>),
+    ) -> bool {
+        let Some(logs) = &mut self.logs else {
+            return true;
+        };
+        let d = io.dir as usize;
+        let logged = Logged {
+            ms: cx.clock.ns_between(m.start, t_done) / 1_000_000,
+            slat_ms: cx.clock.ns_between(m.start, io.t_commit) / 1_000_000,
+            dir: d,
+            bytes: n,
+            len: io.len,
+            offset: io.offset,
+            slat,
+            clat,
+            lat,
+        };
+        logs.io(logged, &out.dirs[d]);
+        if logs.full() {
+            if let Err(e) = logs.write() {
+                out.error = e.raw_os_error().unwrap_or(EIO);
+                out.error_detail = e.to_string();
+                return false;
+            }
+        }
+        true
     }
 
     /// An I/O that failed with `errno`: counted as continue_on_error and

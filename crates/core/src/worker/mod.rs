@@ -29,6 +29,7 @@ mod setup;
 mod verify;
 
 pub(crate) use errors::strerror;
+pub(crate) use logs::{clone_bytes as log_bytes, pool_bytes as log_pool_bytes};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -5,7 +5,8 @@
 //! the same statistics as the general loop (counts, slat, clat, lat, depth
 //! levels, submit and complete batches, window samples, progress) without
 //! the general loop's bookkeeping for what the job does not use: batches
-//! of several, fsync every N, pacing, verify, logs, several files. An I/O
+//! of several, fsync every N, pacing, verify, several files. Its log
+//! entries are the general loop's. An I/O
 //! that does not complete in full goes through the general completion
 //! path; when the loop's budget is spent or the job must stop, the general
 //! loop drains what is still in flight.
@@ -24,7 +25,7 @@ impl Worker {
     /// Whether the job's I/O can take the queued fast path (see the
     /// module) through queue `q`.
     pub(super) fn qburst_fits(&self, job: &PlanJob, cx: &Cx, q: &Queue) -> bool {
-        cx.queued && self.plain_single(job, cx) && self.logs.is_none() && q.one_by_one()
+        cx.queued && self.plain_single(job, cx) && q.one_by_one()
     }
 
     /// Keeps the queue full until the loop's budget is spent (false) or
@@ -128,7 +129,10 @@ impl Worker {
             let io = q.meta[c.slot as usize];
             match c.result {
                 Ok(n) if n == io.len && !m.ramping => {
-                    record_latencies(cx, out, &io, t1);
+                    let lats = record_latencies(cx, out, &io, t1);
+                    if !self.log(cx, m, out, &io, n, t1, lats) {
+                        go = false;
+                    }
                     if self.account_full(cx, m, out, io.dir as usize, n, t1) {
                         go = false;
                     }

@@ -16,6 +16,8 @@ const BLOCK: usize = 1 << 18;
 /// Room past the block for the longest line: a histogram entry, 1859
 /// numbers of at most 20 digits and their separators.
 const SLACK: usize = 1 << 16;
+/// The memory of one log file's block.
+pub(super) const BLOCK_BYTES: u64 = (BLOCK + SLACK) as u64;
 
 /// One log file: where it is, and whether the next write appends to it.
 pub(super) struct LogOut {

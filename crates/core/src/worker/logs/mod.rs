@@ -51,6 +51,24 @@ use per_io::{PerIo, PerIoFiles, PerIoLog, Rec};
 /// out mid-run.
 const FLUSH_AT: usize = 1 << 20;
 
+/// The memory a clone's logs hold while it runs, about: a block per file,
+/// and with a line per I/O the buffers of records it may fill ahead of
+/// its writer.
+pub(crate) fn clone_bytes(spec: &LogSpec) -> u64 {
+    let own = if spec.per_io() {
+        per_io::OWN as u64 * per_io::BUFFER_BYTES
+    } else {
+        0
+    };
+    own + spec.files().len() as u64 * lines::BLOCK_BYTES
+}
+
+/// The buffers of records that the clones of a run with a line per I/O
+/// in their logs may hold beyond their own, all together.
+pub(crate) fn pool_bytes() -> u64 {
+    per_io::pool() as u64 * per_io::BUFFER_BYTES
+}
+
 /// One averaged line of a latency, bandwidth or IOPS log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {

@@ -2,21 +2,35 @@
 //! worker's thread. Per I/O the worker appends one fixed-size record to
 //! a buffer; a full buffer (16,384 I/Os) goes whole to a thread of the
 //! clone's own that makes the lines of every per-I/O log from it and
-//! writes them, and comes back empty to be filled again. While that
-//! thread is behind, the worker takes new buffers, up to `BUFFERS`
-//! (32 MiB), then waits for one to come back. At the job's end the last
-//! buffer is written and the thread ends; what the files hold is what
-//! writing every line on the worker's thread would have made. Where no
-//! thread can be started the lines are written on the worker's thread,
-//! a buffer at a time.
+//! writes them, and comes back empty to be filled again. At the job's
+//! end the last buffer is written and the thread ends; what the files
+//! hold is what writing every line on the worker's thread would have
+//! made. Where no thread can be started the lines are written on the
+//! worker's thread, a buffer at a time.
+//!
+//! The writer runs under SCHED_IDLE where the process may raise it again
+//! (root, CAP_SYS_NICE): on a CPU nothing else wants, so that it never
+//! takes CPU time from the workers or from the rest of the machine. While
+//! it is behind, the worker takes new buffers: `OWN` of its own, then
+//! from a pool that all clones share (an eighth of the memory available,
+//! at most 1 GiB: 16 million I/Os); with none left it
+//! raises the writer to SCHED_OTHER and waits for a buffer, and the
+//! writer goes back to SCHED_IDLE once it has caught up. So on a busy
+//! machine the lines of a short job are written when it ends, as fio
+//! writes its logs, and a long job's worker waits for its writer rather
+//! than hold more memory.
 //!
 //! The slat log's lines are timed at submission and put in time order
 //! one buffer at a time, as fio's are (an I/O in flight while its
 //! buffer is handed on is written with the next).
 
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
+
+use iolab_engine::host;
 
 use iolab_stats::{DirResult, Moments};
 
@@ -60,8 +74,39 @@ impl Rec {
 
 /// I/Os per buffer (64 bytes each: 1 MiB).
 const RECS: usize = 1 << 14;
-/// Buffers a clone may have filled and not yet written.
-const BUFFERS: usize = 32;
+/// Bytes of one buffer.
+pub(super) const BUFFER_BYTES: u64 = (RECS * std::mem::size_of::<Rec>()) as u64;
+/// Buffers a clone may have filled and not yet written, whatever the
+/// others hold.
+pub(super) const OWN: usize = 4;
+/// Buffers beyond their own that the clones of a process may hold
+/// together: an eighth of the memory available when first asked, at
+/// most `POOL_MAX` and at least `OWN`.
+pub(super) fn pool() -> usize {
+    const POOL_MAX: usize = 1024;
+    static POOL: OnceLock<usize> = OnceLock::new();
+    *POOL.get_or_init(|| {
+        let avail = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|t| crate::plan::limits::mem_available(&t))
+            .unwrap_or(0);
+        ((avail / 8 / BUFFER_BYTES) as usize).clamp(OWN, POOL_MAX)
+    })
+}
+/// The pool's buffers taken.
+static TAKEN: AtomicUsize = AtomicUsize::new(0);
+/// A writer raised to SCHED_OTHER goes back to SCHED_IDLE when no more
+/// than this many buffers wait for it.
+const CAUGHT_UP: usize = OWN / 2;
+
+/// A buffer from the shared pool, if one is left.
+fn take_spare() -> bool {
+    TAKEN
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+            (n < pool()).then_some(n + 1)
+        })
+        .is_ok()
+}
 
 /// One per-I/O log file.
 pub(super) struct PerIoLog {
@@ -198,10 +243,55 @@ enum Sink {
         back: Receiver<Vec<Rec>>,
         made: usize,
         writer: Option<JoinHandle<(PerIoFiles, io::Result<()>)>>,
+        sched: Arc<Sched>,
     },
     /// Written here: no thread (none could be started, the job logs
     /// nothing, or the thread has ended).
     Here(Box<PerIoFiles>),
+}
+
+/// The writer thread's scheduling, which it and its worker change.
+#[derive(Default)]
+struct Sched {
+    /// Buffers handed on and not yet written.
+    queued: AtomicUsize,
+    state: Mutex<SchedState>,
+}
+
+#[derive(Default)]
+struct SchedState {
+    /// The writer's thread id (0 until it runs).
+    tid: u32,
+    /// Under SCHED_IDLE now.
+    idle: bool,
+    /// The worker has ended: the writer stays under SCHED_OTHER.
+    ended: bool,
+}
+
+impl Sched {
+    /// The writer (the calling thread) under SCHED_IDLE, if it may be
+    /// raised again and has caught up.
+    fn lower(&self, may: bool) {
+        let Ok(mut s) = self.state.lock() else {
+            return;
+        };
+        let caught_up = self.queued.load(Ordering::Relaxed) <= CAUGHT_UP;
+        if may && caught_up && !s.idle && !s.ended && host::set_thread_idle(s.tid, true).is_ok() {
+            s.idle = true;
+        }
+    }
+
+    /// The writer back under SCHED_OTHER, as its worker waits for it (for
+    /// good when the worker has `ended`).
+    fn raise(&self, ended: bool) {
+        let Ok(mut s) = self.state.lock() else {
+            return;
+        };
+        s.ended |= ended;
+        if s.idle && host::set_thread_idle(s.tid, false).is_ok() {
+            s.idle = false;
+        }
+    }
 }
 
 /// The per-I/O logs as the worker sees them.
@@ -241,8 +331,14 @@ impl PerIo {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let (to, back, made) = match &mut self.sink {
-            Sink::Thread { to, back, made, .. } => (to, back, made),
+        let (to, back, made, sched) = match &mut self.sink {
+            Sink::Thread {
+                to,
+                back,
+                made,
+                sched,
+                ..
+            } => (to, back, made, sched),
             Sink::Here(files) => {
                 files.write(&self.buf)?;
                 self.buf.clear();
@@ -251,15 +347,20 @@ impl PerIo {
         };
         let next = match back.try_recv() {
             Ok(b) => b,
-            Err(_) if *made < BUFFERS => {
+            Err(_) if *made < OWN || take_spare() => {
                 *made += 1;
                 Vec::with_capacity(RECS)
             }
-            // The writer is behind: wait for a buffer (or its end, which
-            // the send below finds).
-            Err(_) => back.recv().unwrap_or_else(|_| Vec::with_capacity(RECS)),
+            // The writer is behind and no buffer is left: it runs as any
+            // thread does until it has caught up, and the worker waits
+            // for a buffer (or its end, which the send below finds).
+            Err(_) => {
+                sched.raise(false);
+                back.recv().unwrap_or_else(|_| Vec::with_capacity(RECS))
+            }
         };
         let full = std::mem::replace(&mut self.buf, next);
+        sched.queued.fetch_add(1, Ordering::Relaxed);
         let sent = to.as_ref().is_some_and(|to| to.send(full).is_ok());
         if !sent {
             return self.join();
@@ -270,9 +371,18 @@ impl PerIo {
     /// Waits for the writer thread to write what it was given and end;
     /// its error if it failed.
     fn join(&mut self) -> io::Result<()> {
-        let Sink::Thread { to, writer, .. } = &mut self.sink else {
+        let Sink::Thread {
+            to,
+            writer,
+            made,
+            sched,
+            ..
+        } = &mut self.sink
+        else {
             return Ok(());
         };
+        // What is left is written as any thread's work, now.
+        sched.raise(true);
         drop(to.take());
         let (files, r) = match writer.take().map(JoinHandle::join) {
             Some(Ok(done)) => done,
@@ -281,6 +391,9 @@ impl PerIo {
                 Err(io::Error::other("the log writer thread ended early")),
             ),
         };
+        // The buffers it had are freed; those left to the worker go with it.
+        TAKEN.fetch_sub(made.saturating_sub(OWN), Ordering::Relaxed);
+        *made = 0;
         self.sink = Sink::Here(Box::new(files));
         r
     }
@@ -313,12 +426,21 @@ impl Drop for PerIo {
 fn spawn(mut files: PerIoFiles, name: String) -> io::Result<Sink> {
     let (to, from) = channel::<Vec<Rec>>();
     let (give_back, back) = channel::<Vec<Rec>>();
+    let sched = Arc::new(Sched::default());
+    let its = Arc::clone(&sched);
     let writer = std::thread::Builder::new().name(name).spawn(move || {
+        let may = host::may_leave_idle();
+        if let Ok(mut s) = its.state.lock() {
+            s.tid = host::thread_id();
+        }
+        its.lower(may);
         for mut recs in from {
             if let Err(e) = files.write(&recs) {
                 return (files, Err(e));
             }
             recs.clear();
+            its.queued.fetch_sub(1, Ordering::Relaxed);
+            its.lower(may);
             // The worker has finished when it no longer takes buffers.
             let _ = give_back.send(recs);
         }
@@ -329,5 +451,6 @@ fn spawn(mut files: PerIoFiles, name: String) -> io::Result<Sink> {
         back,
         made: 1,
         writer: Some(writer),
+        sched,
     })
 }
