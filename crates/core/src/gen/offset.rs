@@ -191,6 +191,15 @@ impl OffsetRand {
     }
 }
 
+/// The next I/O size of `bs` for `room` bytes left (its smallest when the
+/// generator has none that fits).
+fn size_within(bs: &mut BsGen, bs_rng: &mut Frand, room: u64) -> u32 {
+    match bs.next(bs_rng, room) {
+        0 => bs.min(),
+        n => n,
+    }
+}
+
 /// What `OffsetGen::fio` needs to draw fio's offsets in one file.
 #[derive(Clone, Debug)]
 pub struct FioOffsets<'a> {
@@ -580,10 +589,7 @@ impl OffsetGen {
             }
             _ => self.len,
         };
-        let len = match bs.next(bs_rng, room) {
-            0 => bs.min(),
-            n => n,
-        };
+        let len = size_within(bs, bs_rng, room);
         self.next_fit(len)
     }
 
@@ -616,10 +622,7 @@ impl OffsetGen {
             return (self.start, bs.min());
         }
         let room = self.len - off;
-        let mut len = match bs.next(bs_rng, room) {
-            0 => bs.min(),
-            n => n,
-        };
+        let mut len = size_within(bs, bs_rng, room);
         if u64::from(len) > room {
             // A fixed size larger than the blocks left: moved back to fit.
             off = self.len.saturating_sub(u64::from(len)) / self.block * self.block;
@@ -674,10 +677,7 @@ impl OffsetGen {
             return (self.start, bs.min());
         }
         let room = self.len - off;
-        let mut len = match bs.next(bs_rng, room) {
-            0 => bs.min(),
-            n => n,
-        };
+        let mut len = size_within(bs, bs_rng, room);
         if u64::from(len) > room {
             self.ended = true;
             return (self.start, len);
