@@ -555,6 +555,102 @@ fn sequential_gaps_end_each_loop_at_the_files_end_as_fios() {
     }
 }
 
+/// The I/O calls of fio and of iolab for a job of several files in a
+/// directory (`--directory`, `--nrfiles` among `opts`): each call with
+/// its file's name first.
+fn both_files(opts: &[&str]) -> (Vec<Call>, Vec<Call>) {
+    let dir = scratch();
+    let mut args = vec![
+        "--name=j".to_string(),
+        format!("--directory={}", dir.path().display()),
+        "--ioengine=psync".to_string(),
+    ];
+    args.extend(opts.iter().map(|s| s.to_string()));
+    let run = |prog: &Path, args: &[String]| -> Vec<Call> {
+        let log = dir.path().join("strace.log");
+        let out = Proc::new("strace")
+            .args(["-f", "-y", "-s", "0", "-e", "trace=pread64,pwrite64"])
+            .args(["-e", "signal=none", "-o"])
+            .arg(&log)
+            .arg(prog)
+            .args(args)
+            .env("IOLAB_DB", test_db())
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let trace = std::fs::read_to_string(&log).unwrap();
+        let calls = (0..16)
+            .map(|i| dir.path().join(format!("j.0.{i}")))
+            .flat_map(|f| {
+                io_calls(&trace, &f)
+                    .into_iter()
+                    .map(move |c| (c, f.clone()))
+            })
+            .collect::<Vec<_>>();
+        // Back in call order: the log's lines, each call on one of the files.
+        let mut ordered = Vec::new();
+        for line in trace.lines() {
+            if let Some(((name, size, offset), f)) = calls.iter().find(|((n, sz, off), f)| {
+                line.contains(&format!("<{}>,", f.display()))
+                    && line.contains(&format!("{n}("))
+                    && line.contains(&format!(", {sz}, {off})"))
+            }) {
+                let file = f.file_name().unwrap().to_string_lossy().into_owned();
+                ordered.push((format!("{file} {name}"), *size, *offset));
+            }
+        }
+        for i in 0..16 {
+            let _ = std::fs::remove_file(dir.path().join(format!("j.0.{i}")));
+        }
+        ordered
+    };
+    let from_fio = run(&which("fio"), &args);
+    let mut iolab_args = vec!["run".to_string(), "--no-store".to_string()];
+    iolab_args.extend(args);
+    let from_iolab = run(&assert_cmd::cargo::cargo_bin("iolab"), &iolab_args);
+    (from_fio, from_iolab)
+}
+
+#[test]
+fn random_file_choice_is_fios() {
+    require!(fio, strace);
+    // fio draws each I/O's file from its own stream (next_file_state,
+    // seeded as its others), draws again on a file it knows is done, and
+    // spends a direction and an offset draw on one it finds done.
+    let job = [
+        "--nrfiles=4",
+        "--file_service_type=random",
+        "--size=256k",
+        "--bs=4k",
+    ];
+    for (what, extra) in [
+        ("randread", &["--rw=randread"][..]),
+        ("read", &["--rw=read"][..]),
+        ("randrw", &["--rw=randrw"][..]),
+        ("randread loops=3", &["--rw=randread", "--loops=3"][..]),
+        (
+            "randrw loops=3 randrepeat=0 randseed=5",
+            &["--rw=randrw", "--loops=3", "--randrepeat=0", "--randseed=5"][..],
+        ),
+        (
+            "randwrite bssplit tausworthe64",
+            &[
+                "--rw=randwrite",
+                "--bssplit=4k/50:16k/50",
+                "--random_generator=tausworthe64",
+            ][..],
+        ),
+    ] {
+        let (f, i) = both_files(&[&job[..], extra].concat());
+        assert_same(&format!("file_service_type=random {what}"), &f, &i);
+    }
+}
+
 /// Runs `prog args` (fio, or iolab with `run --no-store` first), which must
 /// exit with `want_ok`; its output.
 fn run_tool(dir: &Path, prog: &str, args: &[String], want_ok: bool) -> String {

@@ -10,7 +10,7 @@
 
 use iolab_engine::{Engine, EngineError, FileId, FileSpec};
 
-use crate::gen::{OffsetGen, Rng};
+use crate::gen::{Frand, OffsetGen, Rng};
 use crate::plan::FileService;
 
 /// One file of the clone.
@@ -32,6 +32,9 @@ pub(crate) struct WFile {
     pub len: u64,
     pass_bytes: u64,
     done: bool,
+    /// fio's random file choice has drawn this file since it was done:
+    /// fio found it done then, after a draw of its offset.
+    seen_done: bool,
 }
 
 impl WFile {
@@ -46,6 +49,7 @@ impl WFile {
             len,
             pass_bytes: 0,
             done: false,
+            seen_done: false,
         }
     }
 }
@@ -64,6 +68,15 @@ pub(crate) struct FileSet {
     /// I/Os left on the current file (round robin).
     left: u32,
     rng: Rng,
+    /// fio's stream of random file choices (`next_file_state`), and with
+    /// `randrepeat` the state each of fio's runs starts it from again.
+    fio_pick: Option<(Frand, Option<Frand>)>,
+    /// The files fio's random choice found done for the first time at
+    /// the last pick (see `found_done`).
+    found_done: Vec<usize>,
+    /// The files fio's random choice had not yet found done when the last
+    /// of them was (see `fio_tries_at_end`).
+    unseen: Vec<usize>,
     fsync_on_close: bool,
 }
 
@@ -86,8 +99,70 @@ impl FileSet {
             cur: 0,
             left: 0,
             rng,
+            fio_pick: None,
+            found_done: Vec::new(),
+            unseen: Vec::new(),
             fsync_on_close,
         }
+    }
+
+    /// `file_service_type=random` draws its files from fio's generator
+    /// `rand`, started again at each of fio's runs when `repeats`.
+    pub fn set_fio_pick(&mut self, rand: Frand, repeats: bool) {
+        let first = repeats.then(|| rand.clone());
+        self.fio_pick = Some((rand, first));
+    }
+
+    /// fio's random file: a draw scaled onto all the clone's files, drawn
+    /// again while it falls on one out of service (done, or not open).
+    #[inline]
+    fn fio_random(&mut self) -> Option<usize> {
+        let (rand, _) = self.fio_pick.as_mut()?;
+        if self.active.is_empty() {
+            return None;
+        }
+        let n = self.files.len();
+        loop {
+            let fi = ((n as f64 * rand.fraction()) as usize).min(n - 1);
+            let f = &mut self.files[fi];
+            if f.open && !f.done {
+                return Some(fi);
+            }
+            if f.done && !f.seen_done {
+                // fio learns that a file is done by trying it: its offset
+                // draw finds the random map full.
+                f.seen_done = true;
+                self.found_done.push(fi);
+            }
+        }
+    }
+
+    /// At the end of a run whose files are all done: the files fio's
+    /// random choice still tries before it knows, in the order it draws
+    /// them (each try a direction and an offset draw that finds the map
+    /// full). Empty without fio's random choice.
+    pub fn fio_tries_at_end(&mut self) -> Vec<usize> {
+        let mut left = std::mem::take(&mut self.unseen);
+        let Some((rand, _)) = self.fio_pick.as_mut() else {
+            return Vec::new();
+        };
+        let n = self.files.len();
+        let mut order = Vec::with_capacity(left.len());
+        while !left.is_empty() {
+            let fi = ((n as f64 * rand.fraction()) as usize).min(n - 1);
+            if let Some(p) = left.iter().position(|&x| x == fi) {
+                left.swap_remove(p);
+                order.push(fi);
+            }
+        }
+        order
+    }
+
+    /// A file fio's random choice found done for the first time, each
+    /// once: fio spent an offset draw on it (see `fio_random`).
+    #[inline]
+    pub fn found_done(&mut self) -> Option<usize> {
+        self.found_done.pop()
     }
 
     /// Whether the clone has one file (no choice to make per I/O).
@@ -119,7 +194,10 @@ impl FileSet {
                 self.active[self.cur]
             }
             FileService::Sequential => self.active[self.cur],
-            FileService::Random => self.active[self.rng.below(self.active.len() as u64) as usize],
+            FileService::Random => match self.fio_random() {
+                Some(fi) => fi,
+                None => self.active[self.rng.below(self.active.len() as u64) as usize],
+            },
         }
     }
 
@@ -161,6 +239,11 @@ impl FileSet {
     fn finish(&mut self, fi: usize, engine: &mut dyn Engine) -> Result<(), EngineError> {
         self.leave(fi, engine)?;
         if self.active.is_empty() {
+            if self.fio_pick.is_some() {
+                self.unseen.clear();
+                let unseen = (0..self.files.len()).filter(|&i| !self.files[i].seen_done);
+                self.unseen.extend(unseen);
+            }
             self.new_pass(engine)?;
         }
         Ok(())
@@ -201,6 +284,7 @@ impl FileSet {
         for i in 0..self.files.len() {
             let f = &mut self.files[i];
             f.done = false;
+            f.seen_done = false;
             f.pass_bytes = 0;
             if i < self.limit {
                 if !f.open {
@@ -229,6 +313,10 @@ impl FileSet {
     /// failure is the errno and what failed.
     pub fn new_loop(&mut self, unlink: bool, engine: &mut dyn Engine) -> Result<(), (i32, String)> {
         let engine_err = |e: EngineError| (e.errno(), e.to_string());
+        if let Some((rand, Some(first))) = &mut self.fio_pick {
+            // fio seeds its streams again at each run with randrepeat.
+            rand.clone_from(first);
+        }
         for f in &mut self.files {
             for g in &mut f.gens {
                 g.restart();

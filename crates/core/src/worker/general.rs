@@ -359,8 +359,21 @@ impl Worker {
                 return Some((dir, fi, offset, len));
             }
         }
-        let d = dir as usize;
+        let mut d = dir as usize;
         let fi = self.files.pick();
+        while let Some(done) = self.files.found_done() {
+            // fio tried the file: a direction drawn, an offset draw that
+            // found the map full; then a direction again for the next.
+            let f = &mut self.files.files[done];
+            if let Some(g) = f.gen_of[d] {
+                f.gens[g].spend_draw_on_full_map(&mut self.off_rng);
+            }
+            let again = self.mix.next(&mut self.mix_rng).dir;
+            if self.rate.is_none() {
+                dir = again;
+                d = dir as usize;
+            }
+        }
         let file = &mut self.files.files[fi];
         let g = file.gen_of[d]?;
         if let Some(r) = self.rewind.as_deref_mut() {

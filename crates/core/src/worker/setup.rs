@@ -11,7 +11,7 @@ use crate::gen::taus::{jhash, Generator};
 use crate::gen::{
     BsGen, FioOffsets, FioSeeds, OffsetGen, OffsetRand, Pattern, Purpose, Region, RwMix, Stream,
 };
-use crate::plan::{BsSpec, Fadvise, JobFile, Layout, PlanFile, PlanJob};
+use crate::plan::{BsSpec, Fadvise, FileService, JobFile, Layout, PlanFile, PlanJob};
 
 use super::fileset::{FileSet, WFile};
 use super::logs::Logs;
@@ -102,6 +102,17 @@ impl Worker {
             self.off_rng.seq_left = left;
             return;
         }
+        let tries = self.files.fio_tries_at_end();
+        if !tries.is_empty() {
+            for fi in tries {
+                let d = self.mix.next(&mut self.mix_rng).dir as usize;
+                let f = &mut self.files.files[fi];
+                if let Some(g) = f.gen_of[d] {
+                    f.gens[g].spend_draw_on_full_map(&mut self.off_rng);
+                }
+            }
+            return;
+        }
         let d = self.mix.next(&mut self.mix_rng).dir as usize;
         for f in &mut self.files.files {
             if let Some(g) = f.gen_of[d] {
@@ -138,6 +149,9 @@ impl Worker {
             seeds.rng(index, Stream::Offset).substream(u64::MAX),
             job.fsync_on_close,
         );
+        if job.file_service == FileService::Random {
+            fileset.set_fio_pick(fio_seeds.frand(Purpose::FileService), seeds.repeats());
+        }
         fileset.start(engine.as_mut()).map_err(engine_error)?;
         let needs_data = engine.caps().needs_buffers && (mode.writes());
         let data_rng = seeds.rng(index, Stream::Data);
