@@ -39,6 +39,9 @@ pub fn run(args: &ImportArgs) -> Result<Status> {
         );
         Status::BadInput
     };
+    if let Err(e) = crate::keep::no_foreign_link(&path) {
+        return Ok(refused(&e));
+    }
     let mut store = match Store::open(&path) {
         Ok(s) => s,
         Err(e) => return Ok(refused(&e)),

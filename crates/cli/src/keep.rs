@@ -10,43 +10,232 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context as _, Result};
-use clap::Args;
+use iolab_spec::cmdline::{self, Arity, CmdLine, ProgramFlag};
+use iolab_spec::SpecError;
 use iolab_store::{DbFiles, Kind, Provenance, Record, Store};
 
 use crate::exit::Status;
 
-/// Where a result goes.
-#[derive(Args, Debug, Clone, Default)]
+/// Where a result goes: the values of the store flags.
+#[derive(Debug, Clone, Default)]
 pub struct StoreArgs {
-    /// Results database (default $IOLAB_DB, else
-    /// $XDG_DATA_HOME/iolab/results.db, else ~/.local/share/iolab/results.db)
-    #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
-    /// Do not keep this result
-    #[arg(long)]
     pub no_store: bool,
-    /// Label the stored result (repeatable)
-    #[arg(long = "tag", value_name = "TEXT")]
     pub tags: Vec<String>,
 }
 
-impl StoreArgs {
-    /// The flags' names, as fio's command line (`iolab run`, `iolab
-    /// sweep`) takes them.
-    pub const FLAGS: [&'static str; 3] = ["db", "no-store", "tag"];
+/// One store flag: its name, its value's name (none for a bare flag),
+/// whether it repeats, its help, and what a value does to [`StoreArgs`]
+/// (the check of a bad value with it). Both command-line parsers are built
+/// from [`STORE_FLAGS`]: clap's (`impl clap::Args for StoreArgs`) for the
+/// subcommands it parses, fio's (`fio_cmdline`) for `iolab run` and
+/// `iolab sweep`, so their help and their behaviour are the same.
+pub struct StoreFlag {
+    pub name: &'static str,
+    pub value_name: Option<&'static str>,
+    pub repeats: bool,
+    pub help: &'static str,
+    /// Takes the flag's value (None for a bare flag) into the arguments,
+    /// or says what is wrong with it.
+    set: fn(&mut StoreArgs, Option<&str>) -> Result<(), String>,
+}
 
-    /// The same flags on fio's command line (`iolab run`), which clap does
-    /// not parse.
-    pub fn from_cmdline(cmd: &iolab_spec::cmdline::CmdLine) -> StoreArgs {
-        StoreArgs {
-            db: cmd.flag("db").flatten().map(PathBuf::from),
-            no_store: cmd.flag("no-store").is_some(),
-            tags: cmd
-                .flag_values("tag")
-                .into_iter()
-                .map(String::from)
-                .collect(),
+/// `--db`, which the commands that read the database back take too
+/// (`readback::DbArg`).
+pub const DB_FLAG: StoreFlag = StoreFlag {
+    name: "db",
+    value_name: Some("PATH"),
+    repeats: false,
+    help: "Results database (default $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, \
+           else ~/.local/share/iolab/results.db)",
+    set: |a, v| {
+        let v = v.unwrap_or_default();
+        if v.is_empty() {
+            return Err("an empty path".into());
         }
+        a.db = Some(PathBuf::from(v));
+        Ok(())
+    },
+};
+
+/// The flags every measuring subcommand takes.
+pub const STORE_FLAGS: [StoreFlag; 3] = [
+    DB_FLAG,
+    StoreFlag {
+        name: "no-store",
+        value_name: None,
+        repeats: false,
+        help: "Do not keep the result",
+        set: |a, _| {
+            a.no_store = true;
+            Ok(())
+        },
+    },
+    StoreFlag {
+        name: "tag",
+        value_name: Some("TEXT"),
+        repeats: true,
+        help: "Label the kept result (repeatable)",
+        set: |a, v| {
+            let v = v.unwrap_or_default();
+            if v.trim().is_empty() {
+                return Err("an empty tag".into());
+            }
+            if v.chars().any(char::is_control) {
+                return Err("a tag with a control character (a line break, a tab...)".into());
+            }
+            a.tags.push(v.to_string());
+            Ok(())
+        },
+    },
+];
+
+impl StoreFlag {
+    /// The flag as fio's command line parser takes it.
+    const fn program_flag(&self) -> ProgramFlag {
+        ProgramFlag {
+            name: self.name,
+            arity: match self.value_name {
+                Some(_) => Arity::Required,
+                None => Arity::None,
+            },
+            help: self.help,
+            fio_only: false,
+        }
+    }
+
+    /// The flag as clap takes it: a value of the same name and check, the
+    /// last one winning unless it repeats.
+    pub fn clap_arg(&self) -> clap::Arg {
+        let arg = clap::Arg::new(self.name).long(self.name).help(self.help);
+        let Some(value_name) = self.value_name else {
+            return arg.action(clap::ArgAction::SetTrue);
+        };
+        let set = self.set;
+        let arg = arg.value_name(value_name).value_parser(move |v: &str| {
+            set(&mut StoreArgs::default(), Some(v)).map(|()| v.to_string())
+        });
+        if self.repeats {
+            arg.action(clap::ArgAction::Append)
+        } else {
+            arg.action(clap::ArgAction::Set).overrides_with(self.name)
+        }
+    }
+
+    /// Takes the flag's values as clap parsed them into `args`.
+    pub fn take(&self, args: &mut StoreArgs, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        let invalid = |e: String| clap::Error::raw(clap::error::ErrorKind::InvalidValue, e);
+        if self.value_name.is_none() {
+            if m.get_flag(self.name) {
+                (self.set)(args, None).map_err(invalid)?;
+            }
+            return Ok(());
+        }
+        for v in m.get_many::<String>(self.name).into_iter().flatten() {
+            (self.set)(args, Some(v)).map_err(invalid)?;
+        }
+        Ok(())
+    }
+
+    /// The flag's lines in a hand-written usage text: `  --NAME=VALUE`
+    /// (`sep` between name and value), the help from column `col`,
+    /// lowercase as such texts are, wrapped before column 79.
+    fn usage_lines(&self, sep: char, col: usize) -> String {
+        let mut head = format!("  --{}", self.name);
+        if let Some(v) = self.value_name {
+            head.push(sep);
+            head.push_str(v);
+        }
+        let mut help = self.help.to_string();
+        if let Some(first) = help.get(..1) {
+            help.replace_range(..1, &first.to_lowercase());
+        }
+        let mut out = String::new();
+        let mut line = if head.len() + 1 < col {
+            format!("{head:col$}")
+        } else {
+            out.push_str(&head);
+            out.push('\n');
+            " ".repeat(col)
+        };
+        for word in help.split_whitespace() {
+            if line.len() > col && line.len() + 1 + word.len() > 78 {
+                out.push_str(line.trim_end());
+                out.push('\n');
+                line = " ".repeat(col);
+            }
+            if line.len() > col {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        out.push_str(&line);
+        out.push('\n');
+        out
+    }
+}
+
+/// The store flags as fio's command line parser takes them.
+const PROGRAM_FLAGS: [ProgramFlag; 3] = [
+    STORE_FLAGS[0].program_flag(),
+    STORE_FLAGS[1].program_flag(),
+    STORE_FLAGS[2].program_flag(),
+];
+
+/// fio's command line (`iolab run`, `iolab sweep`) with the store flags
+/// besides fio's own.
+pub fn fio_cmdline(args: &[String]) -> Result<CmdLine, SpecError> {
+    cmdline::parse_args_with(args, &PROGRAM_FLAGS)
+}
+
+/// The store flags' lines for a hand-written usage text (see
+/// [`StoreFlag::usage_lines`]).
+pub fn usage_lines(sep: char, col: usize) -> String {
+    STORE_FLAGS
+        .iter()
+        .map(|f| f.usage_lines(sep, col))
+        .collect()
+}
+
+impl clap::Args for StoreArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        STORE_FLAGS.iter().fold(cmd, |c, f| c.arg(f.clap_arg()))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for StoreArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut args = StoreArgs::default();
+        args.update_from_arg_matches(m)?;
+        Ok(args)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        STORE_FLAGS.iter().try_for_each(|f| f.take(self, m))
+    }
+}
+
+impl StoreArgs {
+    /// The store flags given on fio's command line (`iolab run`, `iolab
+    /// sweep`); a bad value is said as `--NAME: why`.
+    pub fn from_cmdline(cmd: &CmdLine) -> Result<StoreArgs, String> {
+        let mut args = StoreArgs::default();
+        for used in &cmd.flags {
+            if let Some(f) = STORE_FLAGS.iter().find(|f| f.name == used.name) {
+                (f.set)(&mut args, used.value.as_deref())
+                    .map_err(|why| format!("--{}: {why}", f.name))?;
+            }
+        }
+        Ok(args)
+    }
+
+    /// Whether `name` is a store flag.
+    pub fn is_flag(name: &str) -> bool {
+        STORE_FLAGS.iter().any(|f| f.name == name)
     }
 
     /// The database path, unless storing is off.
@@ -66,15 +255,38 @@ impl StoreArgs {
     /// Opens the database now, so that a bad one (or one that cannot be
     /// written) is refused before the measurement rather than after it.
     pub fn open(&self) -> Result<Option<Store>> {
-        match self.path() {
-            None => Ok(None),
-            Some(p) => Ok(Some(Store::open(&p).with_context(|| {
-                format!(
-                    "results database `{}` (use --db PATH or --no-store)",
-                    p.display()
-                )
-            })?)),
+        let Some(p) = self.path() else {
+            return Ok(None);
+        };
+        let context = || {
+            format!(
+                "results database `{}` (use --db PATH or --no-store)",
+                p.display()
+            )
+        };
+        no_foreign_link(&p)
+            .map_err(anyhow::Error::msg)
+            .with_context(context)?;
+        Ok(Some(Store::open(&p).with_context(context)?))
+    }
+}
+
+/// Refuses a database name that is another user's symbolic link: iolab
+/// often runs as root in directories others can write, and SQLite would
+/// follow a link planted at `--db /tmp/r.db` and create or write the file
+/// it names. A link of the running user's own (a database kept elsewhere)
+/// is followed.
+pub fn no_foreign_link(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() && m.uid() != iolab_engine::host::euid() => {
+            Err(format!(
+                "a symbolic link of uid {}'s; iolab keeps no results through another user's \
+                 link (name the database file itself)",
+                m.uid()
+            ))
         }
+        _ => Ok(()),
     }
 }
 

@@ -50,7 +50,7 @@ enum Command {
     /// Run fio job files and fio command-line jobs:
     /// `iolab run [JOBFILE...] [--option=value...]`.
     /// `--parse-only` prints the resolved jobs; `--cmdhelp[=OPTION]` lists options.
-    #[command(disable_help_flag = true, override_help = run::USAGE)]
+    #[command(disable_help_flag = true, override_help = run::usage())]
     Run {
         /// Job files, fio job options (`--bs=4k`, `-rw=randread`, `--name=job`)
         /// and run flags (`--output-format`, `--output`, `--parse-only`, `--cmdhelp`).
@@ -72,7 +72,7 @@ enum Command {
     /// A base job run over a grid of option values:
     /// `iolab sweep [JOBFILE...] [--option=value...] --bs 4k..1m --rw read,write`.
     /// `iolab sweep --help` lists the grid flags.
-    #[command(disable_help_flag = true, override_help = sweep::USAGE)]
+    #[command(disable_help_flag = true, override_help = sweep::usage())]
     Sweep {
         /// Job files, fio job options and grid flags.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]

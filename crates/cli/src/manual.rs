@@ -19,11 +19,11 @@ use crate::exit::Status;
 /// `cli` as completions and man pages see it: `run` and `sweep` with
 /// fio's options as arguments.
 pub fn documented(cli: Command) -> Command {
-    cli.mut_subcommand("run", |c| with_fio_options(c, crate::run::USAGE))
-        .mut_subcommand("sweep", |c| with_fio_options(c, crate::sweep::USAGE))
+    cli.mut_subcommand("run", |c| with_fio_options(c, crate::run::usage()))
+        .mut_subcommand("sweep", |c| with_fio_options(c, crate::sweep::usage()))
 }
 
-fn with_fio_options(cmd: Command, usage: &'static str) -> Command {
+fn with_fio_options(cmd: Command, usage: String) -> Command {
     let mut cmd = cmd.after_long_help(usage);
     for def in OPTIONS {
         let mut arg = Arg::new(def.name)

@@ -15,13 +15,38 @@ use crate::outargs::OutputFormat;
 use iolab_report::doc;
 use iolab_report::export::{export, DocFormat, Style};
 
-/// Which database to read.
-#[derive(Args, Debug, Clone, Default)]
+/// Which database to read: `--db` as the measuring commands declare it
+/// (`keep::DB_FLAG`).
+#[derive(Debug, Clone, Default)]
 pub struct DbArg {
-    /// Results database (default $IOLAB_DB, else
-    /// $XDG_DATA_HOME/iolab/results.db, else ~/.local/share/iolab/results.db)
-    #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
+}
+
+impl clap::Args for DbArg {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.arg(crate::keep::DB_FLAG.clap_arg())
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for DbArg {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut arg = DbArg::default();
+        arg.update_from_arg_matches(m)?;
+        Ok(arg)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        let mut given = crate::keep::StoreArgs::default();
+        crate::keep::DB_FLAG.take(&mut given, m)?;
+        if given.db.is_some() {
+            self.db = given.db;
+        }
+        Ok(())
+    }
 }
 
 impl DbArg {

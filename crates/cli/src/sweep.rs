@@ -14,7 +14,7 @@ use iolab_core::sweep::{
 use iolab_report::export::{DocFormat, Style};
 use iolab_report::sweep::{render_sweep, render_sweep_styled};
 use iolab_spec::resolve::Sources;
-use iolab_spec::{cmdline, jobfile, Context};
+use iolab_spec::{jobfile, Context};
 
 use crate::exit::Status;
 use crate::interrupt;
@@ -28,7 +28,8 @@ use iolab_stats::sweep::{PointMetric, SweepResult};
 use iolab_stats::RepeatRule;
 use iolab_store::{Kind, Metric};
 
-pub const USAGE: &str = "\
+/// The help of `iolab sweep`, the store flags' lines at `@STORE_FLAGS@`.
+const USAGE: &str = "\
 usage: iolab sweep [JOBFILE...] [--fio-option=value...] GRID... [flags]
 
 Runs a base job (job files and fio options, as `iolab run` takes them) at
@@ -74,8 +75,7 @@ Flags:
   --output-format FMT        table (default), markdown, csv, json or html
   --output FILE              write the report to FILE
   --keep-files               keep the data files the sweep created
-  --db PATH, --no-store, --tag TEXT
-                             where the result is kept (as every command)
+@STORE_FLAGS@
 
 Example:
   iolab sweep --filename=/mnt/x/f --size=256m --rw read,write \\
@@ -214,25 +214,30 @@ fn bad(msg: impl std::fmt::Display) -> Status {
     Status::BadInput
 }
 
+/// The help of `iolab sweep` (`--help`, `iolab help sweep`, the man page).
+pub fn usage() -> String {
+    USAGE.replace("@STORE_FLAGS@\n", &keep::usage_lines(' ', 29))
+}
+
 pub fn run(args: &[String]) -> Result<Status> {
     let sweep = match parse(args) {
         Ok(s) => s,
         Err(e) => return Ok(bad(e)),
     };
     if sweep.help {
-        output::emit(None, USAGE)?;
+        output::emit(None, &usage())?;
         return Ok(Status::Success);
     }
-    // --db, --no-store and --tag are fio's command line's flags too.
-    let cmd = match cmdline::parse_args(&sweep.rest) {
+    // The store flags are read as run reads them, with fio's command line.
+    let cmd = match keep::fio_cmdline(&sweep.rest) {
         Ok(c) => c,
         Err(e) => return Ok(bad(e)),
     };
-    let store_args = StoreArgs::from_cmdline(&cmd);
-    let not_ours = cmd
-        .flags
-        .iter()
-        .find(|f| !StoreArgs::FLAGS.contains(&f.name));
+    let store_args = match StoreArgs::from_cmdline(&cmd) {
+        Ok(a) => a,
+        Err(e) => return Ok(bad(e)),
+    };
+    let not_ours = cmd.flags.iter().find(|f| !StoreArgs::is_flag(f.name));
     if let Some(f) = not_ours {
         return Ok(bad(format!("`--{}` is not a flag of iolab sweep", f.name)));
     }
@@ -431,7 +436,7 @@ mod tests {
             a.rest,
             args("job.fio --db /tmp/r.db --tag a --tag=b --no-store")
         );
-        let store = StoreArgs::from_cmdline(&cmdline::parse_args(&a.rest).unwrap());
+        let store = StoreArgs::from_cmdline(&keep::fio_cmdline(&a.rest).unwrap()).unwrap();
         assert_eq!(store.db, Some(std::path::PathBuf::from("/tmp/r.db")));
         assert_eq!(store.tags, ["a", "b"]);
         assert!(store.no_store);

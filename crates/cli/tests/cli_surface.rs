@@ -606,3 +606,78 @@ fn every_measuring_command_repeats_takes_units_and_says_where_its_result_went() 
         next += 1;
     }
 }
+
+/// The store flags' help, as every subcommand shows it (clap's help keeps
+/// the case; run's and sweep's own help starts it lowercase).
+const STORE_HELP: [(&str, &str); 3] = [
+    (
+        "--db",
+        "results database (default $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, \
+         else ~/.local/share/iolab/results.db)",
+    ),
+    ("--no-store", "do not keep the result"),
+    ("--tag", "label the kept result (repeatable)"),
+];
+
+/// Each measuring command line, with the store flags' bad values tried
+/// after it.
+const STORING: [&[&str]; 5] = [
+    &["run", "--name=j", "--size=4k"],
+    &["quick", "."],
+    &["compare", "--target", "a=."],
+    &["sweep", "--name=j", "--size=4k", "--bs", "4k"],
+    &["meta", "."],
+];
+
+#[test]
+fn the_store_flags_are_one_declaration_on_every_subcommand() {
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let reading = [
+        "history", "show", "export", "diff", "report", "import", "rerun",
+    ];
+    for sub in STORING.iter().map(|l| l[0]).chain(reading) {
+        let help = words(&stdout_of(&[sub, "--help"]).to_lowercase());
+        let flags = if reading.contains(&sub) {
+            &STORE_HELP[..1]
+        } else {
+            &STORE_HELP[..]
+        };
+        for (flag, said) in flags {
+            assert!(help.contains(flag), "{sub} --help lacks {flag}");
+            let said = said.to_lowercase();
+            assert!(help.contains(&said), "{sub} --help lacks `{said}`");
+        }
+    }
+    // A bad value is refused with the same words by clap and by fio's
+    // command line, exit 2, nothing made.
+    let dir = tempfile::tempdir().unwrap();
+    for line in STORING {
+        for (bad, said) in [
+            ("--db=", "an empty path"),
+            ("--tag= ", "an empty tag"),
+            ("--tag=a\tb", "a tag with a control character"),
+        ] {
+            let out = common::iolab()
+                .current_dir(dir.path())
+                .args(line)
+                .arg(bad)
+                .output()
+                .unwrap();
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{line:?} {bad}: {err}");
+            let flag = &bad[..bad.find('=').unwrap()];
+            assert!(
+                err.contains(flag) && err.contains(said),
+                "{line:?} {bad}: {err}"
+            );
+            assert!(common::entries(dir.path()).is_empty(), "{line:?} {bad}");
+        }
+    }
+    let out = common::iolab().args(["history", "--db="]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("an empty path"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -284,6 +284,40 @@ fn a_link_at_a_log_or_report_name_is_refused_before_any_io() {
     }
 }
 
+#[test]
+fn a_database_name_that_is_another_users_link_is_refused() {
+    require!(root);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // nobody's link to where root would create a database; root's own
+    // link to one is followed.
+    let planted = d.join("planted.db");
+    std::os::unix::fs::symlink(d.join("made-by-root.db"), &planted).unwrap();
+    std::os::unix::fs::lchown(&planted, Some(NOBODY), Some(NOBODY)).unwrap();
+    let own = d.join("own.db");
+    std::os::unix::fs::symlink(d.join("kept.db"), &own).unwrap();
+    let run = |db: &Path| {
+        iolab()
+            .current_dir(d)
+            .args(["run", "--name=j", "--filename=data", "--size=64k"])
+            .arg(format!("--db={}", db.display()))
+            .output()
+            .unwrap()
+    };
+    let out = run(&planted);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("planted.db") && err.contains("another user's link"),
+        "{err}"
+    );
+    assert!(!d.join("made-by-root.db").exists());
+    assert!(!d.join("data").exists(), "the job ran");
+    let out = run(&own);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(d.join("kept.db").exists());
+}
+
 /// Waits until `ready` holds, while `child` runs.
 fn wait_until(child: &mut Child, what: &str, ready: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -507,3 +507,58 @@ fn a_working_set_that_fits_in_memory_with_no_device_is_flagged() {
     assert!(t.contains("which fits in memory"), "{t}");
     assert!(t.contains("on overlayfs with no device to check"), "{t}");
 }
+
+#[test]
+fn iolab_checks_off_drops_the_checks_and_only_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = [
+        "--name=r",
+        "--filename=f",
+        "--rw=read",
+        "--bs=64k",
+        "--size=4m",
+        "--ioengine=psync",
+        "--iodepth=4",
+    ];
+    let run = |checks_off: bool| {
+        let mut cmd = common::iolab();
+        if checks_off {
+            cmd.env("IOLAB_CHECKS", "off");
+        }
+        let out = cmd
+            .current_dir(dir.path())
+            .args(["run", "--no-store", "--output-format=json"])
+            .args(job)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        common::json_of(&out.stdout)
+    };
+    let on = run(false);
+    let off = run(true);
+    // A plan warning is the job's own, not a check's: there either way.
+    assert!(has(&on, "queue-depth-not-reached"), "{:?}", codes(&on));
+    assert!(has(&off, "queue-depth-not-reached"), "{:?}", codes(&off));
+    // What the run saw: a run this short has no bandwidth sample, which
+    // the run's checks say; off, nothing is said of it.
+    assert!(has(&on, "short-run"), "{:?}", codes(&on));
+    assert_eq!(codes(&off), ["queue-depth-not-reached"]);
+    // The device counters under the file: fio's disk_util with the
+    // checks, no such key without.
+    assert!(off.get("disk_util").is_none(), "{}", off["disk_util"]);
+    let dev = common::dev_of(dir.path());
+    if Path::new("/sys/dev/block").join(&dev).exists() {
+        let disks = on["disk_util"]
+            .as_array()
+            .expect("disk_util with the checks");
+        assert!(!disks.is_empty());
+    } else {
+        skip_case!(
+            "the temporary directory is on no block device ({dev}): no disk_util to compare"
+        );
+    }
+}

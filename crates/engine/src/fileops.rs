@@ -92,11 +92,13 @@ impl FileOpEngine {
         let path = &slot.path;
         match op {
             FileOp::FileCreate => {
+                // Never through a symbolic link at the name: one planted
+                // in a shared directory would have root create the file
+                // it names (an empty /etc/nologin locks users out).
                 let mut o = OpenOptions::new();
                 o.write(true).create(true);
-                if slot.direct {
-                    o.custom_flags(libc::O_DIRECT);
-                }
+                let direct = if slot.direct { libc::O_DIRECT } else { 0 };
+                o.custom_flags(libc::O_NOFOLLOW | direct);
                 slot.created = Some(o.open(path)?);
             }
             FileOp::FileStat | FileOp::DirStat => {
@@ -237,6 +239,21 @@ mod tests {
             run(s.as_mut(), io(0, f2, Op::Read, 0, 4096)).result,
             Err(libc::ENOENT)
         );
+    }
+
+    #[test]
+    fn filecreate_does_not_create_through_a_link() {
+        let dir = temp();
+        let target = dir.path().join("nologin");
+        let path = dir.path().join("f");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let mut c = create_named("filecreate", &opts(1, 4096)).unwrap();
+        let f = c.open(&spec(&path, false, true)).unwrap();
+        assert_eq!(
+            run(c.as_mut(), io(0, f, Op::Write, 0, 4096)).result,
+            Err(libc::ELOOP)
+        );
+        assert!(!target.exists());
     }
 
     #[test]

@@ -10,8 +10,30 @@
 //! suite's minimum image is found by search, and named in the refusal.
 //! Some mkfs tools refuse small devices of their own accord
 //! ([`fs_minimum`]); that is checked here too.
+//!
+//! NILFS2 is log-structured: a removed file's blocks come back only when
+//! its cleaner (nilfs_cleanerd) cleans their segments, and during a
+//! comparison it cleans none. Measured in the virtual machine of
+//! crates/cli/tests/vm_lab.rs (Debian's 6.1 kernel, nilfs-tools' default
+//! nilfs_cleanerd.conf, `lssu -l` and `df` every half second through the
+//! studies suite): on 160 and 320 MiB images the used space only grew
+//! (16 MiB after mkfs to 80 and 176 MiB) and no segment was reclaimed,
+//! although 32 and 127 MiB of it were dead, with the cleaner's protection
+//! period at its default 3600 s and also with `-o pp=0` at mount. The
+//! cleaner starts only when fewer than `min_clean_segments` (10%) of the
+//! segments are clean, and NILFS2 keeps 8 segments (or 5%) in reserve,
+//! which count as clean (9 of 19 were clean when 160 MiB was full): so
+//! below 80 segments (640 MiB) the filesystem is full before the cleaner
+//! starts, and above, the protection period keeps what the last hour
+//! wrote. So on NILFS2 ([`nilfs2_room`]) the image must hold every
+//! file the suite lays out with data (read files, written whatever the
+//! runtime), not only the largest workload's; the files that jobs write
+//! themselves add what the runtime lets them write on top, which the
+//! check cannot know (under emulation it was 20 MiB at 320 MiB).
 
 use iolab_spec::Host;
+
+use iolab_core::plan::Layout;
 
 use crate::suite::{self, Suite};
 use crate::workload::{self, Params};
@@ -56,14 +78,74 @@ pub fn needed(suite: &Suite, size: u64, host: Host) -> Result<(u64, String), Str
     Ok(most)
 }
 
+/// NILFS2's segments, as mkfs.nilfs2 makes them by default.
+const NILFS2_SEGMENT: u64 = 8 << 20;
+
+/// What NILFS2 on an image of `size` leaves for files, as `df` shows it
+/// after mkfs (measured: 72 MiB of 160, 232 MiB of 320): its segments but
+/// the first (the superblock's), less the reserve (5% of them, at least
+/// 8) and the two segments of the first logs.
+pub fn nilfs2_room(size: u64) -> u64 {
+    let segments = size / NILFS2_SEGMENT;
+    let reserved = segments.div_ceil(20).max(8);
+    segments
+        .saturating_sub(1 + reserved + 2)
+        .saturating_mul(NILFS2_SEGMENT)
+}
+
+/// The bytes of data the workloads of `suite` lay out over the whole
+/// suite on an image of `size` (every file a job reads is written before
+/// it runs), with the metadata workloads' files, and the workload that
+/// lays out the most.
+pub fn laid_out(suite: &Suite, size: u64, host: Host) -> Result<(u64, String), String> {
+    let dir = std::path::Path::new("/nonexistent-iolab-fit");
+    let params = Params {
+        dir,
+        place: "the image",
+        file_size: suite::file_size(size),
+        runtime_s: 1,
+        host,
+    };
+    let (mut total, mut most) = (0u64, (0u64, String::new()));
+    for w in &suite.workloads {
+        let bytes = match w.meta_files {
+            Some(files) => files.saturating_mul(META_FILE_BYTES),
+            None => workload::plan_of(w, &params)?
+                .files
+                .iter()
+                .filter(|f| f.layout == Layout::Write)
+                .map(|f| f.size)
+                .sum(),
+        };
+        total = total.saturating_add(bytes);
+        if bytes > most.0 {
+            most = (bytes, w.name.clone());
+        }
+    }
+    Ok((total, most.1))
+}
+
+/// Whether `suite` fits an image of `size` for filesystem `fs` (None: the
+/// rule of every filesystem but NILFS2's).
+fn fits(suite: &Suite, size: u64, fs: Option<&str>, host: Host) -> bool {
+    let at_once = needed(suite, size, host).map(|(bytes, _)| bytes <= usable(size));
+    let kept = match fs {
+        Some("nilfs2") => laid_out(suite, size, host).map(|(bytes, _)| bytes <= nilfs2_room(size)),
+        _ => Ok(true),
+    };
+    matches!((at_once, kept), (Ok(true), Ok(true)))
+}
+
 /// The smallest image, in whole MiB, that holds every workload of
 /// `suite`; None when even 1 TiB does not (a job file's fixed size).
 pub fn minimum(suite: &Suite, host: Host) -> Option<u64> {
-    let fits = |size: u64| {
-        needed(suite, size, host)
-            .map(|(bytes, _)| bytes <= usable(size))
-            .unwrap_or(false)
-    };
+    minimum_for(suite, None, host)
+}
+
+/// [`minimum`] for filesystem `fs`: on NILFS2, the image that also holds
+/// every file the suite lays out.
+pub fn minimum_for(suite: &Suite, fs: Option<&str>, host: Host) -> Option<u64> {
+    let fits = |size: u64| fits(suite, size, fs, host);
     if !fits(SEARCH_LIMIT) {
         return None;
     }
@@ -108,6 +190,9 @@ pub fn check(suite: &Suite, size: u64, filesystems: &[&str], host: Host) -> Resu
     }
     let (bytes, name) = needed(suite, size, host)?;
     if bytes <= usable(size) {
+        if filesystems.contains(&"nilfs2") {
+            return check_nilfs2(suite, size, host);
+        }
         return Ok(());
     }
     let least = match minimum(suite, host) {
@@ -122,6 +207,31 @@ pub fn check(suite: &Suite, size: u64, filesystems: &[&str], host: Host) -> Resu
         bytes.div_ceil(1 << 20),
         size >> 20,
         usable(size) >> 20,
+    ))
+}
+
+/// Refuses an image on which NILFS2, which reclaims nothing during a
+/// comparison, cannot hold every file the suite lays out.
+fn check_nilfs2(suite: &Suite, size: u64, host: Host) -> Result<(), String> {
+    let (bytes, most) = laid_out(suite, size, host)?;
+    let room = nilfs2_room(size);
+    if bytes <= room {
+        return Ok(());
+    }
+    let least = match minimum_for(suite, Some("nilfs2"), host) {
+        Some(m) => format!("give --size {}m or more", m >> 20),
+        None => "no image up to 1 TiB holds it".to_string(),
+    };
+    Err(format!(
+        "--size {}: suite `{}` does not fit NILFS2: its workloads lay out {} MiB of files in all \
+         (`{most}` the most), and NILFS2 reclaims no removed file's space during a comparison \
+         (its cleaner starts only when under 10% of the segments are clean, and keeps what the \
+         last hour wrote), while an image of {} MiB leaves it {} MiB; {least}",
+        mib(size),
+        suite.name,
+        bytes.div_ceil(1 << 20),
+        size >> 20,
+        room >> 20,
     ))
 }
 
@@ -163,6 +273,34 @@ mod tests {
                 ("bs-sweep", 24)
             ]
         );
+    }
+
+    #[test]
+    fn nilfs2_needs_room_for_every_file_the_suite_lays_out() {
+        // df after mkfs.nilfs2, measured: 72 MiB of 160, 232 MiB of 320.
+        assert_eq!(nilfs2_room(160 << 20), 72 << 20);
+        assert_eq!(nilfs2_room(320 << 20), 232 << 20);
+        let s = suite::builtin(suite::DEFAULT).unwrap();
+        // Five files laid out with data (two reads, stonewall-4's two,
+        // randrw's): 100 MiB at 160 MiB, where the suite ran out of space
+        // in stonewall-4; 200 MiB at 320 MiB, where it ran.
+        assert_eq!(laid_out(&s, 160 << 20, HOST).unwrap().0, 100 << 20);
+        let e = check(&s, 160 << 20, &["ext4", "nilfs2"], HOST).unwrap_err();
+        assert!(e.contains("does not fit NILFS2"), "{e}");
+        assert!(e.contains("lay out 100 MiB of files in all"), "{e}");
+        assert!(
+            e.contains("leaves it 72 MiB; give --size 240m or more"),
+            "{e}"
+        );
+        assert!(check(&s, 320 << 20, &["nilfs2"], HOST).is_ok());
+        assert!(check(&s, 240 << 20, &["nilfs2"], HOST).is_ok());
+        assert!(check(&s, 239 << 20, &["nilfs2"], HOST).is_err());
+        // Other filesystems keep the largest workload's rule.
+        assert!(check(&s, 160 << 20, &["ext4", "f2fs"], HOST).is_ok());
+        assert_eq!(minimum_for(&s, Some("nilfs2"), HOST), Some(240 << 20));
+        // The metadata suite's files fit the image the VM test gives it.
+        let m = suite::builtin("meta").unwrap();
+        assert!(check(&m, 160 << 20, &["nilfs2"], HOST).is_ok());
     }
 
     #[test]

@@ -48,6 +48,8 @@ const fn fio_flag(name: &'static str, arity: Arity) -> ProgramFlag {
 }
 
 /// The program flags of `iolab run`, fio's where they share a name.
+/// Flags the program shares with its other subcommands (where a result
+/// is kept) are declared by the program and given to [`parse_args_with`].
 pub static PROGRAM_FLAGS: &[ProgramFlag] = &[
     flag(
         "output",
@@ -92,12 +94,6 @@ pub static PROGRAM_FLAGS: &[ProgramFlag] = &[
         "Run only this job section (repeatable)",
     ),
     flag(
-        "db",
-        Arity::Required,
-        "Keep the result in this results database",
-    ),
-    flag("no-store", Arity::None, "Do not keep the result"),
-    flag(
         "warnings",
         Arity::Required,
         "Where plan warnings go besides the report: auto, stderr, report",
@@ -127,7 +123,6 @@ pub static PROGRAM_FLAGS: &[ProgramFlag] = &[
         Arity::Required,
         "With --repeat=auto: start no run that would end after this time",
     ),
-    flag("tag", Arity::Required, "Label the kept result (repeatable)"),
     flag(
         "mpi-stonewall",
         Arity::None,
@@ -203,13 +198,19 @@ impl CmdLine {
     }
 }
 
-fn program_flag(name: &str) -> Option<&'static ProgramFlag> {
-    PROGRAM_FLAGS.iter().find(|f| f.name == name)
+fn program_flag<'a>(name: &str, extra: &'a [ProgramFlag]) -> Option<&'a ProgramFlag> {
+    PROGRAM_FLAGS.iter().chain(extra).find(|f| f.name == name)
 }
 
 /// Splits `args` (everything after `iolab run`) into flags, job files and
 /// job options.
 pub fn parse_args(args: &[String]) -> Result<CmdLine, SpecError> {
+    parse_args_with(args, &[])
+}
+
+/// [`parse_args`] with program flags of the caller's besides
+/// [`PROGRAM_FLAGS`].
+pub fn parse_args_with(args: &[String], extra: &[ProgramFlag]) -> Result<CmdLine, SpecError> {
     let mut out = CmdLine::default();
     let mut i = 0;
     while i < args.len() {
@@ -237,7 +238,7 @@ pub fn parse_args(args: &[String]) -> Result<CmdLine, SpecError> {
             None => (body, None),
         };
 
-        if let Some(pf) = program_flag(name) {
+        if let Some(pf) = program_flag(name, extra) {
             if pf.fio_only {
                 return Err(SpecError::new(
                     location,

@@ -14,7 +14,7 @@ use iolab_core::ranks::reported_phases;
 use iolab_core::run::{run_ranked, Notice};
 use iolab_report::{laying_out as laying_out_line, render, render_preamble, Format, RenderOpts};
 use iolab_spec::error::{bound_message, clip};
-use iolab_spec::{cmdline, resolve, Context, JobSet};
+use iolab_spec::{resolve, Context, JobSet};
 use iolab_stats::ranks::{merge_ranks, RankRun};
 use iolab_stats::JobResult;
 use iolab_store::Kind;
@@ -75,7 +75,7 @@ pub fn run(args: &[String], world: &World) -> Result<Status> {
 /// text of each job file it names.
 fn job_digest(args: &[String]) -> String {
     let mut parts: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
-    if let Ok(cmd) = cmdline::parse_args(args) {
+    if let Ok(cmd) = keep::fio_cmdline(args) {
         for f in &cmd.job_files {
             parts.push(std::fs::read(f).unwrap_or_else(|e| e.to_string().into_bytes()));
         }
@@ -88,7 +88,7 @@ fn job_digest(args: &[String]) -> String {
 /// status to end with and what to say.
 fn prepare(args: &[String], world: &World) -> Result<Prepared, (Status, String)> {
     let bad = |m: String| (Status::BadInput, bound_message(&m));
-    let cmd = cmdline::parse_args(args).map_err(|e| bad(e.to_string()))?;
+    let cmd = keep::fio_cmdline(args).map_err(|e| bad(e.to_string()))?;
     let formats = match cmd.flag("output-format") {
         Some(Some(list)) => {
             Format::parse_list(list).map_err(|e| bad(format!("--output-format: {e}")))?
@@ -110,7 +110,7 @@ fn prepare(args: &[String], world: &World) -> Result<Prepared, (Status, String)>
         ));
     }
     let output = cmd.flag("output").flatten().map(str::to_string);
-    let keep_args = StoreArgs::from_cmdline(&cmd);
+    let keep_args = StoreArgs::from_cmdline(&cmd).map_err(bad)?;
     let db_files = keep_args.db_files();
     output::check_opt(output.as_deref().map(Path::new), &db_files)
         .map_err(|m| bad(m.to_string()))?;

@@ -17,7 +17,7 @@ use iolab_report::{laying_out, render, render_preamble, Format, RenderOpts, Unit
 use iolab_spec::cmdline::CmdLine;
 use iolab_spec::error::{bound_message, clip};
 use iolab_spec::options::choices::UnitBase as UnitBaseChoice;
-use iolab_spec::{cmdline, help, resolve, Context, JobSet, Opt, SpecError};
+use iolab_spec::{help, resolve, Context, JobSet, Opt, SpecError};
 use iolab_stats::{JobResult, RepeatRule, RunResult};
 use iolab_store::{Kind, Record};
 
@@ -28,7 +28,8 @@ use crate::outargs::OutputFormat;
 use crate::output::{self, Out};
 use crate::status::{draw_until, Shown, StatusOpts};
 
-pub const USAGE: &str = "\
+/// The help of `iolab run`, the store flags' lines at `@STORE_FLAGS@`.
+const USAGE: &str = "\
 usage: iolab run [JOBFILE...] [--option=value...] [--name=JOB --option=value...]
 
 Runs fio job files and fio command-line jobs. Options before the first
@@ -53,10 +54,7 @@ Run flags:
   --repeat-width=PCT    auto's width (default 5%)
   --repeat-max=N        auto's most runs (default 10)
   --repeat-time=TIME    auto starts no run that would end after TIME
-  --db=PATH             keep the result in this database (default $IOLAB_DB,
-                        else ~/.local/share/iolab/results.db)
-  --no-store            do not keep the result
-  --tag=TEXT            label the kept result (repeatable)
+@STORE_FLAGS@
   --warnings=WHERE      plan warnings (e.g. an iodepth a synchronous engine
                         cannot reach) are always in the report; they are
                         also printed on stderr: auto (default: when the
@@ -74,6 +72,11 @@ Run flags:
   --eta-interval=TIME   redraw it this often (default 1s; ms without unit)
   --eta-newline=TIME    start a new status line this often (s without unit)
 ";
+
+/// The help of `iolab run` (`--help`, `iolab help run`, the man page).
+pub fn usage() -> String {
+    USAGE.replace("@STORE_FLAGS@\n", &keep::usage_lines('=', 24))
+}
 
 /// `iolab run ARGS`: the exit status (2 for a bad job or command line,
 /// with nothing written).
@@ -119,7 +122,7 @@ fn command_line(args: &[String]) -> Result<Result<CmdLine, Status>> {
     }
     // `-h` is fio's short help flag, as `--help` and `-help` are.
     if args.iter().any(|a| a == "-h") {
-        write_out(None, USAGE)?;
+        write_out(None, &usage())?;
         return Ok(Err(Status::Success));
     }
     #[cfg(feature = "mpi")]
@@ -127,7 +130,7 @@ fn command_line(args: &[String]) -> Result<Result<CmdLine, Status>> {
         let world = crate::mpi::World::init()?;
         return crate::mpi::run::run(args, &world).map(Err);
     }
-    let cmd = match cmdline::parse_args(args) {
+    let cmd = match keep::fio_cmdline(args) {
         Ok(c) => c,
         Err(e) => return Ok(Err(bad_input(&e))),
     };
@@ -139,7 +142,7 @@ fn command_line(args: &[String]) -> Result<Result<CmdLine, Status>> {
         return Ok(Err(Status::BadInput));
     }
     if cmd.flag("help").is_some() {
-        write_out(None, USAGE)?;
+        write_out(None, &usage())?;
         return Ok(Err(Status::Success));
     }
     if let Some(which) = cmd.flag("cmdhelp") {
@@ -200,7 +203,7 @@ impl Request {
                 .any(|f| matches!(f, Format::Json | Format::JsonPlus)),
             std::io::stderr().is_terminal(),
         );
-        let keep = StoreArgs::from_cmdline(cmd);
+        let keep = StoreArgs::from_cmdline(cmd).map_err(refuse)?;
         if let Err(msg) = output::check_opt(output.as_deref().map(Path::new), &keep.db_files()) {
             return Err(refuse(bound_message(&msg.to_string())));
         }
