@@ -10,10 +10,14 @@
 //! single I/O over the target fails its window at once, and one at depth 1
 //! ends the job with ETIMEDOUT, as in fio.
 //!
-//! A window judges only the I/Os issued in it: those still in flight from
-//! a deeper queue when the depth was lowered are not held against the
-//! next. The worker asks `admit` before issuing and reports each
-//! completion; nothing here exists unless the job sets a target.
+//! As in fio, a window counts the I/Os that complete in it. When the depth
+//! is lowered (and before the final window), nothing more is issued until
+//! the I/Os in flight have completed (fio's quiesce): they count in no
+//! window, but at 100% each of them over the target lowers the depth
+//! again, and one at depth 1 ends the job with ETIMEDOUT, as fio's
+//! completions during its quiesce do. The worker asks `admit` before
+//! issuing and reports each completion; nothing here exists unless the
+//! job sets a target.
 
 use iolab_stats::JobResult;
 
@@ -43,7 +47,7 @@ impl Worker {
         };
         let lat = (cx.timed && !cx.job.stats.disable_lat)
             .then(|| cx.clock.ns_between(io.t_issue, t_done));
-        match search.completed(io.t_issue, lat, t_done) {
+        match search.completed(lat, t_done) {
             Step::Go => true,
             Step::Restart => {
                 m.restart_at(t_done, out);
@@ -99,13 +103,14 @@ pub(super) struct LatSearch {
     stable: u32,
     /// The final window is running.
     end_run: bool,
-    /// When the window began (ticks); I/Os issued before it are not judged.
+    /// When the window began (ticks).
     start: u64,
     /// I/Os of the window, and those over the target.
     ios: u64,
     failed: u64,
-    /// After the depth was lowered, nothing is issued until the queue is
-    /// empty.
+    /// After the depth was lowered (or before the final window), nothing
+    /// is issued until the queue is empty; the I/Os completing meanwhile
+    /// are the ones that were in flight then.
     quiesce: bool,
 }
 
@@ -154,15 +159,24 @@ impl LatSearch {
         queued >= self.depth || self.quiesce
     }
 
-    /// An I/O issued at `issued` (ticks) completed at `now` after
-    /// `lat_ns` (None: latencies are not measured); then the window is
-    /// judged if it is over.
-    pub fn completed(&mut self, issued: u64, lat_ns: Option<u64>, now: u64) -> Step {
-        if issued < self.start {
+    /// An I/O completed at `now` (ticks) after `lat_ns` (None: latencies
+    /// are not measured); then the window is judged if it is over.
+    pub fn completed(&mut self, lat_ns: Option<u64>, now: u64) -> Step {
+        let over = lat_ns.is_some_and(|l| l > self.target_ns);
+        if self.quiesce {
+            // An I/O in flight when the depth changed, completing while the
+            // queue drains: in no window; at 100% one over the target
+            // lowers the depth again (fio's completions in its quiesce).
+            if over && self.percentile >= 100.0 {
+                if self.depth == 1 {
+                    return Step::Fatal;
+                }
+                self.lower(now);
+            }
             return Step::Go;
         }
         self.ios += 1;
-        if lat_ns.is_some_and(|l| l > self.target_ns) {
+        if over {
             if self.percentile >= 100.0 {
                 if self.depth == 1 {
                     return Step::Fatal;
@@ -224,7 +238,9 @@ impl LatSearch {
             step = if self.end_run {
                 Step::Done
             } else {
+                // fio drains the queue before its final window.
                 self.end_run = true;
+                self.quiesce = true;
                 Step::Restart
             };
         }
@@ -268,7 +284,7 @@ mod tests {
                 queued += 1;
             }
             let d = queued.max(1);
-            let step = s.completed(now - 1, Some(lat(d)), now);
+            let step = s.completed(Some(lat(d)), now);
             if *seen.last().unwrap() != s.depth() {
                 seen.push(s.depth());
             }
@@ -336,7 +352,7 @@ mod tests {
         let mut end = Step::Go;
         while end == Step::Go && now < 100_000 {
             now += 1;
-            end = s.completed(now - 1, Some(spiky(0)), now);
+            end = s.completed(Some(spiky(0)), now);
         }
         assert_eq!((end, s.depth()), (Step::Restart, 8));
         let mut s = search(&spec(10, 99.0, false), 8);
@@ -347,10 +363,10 @@ mod tests {
     #[test]
     fn at_100_percent_one_slow_io_at_depth_1_is_fatal() {
         let mut s = search(&spec(10, 100.0, false), 8);
-        assert_eq!(s.completed(0, Some(20_000), 1), Step::Fatal);
+        assert_eq!(s.completed(Some(20_000), 1), Step::Fatal);
         // Without latencies nothing fails.
         let mut s = search(&spec(10, 100.0, false), 8);
-        assert_eq!(s.completed(0, None, 1), Step::Go);
+        assert_eq!(s.completed(None, 1), Step::Go);
     }
 
     #[test]
@@ -367,23 +383,60 @@ mod tests {
     }
 
     #[test]
-    fn a_lowered_depth_drains_first_and_old_ios_are_not_judged() {
-        let mut s = search(&spec(10, 100.0, false), 8);
-        s.depth = 4;
-        s.low = 2;
-        s.high = 8;
-        // A slow I/O: the depth goes to 3, and nothing is issued until the
+    fn a_lowered_depth_drains_and_judges_the_ios_in_flight_as_fio() {
+        let mut s = search(&spec(10, 100.0, false), 16);
+        s.depth = 8;
+        s.low = 4;
+        s.high = 16;
+        // A slow I/O: the depth goes to 6, and nothing is issued until the
         // queue is empty.
-        assert_eq!(s.completed(5, Some(50_000), 10), Step::Go);
-        assert_eq!(s.depth(), 3);
-        assert!(!s.admit(2));
-        assert!(s.full(2));
-        // An I/O issued before the change completes slow: not held against
-        // the new window.
-        assert_eq!(s.completed(6, Some(50_000), 11), Step::Go);
-        assert_eq!(s.depth(), 3);
-        assert!(s.admit(0));
-        assert!(s.admit(2));
+        assert_eq!(s.completed(Some(50_000), 10), Step::Go);
+        assert_eq!(s.depth(), 6);
         assert!(!s.admit(3));
+        assert!(s.full(3));
+        // Of the I/Os in flight then, a fast one counts in no window; a
+        // slow one steps down again (to 5), as fio's completions during its
+        // quiesce do.
+        assert_eq!(s.completed(Some(1_000), 11), Step::Go);
+        assert_eq!((s.depth(), s.ios), (6, 0));
+        assert_eq!(s.completed(Some(50_000), 12), Step::Go);
+        assert_eq!(s.depth(), 5);
+        assert_eq!(s.completed(Some(50_000), 13), Step::Go);
+        assert_eq!(s.depth(), 4);
+        // Drained: the new window counts what completes from now on.
+        assert!(s.admit(0));
+        assert!(s.admit(3));
+        assert!(!s.admit(4));
+        assert_eq!(s.completed(Some(1_000), 15), Step::Go);
+        assert_eq!(s.ios, 1);
+        // At depth 1 a slow I/O still in flight fails the job.
+        let mut s = search(&spec(10, 100.0, false), 4);
+        s.depth = 2;
+        s.low = 1;
+        s.high = 4;
+        assert_eq!(s.completed(Some(50_000), 2), Step::Go);
+        assert_eq!(s.depth(), 1);
+        assert_eq!(s.completed(Some(50_000), 3), Step::Fatal);
+        // Below 100% the I/Os drained count nowhere and lower nothing.
+        let mut s = search(&spec(10, 90.0, false), 8);
+        s.depth = 4;
+        s.quiesce = true;
+        assert_eq!(s.completed(Some(50_000), 1), Step::Go);
+        assert_eq!((s.depth(), s.ios, s.failed), (4, 0, 0));
+    }
+
+    #[test]
+    fn after_a_success_the_ios_in_flight_count_in_the_next_window_as_fio() {
+        // fio starts a new window at a success without draining: an I/O
+        // issued before it and completing after counts in the new one.
+        let mut s = search(&spec(10, 90.0, false), 8);
+        s.depth = 2;
+        s.low = 1;
+        s.high = 8;
+        s.start = 0;
+        assert_eq!(s.completed(Some(1_000), WINDOW), Step::Go);
+        assert_eq!(s.depth(), 4);
+        assert_eq!(s.completed(Some(1_000), WINDOW + 1), Step::Go);
+        assert_eq!(s.ios, 1);
     }
 }
