@@ -271,21 +271,14 @@ impl StoreArgs {
     }
 }
 
-/// Refuses a database name that is another user's symbolic link: iolab
-/// often runs as root in directories others can write, and SQLite would
-/// follow a link planted at `--db /tmp/r.db` and create or write the file
-/// it names. A link of the running user's own (a database kept elsewhere)
-/// is followed.
+/// Refuses a database name whose symbolic links the rule of
+/// [`iolab_core::links`] does not follow: another user's link in a shared
+/// sticky directory (`--db /tmp/r.db` planted by someone else), which
+/// SQLite would follow to create or write the file it names. Links of
+/// one's own (a database kept elsewhere) are followed.
 pub fn no_foreign_link(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() && m.uid() != iolab_engine::host::euid() => {
-            Err(format!(
-                "a symbolic link of uid {}'s; iolab keeps no results through another user's \
-                 link (name the database file itself)",
-                m.uid()
-            ))
-        }
+    match iolab_core::links::resolve(path) {
+        Err(e) if iolab_core::links::is_foreign(&e) => Err(e.to_string()),
         _ => Ok(()),
     }
 }

@@ -14,24 +14,22 @@ use std::path::Path;
 use anyhow::{Context as _, Result};
 use iolab_store::DbFiles;
 
-/// Why a report is not written through a symbolic link: iolab often runs
-/// as root in directories others can write, where a link planted at the
-/// name would make it truncate the file the link points to.
-const LINKED: &str = "a symbolic link; iolab writes no report through one (name the file itself)";
-
 /// Checks that `path` can be written, creating and changing nothing: it
-/// is none of the files of the databases `db`, an existing file must be
-/// writable, a new one needs a directory the process may write in. The
-/// message names the path.
-pub fn check(path: &Path, db: &DbFiles) -> Result<(), String> {
-    let fail = |why: String| Err(format!("--output `{}`: {why}", path.display()));
-    if path.as_os_str().is_empty() {
+/// is none of the files of the databases `db`, a symbolic link at the name
+/// is one [`iolab_core::links`] follows (not another user's in a shared
+/// sticky directory), an existing file must be writable, a new one needs
+/// a directory the process may write in. The message names the path.
+pub fn check(named: &Path, db: &DbFiles) -> Result<(), String> {
+    let fail = |why: String| Err(format!("--output `{}`: {why}", named.display()));
+    if named.as_os_str().is_empty() {
         return fail("an empty path".into());
     }
-    crate::keep::check_not_db("--output", path, db)?;
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return fail(LINKED.into());
-    }
+    crate::keep::check_not_db("--output", named, db)?;
+    // The name the links lead to, if any: it is the file to be written.
+    let path = &match iolab_core::links::resolve(named) {
+        Ok(p) => p,
+        Err(e) => return fail(e.to_string()),
+    };
     let missing = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return fail("a directory".into()),
         Ok(_) => {
@@ -97,25 +95,17 @@ pub enum Out {
 
 impl Out {
     /// Standard output, or `path` created (truncated when it exists),
-    /// never through a symbolic link at its name (one planted after
-    /// [`check`] fails here, before anything is written).
+    /// following a symbolic link at its name only as
+    /// [`iolab_core::links`] allows (a link planted after [`check`] is
+    /// judged here, before anything is written).
     pub fn open(path: Option<&Path>) -> Result<Out> {
         let Some(p) = path else {
             return Ok(Out::Stdout(std::io::stdout()));
         };
-        let opened = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(p);
-        let file = match opened {
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                anyhow::bail!("--output `{}`: {LINKED}", p.display())
-            }
-            r => r.with_context(|| format!("cannot write --output file `{}`", p.display()))?,
-        };
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create(true).truncate(true).mode(0o644);
+        let file = iolab_core::links::open(p, &o)
+            .with_context(|| format!("cannot write --output file `{}`", p.display()))?;
         Ok(Out::File(file, p.to_path_buf()))
     }
 
@@ -186,24 +176,24 @@ mod tests {
     }
 
     #[test]
-    fn a_link_at_the_name_is_refused_and_its_target_unchanged() {
+    fn an_own_link_at_the_name_is_followed() {
+        // A link of the running user's own, in a directory that is not
+        // shared: the report goes where it points (another user's link
+        // in a sticky directory is refused: tests/faults_hostile.rs).
         let tmp = tempfile::tempdir().unwrap();
-        let victim = tmp.path().join("victim");
-        std::fs::write(&victim, b"keep").unwrap();
+        let kept = tmp.path().join("kept");
+        std::fs::create_dir(&kept).unwrap();
         let link = tmp.path().join("report.txt");
-        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        std::os::unix::fs::symlink("kept/report.txt", &link).unwrap();
+        check(&link, &DbFiles::default()).unwrap();
+        assert!(!kept.join("report.txt").exists());
+        emit(Some(&link), "text\n").unwrap();
+        assert_eq!(std::fs::read(kept.join("report.txt")).unwrap(), b"text\n");
+        // A link to a directory that does not exist: the check says so.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("gone/report.txt", &link).unwrap();
         let e = check(&link, &DbFiles::default()).unwrap_err();
-        assert!(
-            e.contains("report.txt") && e.contains("symbolic link"),
-            "{e}"
-        );
-        // A link planted after the check: the open refuses it too.
-        let e = Out::open(Some(&link)).err().unwrap().to_string();
-        assert!(
-            e.contains("report.txt") && e.contains("symbolic link"),
-            "{e}"
-        );
-        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert!(e.contains("gone") && e.contains("does not exist"), "{e}");
     }
 
     #[test]

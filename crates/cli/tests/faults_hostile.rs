@@ -243,79 +243,88 @@ fn quick_does_not_write_through_planted_names() {
     }
 }
 
+/// The job of the link cases: a bandwidth and a latency log beside it.
+const LOGGED: &str =
+    "[j]\nfilename=data\nrw=write\nbs=4k\nsize=64k\nwrite_bw_log=p\nwrite_lat_log=p\n";
+
 #[test]
-fn a_link_at_a_log_or_report_name_is_refused_before_any_io() {
-    // No other user needed: whoever planted the links, iolab must not
-    // write through them.
-    let dir = tempfile::tempdir().unwrap();
+fn another_users_link_in_a_shared_dir_is_refused_at_log_report_and_db_names() {
+    require!(root);
+    // A fresh sticky, world-writable directory of root's (like /tmp): a
+    // link nobody planted there at a name root will write is refused;
+    // the same link of root's own is followed.
+    let dir = shared_dir();
     let d = dir.path();
     let precious = victim(d);
-    std::fs::write(
-        d.join("j.fio"),
-        "[j]\nfilename=data\nrw=write\nbs=4k\nsize=64k\nwrite_bw_log=p\nwrite_lat_log=p\n",
-    )
-    .unwrap();
-    let cases: [(&str, &[&str]); 3] = [
-        ("p_bw.1.log", &[]),
-        ("p_clat.1.log", &[]),
-        ("report.txt", &["--output=report.txt"]),
+    std::fs::write(d.join("j.fio"), LOGGED).unwrap();
+    let cases: [(&str, &[&str]); 4] = [
+        ("p_bw.1.log", &["--no-store"]),
+        ("p_clat.1.log", &["--no-store"]),
+        ("report.txt", &["--no-store", "--output=report.txt"]),
+        ("planted.db", &["--db=planted.db"]),
     ];
-    for (name, extra) in cases {
-        std::os::unix::fs::symlink(&precious, d.join(name)).unwrap();
-        let out = iolab()
+    let run = |extra: &[&str]| {
+        iolab()
             .current_dir(d)
-            .args(["run", "--no-store", "j.fio"])
+            .args(["run", "j.fio"])
             .args(extra)
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    for (name, extra) in cases {
+        let link = d.join(name);
+        std::os::unix::fs::symlink(&precious, &link).unwrap();
+        std::os::unix::fs::lchown(&link, Some(NOBODY), Some(NOBODY)).unwrap();
+        let out = run(extra);
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {err}");
         assert!(
-            err.contains(&format!("`{name}`")) && err.contains("symbolic link"),
+            err.contains(&format!("{name}`"))
+                && err.contains("symbolic link of uid 65534")
+                && err.contains("shared directory"),
             "{name}: {err}"
         );
         assert_untouched(&precious);
-        // Nothing was laid out or logged: the job file, the victim and
-        // the link are all there is.
+        // Nothing was laid out, logged or stored.
         let mut left = vec!["j.fio", name, "precious"];
         left.sort();
         assert_eq!(entries(d), left, "{name}");
-        std::fs::remove_file(d.join(name)).unwrap();
+        // root's own link at the name: followed, to a file of its own.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("mine", &link).unwrap();
+        let out = run(extra);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        let m = std::fs::metadata(d.join("mine")).unwrap();
+        assert!(m.is_file() && m.len() > 0, "{name}: nothing went through");
+        assert_untouched(&precious);
+        for e in entries(d) {
+            if !matches!(e.as_str(), "j.fio" | "precious") {
+                std::fs::remove_file(d.join(e)).unwrap();
+            }
+        }
     }
 }
 
 #[test]
-fn a_database_name_that_is_another_users_link_is_refused() {
-    require!(root);
+fn own_links_and_dev_stdout_are_followed_at_log_and_report_names() {
+    // No other user and no shared directory: links are followed, as fio
+    // follows them (`--output=/dev/stdout` is a common idiom).
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // nobody's link to where root would create a database; root's own
-    // link to one is followed.
-    let planted = d.join("planted.db");
-    std::os::unix::fs::symlink(d.join("made-by-root.db"), &planted).unwrap();
-    std::os::unix::fs::lchown(&planted, Some(NOBODY), Some(NOBODY)).unwrap();
-    let own = d.join("own.db");
-    std::os::unix::fs::symlink(d.join("kept.db"), &own).unwrap();
-    let run = |db: &Path| {
-        iolab()
-            .current_dir(d)
-            .args(["run", "--name=j", "--filename=data", "--size=64k"])
-            .arg(format!("--db={}", db.display()))
-            .output()
-            .unwrap()
-    };
-    let out = run(&planted);
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("planted.db") && err.contains("another user's link"),
-        "{err}"
-    );
-    assert!(!d.join("made-by-root.db").exists());
-    assert!(!d.join("data").exists(), "the job ran");
-    let out = run(&own);
+    std::fs::write(d.join("j.fio"), LOGGED).unwrap();
+    std::os::unix::fs::symlink("bw.log", d.join("p_bw.1.log")).unwrap();
+    let out = iolab()
+        .current_dir(d)
+        .args(["run", "--no-store", "j.fio", "--output-format=json"])
+        .arg("--output=/dev/stdout")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(d.join("kept.db").exists());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["jobs"][0]["jobname"], "j");
+    let bw = std::fs::read_to_string(d.join("bw.log")).unwrap();
+    assert!(bw.lines().count() > 0, "the link's target holds the log");
+    assert!(d.join("p_bw.1.log").is_symlink());
 }
 
 /// Waits until `ready` holds, while `child` runs.

@@ -12,6 +12,7 @@ pub(crate) mod diskstats;
 pub(crate) mod flow;
 pub(crate) mod gen;
 pub(crate) mod layout;
+pub mod links;
 pub(crate) mod loopback;
 pub mod meta;
 pub mod plan;

@@ -606,23 +606,15 @@ pub(super) fn log_spec(job: &JobSpec) -> Option<LogSpec> {
         .then_some(spec)
 }
 
-/// Refuses a log file whose name is a symbolic link. iolab often runs as
-/// root in directories others can write, where the logs' names are
-/// predictable: a link planted at one would make the run truncate the
-/// file it points to. The worker opens the logs without following links
-/// too (a link planted after this check fails there).
+/// Refuses a log file whose name is a symbolic link the rule of
+/// [`crate::links`] does not follow: another user's link in a sticky,
+/// world-writable directory, where iolab (often root) would truncate the
+/// file it points to. The worker opens the logs by the same rule (a link
+/// planted after this check is judged there).
 fn no_linked_logs(cx: &Ctx, logs: &LogSpec) -> Result<(), PlanError> {
     for (opt, path) in logs.files() {
-        let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-        if linked {
-            return Err(cx.err(
-                Some(opt),
-                format!(
-                    "log file `{}` is a symbolic link; iolab writes no log through one \
-                     (remove it or choose another name)",
-                    path.display()
-                ),
-            ));
+        if let Err(e) = crate::links::resolve(&path) {
+            return Err(cx.err(Some(opt), format!("log file `{}`: {e}", path.display())));
         }
     }
     Ok(())

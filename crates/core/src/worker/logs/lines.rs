@@ -261,30 +261,18 @@ const DIGITS: [u8; 200] = {
     t
 };
 
-/// Opens a log file without following a symbolic link at its name (the
-/// plan refused one; this refuses one planted since), created with mode
-/// 0644 if need be.
+/// Opens a log file, created with mode 0644 if need be, following a
+/// symbolic link at its name only as [`crate::links`] allows (the plan
+/// checked the name; this judges a link planted since).
 fn open(path: &Path, append: bool) -> io::Result<File> {
     let mut o = OpenOptions::new();
-    o.create(true).mode(0o644).custom_flags(libc::O_NOFOLLOW);
+    o.create(true).mode(0o644);
     if append {
         o.append(true);
     } else {
         o.write(true).truncate(true);
     }
-    o.open(path).map_err(|e| {
-        if e.raw_os_error() == Some(libc::ELOOP) {
-            io::Error::new(
-                e.kind(),
-                format!(
-                    "log file `{}` is a symbolic link; iolab writes no log through one",
-                    path.display()
-                ),
-            )
-        } else {
-            io::Error::new(e.kind(), with_path(path, &e))
-        }
-    })
+    crate::links::open(path, &o).map_err(|e| io::Error::new(e.kind(), with_path(path, &e)))
 }
 
 fn with_path(path: &Path, e: &io::Error) -> String {
