@@ -651,6 +651,35 @@ fn random_file_choice_is_fios() {
     }
 }
 
+#[test]
+fn sequential_reads_and_writes_over_several_files_are_fios() {
+    require!(fio, strace);
+    // rw=rw over several files: fio's file is done when the direction
+    // drawn for it has reached its end (not when its bytes are), and its
+    // round robin goes on from there in the next run.
+    let job = ["--rw=rw", "--nrfiles=4", "--size=256k", "--bs=4k"];
+    for (what, extra) in [
+        ("loops=2", &["--loops=2"][..]),
+        ("loops=3 rwmixread=30", &["--loops=3", "--rwmixread=30"][..]),
+        ("bsrange loops=2", &["--loops=2", "--bsrange=4k-16k"][..]),
+        (
+            "roundrobin:3 loops=2",
+            &["--loops=2", "--file_service_type=roundrobin:3"][..],
+        ),
+        (
+            "random loops=2",
+            &["--loops=2", "--file_service_type=random"][..],
+        ),
+        (
+            "nrfiles=3 size=300k loops=2",
+            &["--loops=2", "--nrfiles=3", "--size=300k"][..],
+        ),
+    ] {
+        let (f, i) = both_files(&[&job[..], extra].concat());
+        assert_same(&format!("rw over files {what}"), &f, &i);
+    }
+}
+
 /// Runs `prog args` (fio, or iolab with `run --no-store` first), which must
 /// exit with `want_ok`; its output.
 fn run_tool(dir: &Path, prog: &str, args: &[String], want_ok: bool) -> String {

@@ -539,8 +539,10 @@ impl OffsetGen {
     /// or the next I/O would not fit), short of `size` bytes, where a job
     /// without a gap has moved exactly `size`; the draw after it is
     /// `exhausted`.
-    pub fn set_ends_runs(&mut self, on: bool) {
-        self.ends_runs = on && matches!(self.mode, Mode::Sequential { gap } if gap > 0);
+    /// With `at_end` the region's end ends the run without a gap too
+    /// (a direction of `rw=rw` over several files).
+    pub fn set_ends_runs(&mut self, on: bool, at_end: bool) {
+        self.ends_runs = on && matches!(self.mode, Mode::Sequential { gap } if gap > 0 || at_end);
     }
 
     /// Whether the region's end ends fio's run (see `set_ends_runs`).

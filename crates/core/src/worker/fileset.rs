@@ -78,6 +78,9 @@ pub(crate) struct FileSet {
     /// of them was (see `fio_tries_at_end`).
     unseen: Vec<usize>,
     fsync_on_close: bool,
+    /// The file the next pass serves first, when fio's round robin would
+    /// not start it at the first (see `retire`).
+    resume: Option<usize>,
 }
 
 impl FileSet {
@@ -103,6 +106,7 @@ impl FileSet {
             found_done: Vec::new(),
             unseen: Vec::new(),
             fsync_on_close,
+            resume: None,
         }
     }
 
@@ -215,7 +219,9 @@ impl FileSet {
         }
         let f = &mut self.files[fi];
         f.pass_bytes += bytes;
-        if f.done || f.pass_bytes < f.len {
+        if f.done || f.pass_bytes < f.len || f.gens.iter().any(OffsetGen::ends_runs) {
+            // A file whose end is found by its offsets (see
+            // `OffsetGen::set_ends_runs`) is done when they find it.
             return Ok(());
         }
         self.finish(fi, engine)
@@ -231,6 +237,13 @@ impl FileSet {
         }
         if !self.files[fi].done {
             self.leave(fi, engine)?;
+        }
+        // fio found it done by trying it: its random choice knows it.
+        self.files[fi].seen_done = true;
+        if self.active.is_empty() {
+            // fio's round robin goes on from the file after the last it
+            // found done, in the next run too.
+            self.resume = Some((fi + 1) % self.files.len());
         }
         Ok(!self.active.is_empty())
     }
@@ -296,6 +309,11 @@ impl FileSet {
             }
         }
         self.cur = 0;
+        if let Some(next) = self.resume.take() {
+            if let Some(at) = self.active.iter().position(|&a| a == next) {
+                self.cur = at;
+            }
+        }
         self.left = self.turn();
         Ok(())
     }
