@@ -172,7 +172,6 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
     let fadvise: Fadvise = job.chosen(Opt::FadviseHint).unwrap_or_default();
     let fallocate = fallocate_mode(job);
     let pace = pace_spec(cx, &bs, noio_pace)?;
-    let options = job.echo.clone();
     let logs = log_spec(job);
 
     let zones = super::control::strided_zones(cx)?;
@@ -255,7 +254,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         buffers,
         verify,
         description: job.text(Opt::Description).unwrap_or_default(),
-        options,
+        options: job.echo.clone(),
     })
 }
 
