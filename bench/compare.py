@@ -33,6 +33,7 @@ build of iolab.
 import argparse
 import atexit
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -196,8 +197,18 @@ def zram_device():
                 fh.write(os.urandom(1 << 20))
         yield dev
     finally:
-        with open(f"{sysfs}/reset", "w") as fh:
-            fh.write("1")
+        # Right after the last run the device can still be held for a
+        # moment (udev's probe, the kernel's last io_uring workers): the
+        # reset says EBUSY until they let go.
+        for attempt in range(100):
+            try:
+                with open(f"{sysfs}/reset", "w") as fh:
+                    fh.write("1")
+                break
+            except OSError as e:
+                if e.errno != errno.EBUSY or attempt == 99:
+                    raise
+                time.sleep(0.05)
         with open(f"{ctl}/hot_remove", "w") as fh:
             fh.write(n)
 

@@ -549,6 +549,30 @@ fn sequential_gaps_end_each_loop_at_the_files_end_as_fios() {
             "read:8k number_ios=40",
             seq("read:8k", &["--bs=4k", "--number_ios=40"]),
         ),
+        // A region inside the file (`offset`): fio compares the position
+        // in the region with the file's size, so a gap that lands between
+        // the region's end and the file's is done (13 reads, not 32), and
+        // one past the file's wraps to the region's offset counted again
+        // from it.
+        (
+            "read:6k offset=64k",
+            seq("read:6k", &["--bs=4k", "--offset=64k"]),
+        ),
+        (
+            "read:20k offset=16k loops=2",
+            seq("read:20k", &["--bs=4k", "--offset=16k", "--loops=2"]),
+        ),
+        (
+            "rw:20k offset=16k loops=2",
+            seq("rw:20k", &["--bs=4k", "--offset=16k", "--loops=2"]),
+        ),
+        (
+            "read:100k offset=64k filesize=300k",
+            seq(
+                "read:100k",
+                &["--bs=4k", "--offset=64k", "--filesize=300k", "--size=128k"],
+            ),
+        ),
     ] {
         let opts: Vec<&str> = args.iter().map(String::as_str).collect();
         check(what, &opts);

@@ -423,6 +423,9 @@ impl Draws<'_> {
                 && job.files.len() > 1
                 && Dir::ALL.iter().filter(|x| mix.uses(**x)).count() > 1;
             gen.set_ends_runs(plain, plain && mixed_seq);
+            if job.zones.is_none() {
+                gen.set_file_size(pf.size.max(pf.existing.unwrap_or(0)));
+            }
             wf.gens.push(gen);
             wf.gen_of[d as usize] = Some(wf.gens.len() - 1);
         }
