@@ -669,6 +669,21 @@ fn random_file_choice_is_fios() {
                 "--random_generator=tausworthe64",
             ][..],
         ),
+        // openfiles below nrfiles: fio opens the file a draw falls on
+        // while fewer are open, and spends the draw otherwise.
+        ("read openfiles=2", &["--rw=read", "--openfiles=2"][..]),
+        (
+            "randrw openfiles=2 loops=2",
+            &["--rw=randrw", "--openfiles=2", "--loops=2"][..],
+        ),
+        (
+            "read nrfiles=5 openfiles=3",
+            &["--rw=read", "--nrfiles=5", "--openfiles=3"][..],
+        ),
+        (
+            "randread openfiles=1",
+            &["--rw=randread", "--openfiles=1"][..],
+        ),
     ] {
         let (f, i) = both_files(&[&job[..], extra].concat());
         assert_same(&format!("file_service_type=random {what}"), &f, &i);

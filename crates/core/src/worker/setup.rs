@@ -151,6 +151,7 @@ impl Worker {
         );
         if job.file_service == FileService::Random {
             fileset.set_fio_pick(fio_seeds.frand(Purpose::FileService), seeds.repeats());
+            fileset.set_lazy_open(job.iodepth <= 1);
         }
         fileset.start(engine.as_mut()).map_err(engine_error)?;
         let needs_data = engine.caps().needs_buffers && (mode.writes());
