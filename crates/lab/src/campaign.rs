@@ -265,7 +265,7 @@ pub fn run(
             index: i + 1,
             total: targets.len(),
         });
-        let measured = ctx.measure(i, t, ready, &mut state, &mut col, &mut cmp, progress);
+        let measured = ctx.measure((i, t, ready), &mut state, &mut col, &mut cmp, progress);
         if let Err(e) = measured {
             if matches!(e, LabError::Interrupted) || stop.load(Ordering::Relaxed) {
                 cmp.interrupted = true;
@@ -560,14 +560,11 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Measures one target that is ready, by its kind: a filesystem made
-    /// with `tool`, or a directory.
-    #[allow(clippy::too_many_arguments)]
+    /// Measures target number `i`, `t`, whose tool check is `ready`, by
+    /// its kind: a filesystem made with that tool, or a directory.
     fn measure(
         &mut self,
-        i: usize,
-        t: &TargetSpec,
-        ready: &Result<Option<PathBuf>, String>,
+        (i, t, ready): (usize, &TargetSpec, &Result<Option<PathBuf>, String>),
         state: &mut State,
         col: &mut TargetColumn,
         cmp: &mut Comparison,
@@ -672,15 +669,13 @@ impl Ctx<'_> {
         }
     }
 
-    /// mkfs and the first mount after it, `repeat` times (the last
-    /// filesystem made is the one measured further), its capacity, then
-    /// `repeat` cold mounts (unmount, drop caches, mount).
-    #[allow(clippy::too_many_arguments)]
+    /// mkfs of `dev` and the first mount on `mnt` after it, `repeat` times
+    /// (the last filesystem made is the one measured further), its
+    /// capacity, then `repeat` cold mounts (unmount, drop caches, mount).
     fn make_and_mount(
         &self,
         f: &Format,
-        dev: &Path,
-        mnt: &Path,
+        (dev, mnt): (&Path, &Path),
         state: &mut State,
         col: &mut TargetColumn,
         cmp: &mut Comparison,
@@ -771,7 +766,7 @@ impl Ctx<'_> {
         let mnt = mount_point(self.workdir, f.index, &col.label);
         image::create_dir_new(&mnt, "a mount point")?;
         record_made(state, Entry::MountDir(mnt.clone()))?;
-        let cap = self.make_and_mount(f, &dev, &mnt, state, col, cmp, progress)?;
+        let cap = self.make_and_mount(f, (&dev, &mnt), state, col, cmp, progress)?;
         self.check_stop()?;
         // The options in effect on the mount the workloads use, as the
         // kernel lists them (it adds its defaults and may drop or
