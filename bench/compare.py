@@ -9,9 +9,11 @@ where the device sets the pace, that is where the tools differ.
 Needs fio (Debian package), a C compiler and a release build (cargo build
 --release). Each psync, io_uring and libaio 4k random-read job also runs
 its engine's C limit loop (bench/pread_loop.c, uring_loop.c, aio_loop.c:
-the same reads with nothing else, timed per I/O as iolab times them), and
-prints iolab against the loop, in IOPS and per core (numjobs=2: two
-loops at once, summed).
+the same reads with nothing else, timed per I/O as iolab times them, since
+iolab must time every I/O), and prints iolab against the loop, in IOPS and
+per core (numjobs=2: two loops at once, summed). The buffered psync rows
+also run pread_loop.c untimed (no clock read per I/O) and print iolab
+against it beside the timed figure.
 The verify jobs (verify=pattern and verify=crc32c writes and their
 read-back, in /dev/shm) are measured apart, in MB/s and MB per CPU second,
 the pattern one beside bench/verify_loop.c. The logging job (null engine,
@@ -31,6 +33,7 @@ build of iolab.
 import argparse
 import atexit
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -194,8 +197,18 @@ def zram_device():
                 fh.write(os.urandom(1 << 20))
         yield dev
     finally:
-        with open(f"{sysfs}/reset", "w") as fh:
-            fh.write("1")
+        # Right after the last run the device can still be held for a
+        # moment (udev's probe, the kernel's last io_uring workers): the
+        # reset says EBUSY until they let go.
+        for attempt in range(100):
+            try:
+                with open(f"{sysfs}/reset", "w") as fh:
+                    fh.write("1")
+                break
+            except OSError as e:
+                if e.errno != errno.EBUSY or attempt == 99:
+                    raise
+                time.sleep(0.05)
         with open(f"{ctl}/hot_remove", "w") as fh:
             fh.write(n)
 
@@ -335,7 +348,7 @@ def main():
 ROWS = []
 # Medians per job and tool, for the rows computed from two jobs.
 MEDIANS = {}
-HEAD = ("job", "iolab / fio", "per core iolab / fio", "iolab / C loop (per core)",
+HEAD = ("job", "iolab / fio", "per core iolab / fio", "iolab / timed C loop (per core)",
         "figures (medians)", "load")
 
 
@@ -353,7 +366,8 @@ def print_table(a):
                           "io_uring-randread-qd32-direct-ram-numjobs2")):
         m1, m2 = MEDIANS.get(one_job), MEDIANS.get(two)
         if m1 and m2:
-            cells = [f"{t} {m2[t][0] / m1[t][0]:.2f}x" for t in ("fio", "iolab", "limit") if t in m1]
+            cells = [f"{t} {m2[t][0] / m1[t][0]:.2f}x"
+                     for t in ("fio", "iolab", "limit", "untimed") if t in m1 and t in m2]
             ROWS.append((f"numjobs=2 / numjobs=1 IOPS, {two.replace('-numjobs2', '')}", "", "", "",
                          ", ".join(cells), load()))
     lines = ["| " + " | ".join(HEAD) + " |", "|" + " --- |" * len(HEAD)]
@@ -394,10 +408,14 @@ def run_all(a, jobs, d, warm, loops):
         warm_job = "--invalidate=0" in opts
         limit_cmd = limit_for(opts, loops)
         with_limit = limit_cmd is not None
+        untimed_cmd = untimed_for(limit_cmd)
+        res["untimed"] = []
         for i in range(a.runs):
             order = [("fio", fio), ("iolab", iolab)]
             if with_limit:
                 order.append(("limit", limit_cmd))
+            if untimed_cmd:
+                order.append(("untimed", untimed_cmd))
             if i % 2:
                 order.reverse()
             for tool, cmd in order:
@@ -408,8 +426,8 @@ def run_all(a, jobs, d, warm, loops):
                     load_cache(warm)
                     # The tool's own executable too, which the host may
                     # have paged out: its reading is no eviction.
-                    load_executable(cmd[1][0] if tool == "limit" else cmd[0])
-                    if tool == "limit":
+                    load_executable(cmd[1][0] if tool in ("limit", "untimed") else cmd[0])
+                    if tool in ("limit", "untimed"):
                         r = limit_one(cmd)
                     else:
                         r = one(cmd, logs)
@@ -457,6 +475,14 @@ def run_all(a, jobs, d, warm, loops):
             MEDIANS[name]["limit"] = (lm, lc)
             vs_limit = f"{ii / lm:.2f} ({ic / lc:.2f})"
             figures += f", C loop {lm:,.0f}"
+            if untimed_cmd:
+                um = statistics.median(x[0] for x in res["untimed"])
+                uc = statistics.median(x[-1] for x in res["untimed"])
+                print(f"  untimed loop {um:,.0f} IOPS, per core {uc:,.0f}; "
+                      f"iolab/untimed {ii / um:.2f}, per core {ic / uc:.2f}")
+                MEDIANS[name]["untimed"] = (um, uc)
+                figures += (f" (timed); untimed C loop {um:,.0f}, iolab / untimed "
+                            f"{ii / um:.2f} ({ic / uc:.2f} per core)")
         if name.endswith("-rss"):
             figures += f"; peak RSS iolab / fio {ir / fr:.2f}"
         ROWS.append((name, f"{paired(res, 0):.2f}", f"{paired(res, 4):.2f}", vs_limit,
@@ -464,9 +490,11 @@ def run_all(a, jobs, d, warm, loops):
 
 
 def limit_for(opts, loops):
-    """The C limit loop that does a job's work with nothing else: the pread
-    loop for psync (4k random reads at depth 1), the io_uring and libaio
-    loops for those engines at the job's depth; None for other jobs."""
+    """The C limit loop that does a job's work with nothing else but timing
+    each I/O as iolab does: the pread loop for psync (4k random reads at
+    depth 1; "timed", or "direct", which is timed too), the io_uring and
+    libaio loops for those engines at the job's depth; None for other
+    jobs."""
     o = dict(x[2:].split("=", 1) if "=" in x else (x[2:], "1") for x in opts)
     engine = o.get("ioengine")
     if engine not in loops or o.get("rw") != "randread" or o.get("bs") != "4k":
@@ -478,7 +506,17 @@ def limit_for(opts, loops):
         cmd.append(o.get("iodepth", "1"))
     elif o.get("iodepth", "1") != "1":
         return None
+    else:
+        return (jobs, cmd + ["direct" if direct else "timed"])
     return (jobs, cmd + (["direct"] if direct else []))
+
+
+def untimed_for(limit):
+    """The pread loop without a clock read per I/O, for the buffered psync
+    jobs whose limit is the timed pread loop; None for the others."""
+    if limit is None or limit[1][-1] != "timed":
+        return None
+    return (limit[0], limit[1][:-1])
 
 
 def limit_one(spec):

@@ -151,90 +151,10 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     if args.cleanup {
         return clean(args.workdir.as_deref());
     }
-    let format = match args.out.table_format() {
-        Ok(f) => f,
-        Err(e) => return Ok(bad(e)),
+    let (format, targets, opts) = match checked(args) {
+        Ok(v) => v,
+        Err(msg) => return Ok(bad(msg)),
     };
-    if let Err(msg) = output::check_opt(args.out.output.as_deref(), &args.store.db_files()) {
-        return Ok(bad(msg));
-    }
-    let size = args.size;
-    if size == 0 {
-        return Ok(bad("--size 0: the loop images need a size".into()));
-    }
-    let runtime = args.runtime;
-    if runtime.subsec_nanos() != 0 || runtime.is_zero() {
-        return Ok(bad(format!(
-            "--runtime {runtime:?}: each workload runs whole seconds, 1s or more"
-        )));
-    }
-    let cache_size = match args.cache_size {
-        None => (size / 4).max(1 << 20),
-        Some(0) => return Ok(bad("--cache-size 0: the cache image needs a size".into())),
-        Some(s) => s,
-    };
-    if args.bcache.is_none() && (args.cache_size.is_some() || args.cache_device.is_some()) {
-        return Ok(bad(
-            "--cache-size and --cache-device are for bcache targets: give --bcache MODES too"
-                .into(),
-        ));
-    }
-    // --repeat N, or auto (each workload until its figures' intervals are
-    // within the width or a budget is spent; mkfs and cold mounts then
-    // run the fewest runs auto makes).
-    let (repeat, auto) = match crate::repeat::parse_rule(
-        Some(&args.repeat),
-        args.repeat_width.as_deref(),
-        args.repeat_max.as_deref(),
-        args.repeat_time.as_deref(),
-    ) {
-        Ok(RepeatRule::Times { runs }) => (runs, None),
-        Ok(auto) => (iolab_stats::repeat_rule::MIN_RUNS, Some(auto)),
-        Err(e) => return Ok(bad(e)),
-    };
-    let suite = match choose_suite(args.suite.as_deref(), &args.jobs) {
-        Ok(s) => s,
-        Err(e) => return Ok(bad(e)),
-    };
-    let targets = match targets(args) {
-        Ok(t) if t.is_empty() => {
-            return Ok(bad(
-                "nothing to compare: give --fs LIST or --target NAME=DIR".into(),
-            ))
-        }
-        Ok(t) => t,
-        Err(e) => return Ok(bad(e.to_string())),
-    };
-    let opts = Options {
-        workdir: args.workdir.clone(),
-        size,
-        repeat,
-        auto,
-        runtime_s: runtime.as_secs(),
-        suite,
-        device: args.device.clone(),
-        cache_device: args.cache_device.clone(),
-        cache_size,
-        destroy_data: args.destroy_data,
-        baseline: args.baseline.clone(),
-        host: iolab_core::probe::keyword_host(),
-    };
-    // Refusals come before anything is created (and before the output
-    // file is opened).
-    if let Err(e) = campaign::preflight(&targets, &opts) {
-        return Ok(bad(e.to_string()));
-    }
-    // The loop images must hold the suite's largest workload and be
-    // large enough for each mkfs.
-    let images: Vec<&str> = targets.iter().filter_map(TargetSpec::fs).collect();
-    if opts.device.is_none() && !images.is_empty() {
-        if let Err(e) = fit::check(&opts.suite, opts.size, &images, opts.host) {
-            return Ok(bad(e));
-        }
-    }
-    if let Some(msg) = all_skipped(&targets) {
-        return Ok(bad(msg));
-    }
     let store = match args.store.open() {
         Ok(s) => s,
         Err(e) => return Ok(bad(format!("{e:#}"))),
@@ -256,6 +176,98 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         Err(e) => return Err(e.into()),
     };
     display.clear();
+    print_and_keep(args, format, &targets, &opts, &mut outcome, store)
+}
+
+/// The options checked, in order, before anything is created (and before
+/// the output file is opened): the output format, the targets and the
+/// campaign's options; the first problem's message otherwise.
+fn checked(args: &CompareArgs) -> Result<(DocFormat, Vec<TargetSpec>, Options), String> {
+    let format = args.out.table_format()?;
+    output::check_opt(args.out.output.as_deref(), &args.store.db_files())?;
+    let size = args.size;
+    if size == 0 {
+        return Err("--size 0: the loop images need a size".into());
+    }
+    let runtime = args.runtime;
+    if runtime.subsec_nanos() != 0 || runtime.is_zero() {
+        return Err(format!(
+            "--runtime {runtime:?}: each workload runs whole seconds, 1s or more"
+        ));
+    }
+    let cache_size = match args.cache_size {
+        None => (size / 4).max(1 << 20),
+        Some(0) => return Err("--cache-size 0: the cache image needs a size".into()),
+        Some(s) => s,
+    };
+    if args.bcache.is_none() && (args.cache_size.is_some() || args.cache_device.is_some()) {
+        return Err(
+            "--cache-size and --cache-device are for bcache targets: give --bcache MODES too"
+                .into(),
+        );
+    }
+    // --repeat N, or auto (each workload until its figures' intervals are
+    // within the width or a budget is spent; mkfs and cold mounts then
+    // run the fewest runs auto makes).
+    let (repeat, auto) = match crate::repeat::parse_rule(
+        Some(&args.repeat),
+        args.repeat_width.as_deref(),
+        args.repeat_max.as_deref(),
+        args.repeat_time.as_deref(),
+    ) {
+        Ok(RepeatRule::Times { runs }) => (runs, None),
+        Ok(auto) => (iolab_stats::repeat_rule::MIN_RUNS, Some(auto)),
+        Err(e) => return Err(e),
+    };
+    let suite = choose_suite(args.suite.as_deref(), &args.jobs)?;
+    let targets = match targets(args) {
+        Ok(t) if t.is_empty() => {
+            return Err("nothing to compare: give --fs LIST or --target NAME=DIR".into())
+        }
+        Ok(t) => t,
+        Err(e) => return Err(e.to_string()),
+    };
+    let opts = Options {
+        workdir: args.workdir.clone(),
+        size,
+        repeat,
+        auto,
+        runtime_s: runtime.as_secs(),
+        suite,
+        device: args.device.clone(),
+        cache_device: args.cache_device.clone(),
+        cache_size,
+        destroy_data: args.destroy_data,
+        baseline: args.baseline.clone(),
+        host: iolab_core::probe::keyword_host(),
+    };
+    // Refusals come before anything is created (and before the output
+    // file is opened).
+    if let Err(e) = campaign::preflight(&targets, &opts) {
+        return Err(e.to_string());
+    }
+    // The loop images must hold the suite's largest workload and be
+    // large enough for each mkfs.
+    let images: Vec<&str> = targets.iter().filter_map(TargetSpec::fs).collect();
+    if opts.device.is_none() && !images.is_empty() {
+        fit::check(&opts.suite, opts.size, &images, opts.host)?;
+    }
+    if let Some(msg) = all_skipped(&targets) {
+        return Err(msg);
+    }
+    Ok((format, targets, opts))
+}
+
+/// Prints the comparison (and its runs with --show-runs), keeps it unless
+/// it was interrupted or every target was skipped, and says how it ended.
+fn print_and_keep(
+    args: &CompareArgs,
+    format: DocFormat,
+    targets: &[TargetSpec],
+    opts: &Options,
+    outcome: &mut campaign::Outcome,
+    store: Option<iolab_store::Store>,
+) -> Result<Status> {
     if let Some(host) = outcome.comparison.host.as_mut() {
         host.time = iolab_store::time::now_rfc3339();
     }
@@ -263,7 +275,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
         eprintln!("iolab: cleanup: {p}");
     }
     let c = &outcome.comparison;
-    let mut record = compare_record(&targets, args.device.as_deref(), c, &args.store);
+    let mut record = compare_record(targets, args.device.as_deref(), c, &args.store);
     record.result_json = serde_json::to_string(c)?;
     record.job_text = opts
         .suite

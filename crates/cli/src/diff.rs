@@ -61,25 +61,10 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
     if let Err(msg) = output::check_opt(args.out.output.as_deref(), &args.db.db_files()) {
         return bad(&msg);
     }
-    let path = args.db.path()?;
-    let store = match args.db.open() {
-        Ok(s) => s,
+    let pair = match load_pair(args)? {
+        Ok(p) => p,
         Err(status) => return Ok(status),
     };
-    let Some(store) = store else {
-        eprintln!("iolab: no stored results in {}", path.display());
-        return Ok(Status::Failed);
-    };
-    let mut pair = Vec::new();
-    for id in [args.a, args.b] {
-        match store.get(id)? {
-            Some(s) => pair.push(s),
-            None => {
-                eprintln!("iolab: no result {id} in {}", path.display());
-                return Ok(Status::Failed);
-            }
-        }
-    }
     let (a, b) = (&pair[0], &pair[1]);
     let opts = DiffOpts {
         method,
@@ -103,119 +88,180 @@ pub fn run(args: &DiffArgs) -> Result<Status> {
         .collect();
     let diffs = differences(a, b);
     let different_jobs = diffs.iter().any(|d| d.what == "job" || d.what == "kind");
-    let statistic = method.statistic();
+    let pd = PairDiff {
+        opts,
+        rows,
+        common,
+        warned,
+        flags_a,
+        flags_b,
+        diffs,
+        different_jobs,
+    };
     let text = match form {
-        None => {
-            let v = json!({
-                "a": summary(a),
-                "b": summary(b),
-                "alpha": args.alpha,
-                "method": method.to_string(),
-                "statistic": statistic.to_string(),
-                "tested_together": common,
-                "different_jobs": different_jobs,
-                "differences": diffs.iter().map(|d| json!({
-                    "what": d.what, "a": d.a, "b": d.b,
-                })).collect::<Vec<_>>(),
-                "metrics": rows,
-                "warnings": { "a": flags_a, "b": flags_b },
-                "metric_warnings": rows.iter().zip(&warned).map(|(r, w)| json!({
-                    "metric": r.name, "a": codes_at(&r.name, &flags_a),
-                    "b": codes_at(&r.name, &flags_b), "text": w,
-                })).collect::<Vec<_>>(),
-            });
-            serde_json::to_string_pretty(&v)? + "\n"
-        }
+        None => json_text(&pd, a, b)?,
         // CSV is the table and nothing else: what the notes say is in the
         // VERDICT column.
-        Some(TableForm::Csv) => table(&rows, &warned).render(TableForm::Csv),
-        Some(TableForm::Html) => {
-            let mut d = side_by_side(&pair, opts)?;
-            d.title = format!("iolab diff {} {}", args.a, args.b);
-            if different_jobs {
-                d.blocks.insert(
-                    0,
-                    Block::Notes {
-                        notes: vec![Note::warning(
-                            "!",
-                            "A and B ran different jobs: their numbers may measure different \
-                             things",
-                        )],
-                    },
-                );
-            }
-            let mut t = Table::new(&["DIFFERS", "A", "B"]);
-            for df in &diffs {
-                t.push(vec![df.what.to_string(), df.a.clone(), df.b.clone()]);
-            }
-            if !diffs.is_empty() {
-                d.heading(2, "Besides the numbers");
-                d.push(Block::Table(t.doc("differences")));
-            }
-            let mut notes = Vec::new();
-            for (side, flags) in [("A", &flags_a), ("B", &flags_b)] {
-                for f in flags.iter() {
-                    let at = if f.at.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" at {}", f.at)
-                    };
-                    notes.push(Note::warning(side, format!("{}{at}: {}", f.code, f.text)));
-                }
-            }
-            d.notes(notes);
-            for s in &pair {
-                d.heading(1, format!("Result {}: where and how", s.id));
-                d.blocks.extend(crate::kinds::provenance(s));
-            }
-            iolab_report::export::export(
-                &d,
-                iolab_report::export::DocFormat::Html,
-                Default::default(),
-            )
-        }
-        Some(form) => {
-            let mut text = format!("A: {}\nB: {}\n", describe(a), describe(b));
-            if different_jobs {
-                text.push_str(
-                    "\nWARNING: A and B ran different jobs: their numbers may measure different \
-                     things.\n",
-                );
-            }
-            text.push('\n');
-            text.push_str(&differences_text(&diffs, form));
-            text.push('\n');
-            text.push_str(&table(&rows, &warned).render(form));
-            let interval = match method {
-                Method::Welch => {
-                    format!("; B/A with its {:.0}% interval", (1.0 - args.alpha) * 100.0)
-                }
-                Method::MannWhitney => String::new(),
-            };
-            text.push_str(&format!(
-                "\nA, B: the {statistic} of each side's runs, the statistic tested. Verdicts: \
-                 {method} at the {} level, Holm-corrected over the {common} metric(s) both \
-                 results have{interval}. Faster/slower: rates up are faster, times and \
-                 latencies up are slower.\n",
-                args.alpha,
-            ));
-            let one_run = |r: &MetricDiff| match r.basis {
-                Basis::Runs { a, b } => a < 2 || b < 2,
-                Basis::Missing => false,
-            };
-            if rows.iter().any(one_run) {
-                text.push_str(
-                    "One run a side cannot tell a difference from run-to-run noise (the samples \
-                     within a run are not independent); store results of --repeat N runs to \
-                     test them.\n",
-                );
-            }
-            text.push_str(&warnings_text(&flags_a, &flags_b));
-            text
-        }
+        Some(TableForm::Csv) => table(&pd.rows, &pd.warned).render(TableForm::Csv),
+        Some(TableForm::Html) => html_text(args, &pair, &pd)?,
+        Some(form) => plain_text(&pd, a, b, form),
     };
     output::emit(args.out.output.as_deref(), &text)?;
     Ok(Status::Success)
+}
+
+/// The two stored results of the command line, or the status to end with
+/// when the database or one of them is missing.
+fn load_pair(args: &DiffArgs) -> Result<Result<Vec<Stored>, Status>> {
+    let path = args.db.path()?;
+    let store = match args.db.open() {
+        Ok(s) => s,
+        Err(status) => return Ok(Err(status)),
+    };
+    let Some(store) = store else {
+        eprintln!("iolab: no stored results in {}", path.display());
+        return Ok(Err(Status::Failed));
+    };
+    let mut pair = Vec::new();
+    for id in [args.a, args.b] {
+        match store.get(id)? {
+            Some(s) => pair.push(s),
+            None => {
+                eprintln!("iolab: no result {id} in {}", path.display());
+                return Ok(Err(Status::Failed));
+            }
+        }
+    }
+    Ok(Ok(pair))
+}
+
+/// What diff found between two results, for every output form.
+struct PairDiff {
+    opts: DiffOpts,
+    rows: Vec<MetricDiff>,
+    /// Metrics both results have (tested together).
+    common: usize,
+    /// Per row, the warnings of each side that concern it.
+    warned: Vec<String>,
+    flags_a: Vec<Flag>,
+    flags_b: Vec<Flag>,
+    diffs: Vec<Difference>,
+    different_jobs: bool,
+}
+
+fn json_text(pd: &PairDiff, a: &Stored, b: &Stored) -> Result<String> {
+    let (rows, flags_a, flags_b) = (&pd.rows, &pd.flags_a, &pd.flags_b);
+    let v = json!({
+        "a": summary(a),
+        "b": summary(b),
+        "alpha": pd.opts.alpha,
+        "method": pd.opts.method.to_string(),
+        "statistic": pd.opts.method.statistic().to_string(),
+        "tested_together": pd.common,
+        "different_jobs": pd.different_jobs,
+        "differences": pd.diffs.iter().map(|d| json!({
+            "what": d.what, "a": d.a, "b": d.b,
+        })).collect::<Vec<_>>(),
+        "metrics": rows,
+        "warnings": { "a": flags_a, "b": flags_b },
+        "metric_warnings": rows.iter().zip(&pd.warned).map(|(r, w)| json!({
+            "metric": r.name, "a": codes_at(&r.name, flags_a),
+            "b": codes_at(&r.name, flags_b), "text": w,
+        })).collect::<Vec<_>>(),
+    });
+    Ok(serde_json::to_string_pretty(&v)? + "\n")
+}
+
+/// The page: the two results side by side, what differs besides the
+/// numbers, each side's warnings and provenance.
+fn html_text(args: &DiffArgs, pair: &[Stored], pd: &PairDiff) -> Result<String> {
+    let mut d = side_by_side(pair, pd.opts)?;
+    d.title = format!("iolab diff {} {}", args.a, args.b);
+    if pd.different_jobs {
+        d.blocks.insert(
+            0,
+            Block::Notes {
+                notes: vec![Note::warning(
+                    "!",
+                    "A and B ran different jobs: their numbers may measure different \
+                     things",
+                )],
+            },
+        );
+    }
+    let mut t = Table::new(&["DIFFERS", "A", "B"]);
+    for df in &pd.diffs {
+        t.push(vec![df.what.to_string(), df.a.clone(), df.b.clone()]);
+    }
+    if !pd.diffs.is_empty() {
+        d.heading(2, "Besides the numbers");
+        d.push(Block::Table(t.doc("differences")));
+    }
+    let mut notes = Vec::new();
+    for (side, flags) in [("A", &pd.flags_a), ("B", &pd.flags_b)] {
+        for f in flags.iter() {
+            let at = if f.at.is_empty() {
+                String::new()
+            } else {
+                format!(" at {}", f.at)
+            };
+            notes.push(Note::warning(side, format!("{}{at}: {}", f.code, f.text)));
+        }
+    }
+    d.notes(notes);
+    for s in pair {
+        d.heading(1, format!("Result {}: where and how", s.id));
+        d.blocks.extend(crate::kinds::provenance(s));
+    }
+    Ok(iolab_report::export::export(
+        &d,
+        iolab_report::export::DocFormat::Html,
+        Default::default(),
+    ))
+}
+
+/// The text forms: the two results, what differs, the table and what its
+/// verdicts mean.
+fn plain_text(pd: &PairDiff, a: &Stored, b: &Stored, form: TableForm) -> String {
+    let (method, alpha, common) = (pd.opts.method, pd.opts.alpha, pd.common);
+    let statistic = method.statistic();
+    let mut text = format!("A: {}\nB: {}\n", describe(a), describe(b));
+    if pd.different_jobs {
+        text.push_str(
+            "\nWARNING: A and B ran different jobs: their numbers may measure different \
+             things.\n",
+        );
+    }
+    text.push('\n');
+    text.push_str(&differences_text(&pd.diffs, form));
+    text.push('\n');
+    text.push_str(&table(&pd.rows, &pd.warned).render(form));
+    let interval = match method {
+        Method::Welch => {
+            format!("; B/A with its {:.0}% interval", (1.0 - alpha) * 100.0)
+        }
+        Method::MannWhitney => String::new(),
+    };
+    text.push_str(&format!(
+        "\nA, B: the {statistic} of each side's runs, the statistic tested. Verdicts: \
+         {method} at the {} level, Holm-corrected over the {common} metric(s) both \
+         results have{interval}. Faster/slower: rates up are faster, times and \
+         latencies up are slower.\n",
+        alpha,
+    ));
+    let one_run = |r: &MetricDiff| match r.basis {
+        Basis::Runs { a, b } => a < 2 || b < 2,
+        Basis::Missing => false,
+    };
+    if pd.rows.iter().any(one_run) {
+        text.push_str(
+            "One run a side cannot tell a difference from run-to-run noise (the samples \
+             within a run are not independent); store results of --repeat N runs to \
+             test them.\n",
+        );
+    }
+    text.push_str(&warnings_text(&pd.flags_a, &pd.flags_b));
+    text
 }
 
 /// One thing, besides the numbers, that differs between the records.
@@ -512,91 +558,27 @@ pub fn side_by_side(records: &[Stored], opts: DiffOpts) -> Result<Document> {
         .iter()
         .map(|s| diff_metrics(&base, &metrics_of(s), opts))
         .collect();
-    // Metric names in order: the first result's, then the others'.
-    let mut names: Vec<(String, String)> = base
-        .iter()
-        .map(|m| (m.name.clone(), m.unit.clone()))
-        .collect();
-    for d in &diffs {
-        for r in d {
-            if !names.iter().any(|(n, _)| *n == r.name) {
-                names.push((r.name.clone(), r.unit.clone()));
-            }
-        }
-    }
-    let label = |s: &Stored| {
-        let mut l = format!("#{} {}", s.id, s.record.kind);
-        if !s.record.provenance.fs_type.is_empty() {
-            l.push_str(&format!(" {}", s.record.provenance.fs_type));
-        }
-        if !s.record.tags.is_empty() {
-            l.push_str(&format!(" [{}]", s.record.tags.join(",")));
-        }
-        l
+    let al = Aligned {
+        records,
+        base,
+        diffs,
     };
+    let mut names = al.names();
     let mut d = Document::new("iolab: results side by side");
     for s in records {
-        d.paragraph(format!("{}: {}", label(s), describe(s)));
+        d.paragraph(format!("{}: {}", record_label(s), describe(s)));
     }
-    let mut cols = vec![Column::text("metric"), Column::text("unit")];
-    for (i, s) in records.iter().enumerate() {
-        cols.push(Column::num(label(s), ""));
-        if i > 0 {
-            cols.push(Column::text(format!("#{} vs #{}", s.id, first.id)));
-        }
-    }
-    let mut t = doc::Table::new("side_by_side", cols);
-    let value = |i: usize, name: &str| -> Option<f64> {
-        if i == 0 {
-            base.iter().find(|m| m.name == name).map(|m| m.value)
-        } else {
-            diffs[i - 1]
-                .iter()
-                .find(|r| r.name == name)
-                .and_then(|r| r.b)
-        }
-    };
     // Only what at least two results have: the rows they can be compared
     // by.
     let shared = |name: &str| {
         (0..records.len())
-            .filter(|&i| value(i, name).is_some())
+            .filter(|&i| al.value(i, name).is_some())
             .count()
             >= 2
     };
     let left_out = names.iter().filter(|(n, _)| !shared(n)).count();
     names.retain(|(n, _)| shared(n));
-    for (name, unit) in &names {
-        let mut row = vec![Cell::text(name), Cell::text(unit)];
-        for i in 0..records.len() {
-            row.push(Cell::num(value(i, name).filter(|v| v.is_finite())));
-            if i > 0 {
-                row.push(match diffs[i - 1].iter().find(|r| r.name == *name) {
-                    Some(r) => {
-                        let tone = match r.verdict.b_is_better(r.better) {
-                            Some(true) => Tone::Good,
-                            Some(false) => Tone::Bad,
-                            None if r.verdict.is_significant() => Tone::Plain,
-                            None => Tone::Warn,
-                        };
-                        let w = r.verdict.words(r.better);
-                        let short = if w.len() > 14 {
-                            "cannot tell"
-                        } else {
-                            w.as_str()
-                        };
-                        match r.ratio {
-                            Some(x) => Cell::text(format!("x{x:.2} {short}")).tone(tone),
-                            None => Cell::text("-"),
-                        }
-                    }
-                    None => Cell::text("-"),
-                });
-            }
-        }
-        t.rows.push(row);
-    }
-    d.push(Block::Table(t));
+    d.push(Block::Table(al.table(&names)));
     // One chart per unit, at most a dozen metrics each.
     let mut units: Vec<&str> = Vec::new();
     for (_, u) in &names {
@@ -605,6 +587,131 @@ pub fn side_by_side(records: &[Stored], opts: DiffOpts) -> Result<Document> {
         }
     }
     for u in units {
+        if let Some(f) = al.unit_figure(&names, u) {
+            d.push(Block::Figure(f));
+        }
+    }
+    let mut notes = vec![Note::plain(format!(
+        "verdicts: {} at the {} level, Holm-corrected over the metrics each pair has in common; \
+         one run a side cannot tell (iolab diff A B gives each test's p-value and interval)",
+        opts.method, opts.alpha
+    ))];
+    if left_out > 0 {
+        notes.push(Note::plain(format!(
+            "{left_out} metric(s) only one result has are left out here; each result's own \
+             section below has them"
+        )));
+    }
+    d.notes(notes);
+    Ok(d)
+}
+
+/// A result's label in the side-by-side table and charts: id, kind,
+/// filesystem, tags.
+fn record_label(s: &Stored) -> String {
+    let mut l = format!("#{} {}", s.id, s.record.kind);
+    if !s.record.provenance.fs_type.is_empty() {
+        l.push_str(&format!(" {}", s.record.provenance.fs_type));
+    }
+    if !s.record.tags.is_empty() {
+        l.push_str(&format!(" [{}]", s.record.tags.join(",")));
+    }
+    l
+}
+
+/// A verdict in at most a few words ("cannot tell" for the long ones).
+fn short_words(r: &MetricDiff) -> String {
+    let w = r.verdict.words(r.better);
+    if w.len() > 14 {
+        "cannot tell".to_string()
+    } else {
+        w
+    }
+}
+
+/// Several results aligned on the first one's metrics: each later result's
+/// diff against the first.
+struct Aligned<'a> {
+    records: &'a [Stored],
+    base: Vec<Metric>,
+    diffs: Vec<Vec<MetricDiff>>,
+}
+
+impl Aligned<'_> {
+    /// Metric names and units in order: the first result's, then the others'.
+    fn names(&self) -> Vec<(String, String)> {
+        let mut names: Vec<(String, String)> = self
+            .base
+            .iter()
+            .map(|m| (m.name.clone(), m.unit.clone()))
+            .collect();
+        for d in &self.diffs {
+            for r in d {
+                if !names.iter().any(|(n, _)| *n == r.name) {
+                    names.push((r.name.clone(), r.unit.clone()));
+                }
+            }
+        }
+        names
+    }
+
+    /// Result `i`'s value of a metric.
+    fn value(&self, i: usize, name: &str) -> Option<f64> {
+        if i == 0 {
+            self.base.iter().find(|m| m.name == name).map(|m| m.value)
+        } else {
+            self.diffs[i - 1]
+                .iter()
+                .find(|r| r.name == name)
+                .and_then(|r| r.b)
+        }
+    }
+
+    /// The table: each result's value of every metric, each later result's
+    /// ratio to the first with its verdict.
+    fn table(&self, names: &[(String, String)]) -> doc::Table {
+        let records = self.records;
+        let first = &records[0];
+        let mut cols = vec![Column::text("metric"), Column::text("unit")];
+        for (i, s) in records.iter().enumerate() {
+            cols.push(Column::num(record_label(s), ""));
+            if i > 0 {
+                cols.push(Column::text(format!("#{} vs #{}", s.id, first.id)));
+            }
+        }
+        let mut t = doc::Table::new("side_by_side", cols);
+        for (name, unit) in names {
+            let mut row = vec![Cell::text(name), Cell::text(unit)];
+            for i in 0..records.len() {
+                row.push(Cell::num(self.value(i, name).filter(|v| v.is_finite())));
+                if i > 0 {
+                    row.push(match self.diffs[i - 1].iter().find(|r| r.name == *name) {
+                        Some(r) => {
+                            let tone = match r.verdict.b_is_better(r.better) {
+                                Some(true) => Tone::Good,
+                                Some(false) => Tone::Bad,
+                                None if r.verdict.is_significant() => Tone::Plain,
+                                None => Tone::Warn,
+                            };
+                            let short = short_words(r);
+                            match r.ratio {
+                                Some(x) => Cell::text(format!("x{x:.2} {short}")).tone(tone),
+                                None => Cell::text("-"),
+                            }
+                        }
+                        None => Cell::text("-"),
+                    });
+                }
+            }
+            t.rows.push(row);
+        }
+        t
+    }
+
+    /// The bar chart of the (first dozen) metrics in unit `u`, one colour
+    /// per result; none when no result has a value there.
+    fn unit_figure(&self, names: &[(String, String)], u: &str) -> Option<doc::Figure> {
+        let records = self.records;
         let ms: Vec<&String> = names
             .iter()
             .filter(|(_, x)| x == u)
@@ -613,22 +720,17 @@ pub fn side_by_side(records: &[Stored], opts: DiffOpts) -> Result<Document> {
             .collect();
         let series: Vec<doc::Series> = (0..records.len())
             .map(|i| doc::Series {
-                name: label(&records[i]),
+                name: record_label(&records[i]),
                 points: ms
                     .iter()
                     .enumerate()
                     .filter_map(|(x, name)| {
-                        let y = value(i, name).filter(|v| v.is_finite())?;
+                        let y = self.value(i, name).filter(|v| v.is_finite())?;
                         let mut p = doc::Point::at(x as f64, y);
                         p.label = format!("{} {u}", doc::num::fmt(y));
                         if i > 0 {
-                            if let Some(r) = diffs[i - 1].iter().find(|r| r.name == **name) {
-                                let w = r.verdict.words(r.better);
-                                let short = if w.len() > 14 {
-                                    "cannot tell"
-                                } else {
-                                    w.as_str()
-                                };
+                            if let Some(r) = self.diffs[i - 1].iter().find(|r| r.name == **name) {
+                                let short = short_words(r);
                                 if let Some(ratio) = r.ratio {
                                     p.label.push_str(&format!(" x{ratio:.2} {short}"));
                                 }
@@ -645,9 +747,9 @@ pub fn side_by_side(records: &[Stored], opts: DiffOpts) -> Result<Document> {
             })
             .collect();
         if series.iter().all(|s| s.points.is_empty()) {
-            continue;
+            return None;
         }
-        d.push(Block::Figure(doc::Figure {
+        Some(doc::Figure {
             title: format!("{u} side by side"),
             kind: doc::FigureKind::Bars,
             x: doc::Axis {
@@ -660,19 +762,6 @@ pub fn side_by_side(records: &[Stored], opts: DiffOpts) -> Result<Document> {
                 ..Default::default()
             },
             series,
-        }));
+        })
     }
-    let mut notes = vec![Note::plain(format!(
-        "verdicts: {} at the {} level, Holm-corrected over the metrics each pair has in common; \
-         one run a side cannot tell (iolab diff A B gives each test's p-value and interval)",
-        opts.method, opts.alpha
-    ))];
-    if left_out > 0 {
-        notes.push(Note::plain(format!(
-            "{left_out} metric(s) only one result has are left out here; each result's own \
-             section below has them"
-        )));
-    }
-    d.notes(notes);
-    Ok(d)
 }

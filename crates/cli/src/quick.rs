@@ -17,7 +17,7 @@ use iolab_core::quick::{self, Profile, QuickOpts, SuiteTest};
 use iolab_report::export::DocFormat;
 use iolab_report::quick::render_quick_styled;
 use iolab_stats::quick::QuickResult;
-use iolab_stats::StopReason;
+use iolab_stats::{RepeatRule, StopReason};
 use iolab_store::{Kind, Metric};
 
 use crate::exit::Status;
@@ -83,35 +83,15 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         eprintln!("iolab quick: {msg}");
         Ok(Status::BadInput)
     };
-    let format = match args.out.table_format() {
-        Ok(f) => f,
+    let (format, rule) = match checked(args) {
+        Ok(v) => v,
         Err(e) => return bad(e),
     };
-    let (default_time, default_passes, default_interval) = args.profile.defaults();
-    let time = args.time.unwrap_or(default_time);
-    let size = args.size;
-    let rule = match args.repeat.rule() {
-        Ok(r) => r,
-        Err(e) => return bad(e),
-    };
-    if let Err(msg) = output::check_opt(args.out.output.as_deref(), &args.store.db_files()) {
-        return bad(msg);
-    }
     let dir = match &args.dir {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("the current directory")?,
     };
-    let opts = QuickOpts {
-        dir,
-        profile: args.profile,
-        time,
-        passes: args.passes.unwrap_or(default_passes),
-        interval: args.interval.unwrap_or(default_interval),
-        size,
-        engine: args.engine.clone(),
-        buffered: args.buffered,
-        meta_files: args.meta_files,
-    };
+    let opts = quick_opts(args, dir);
     let setup = match quick::prepare(&opts) {
         Ok(s) => s,
         Err(e) => return bad(e.to_string()),
@@ -135,47 +115,9 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
             let _ = iolab_core::quickdir::remove(&w);
         }
     })));
-    // One step per test and one for the metadata pass, in every run.
-    let tests = setup.profile.tests();
-    let per_run = tests.len() as u64 + u64::from(setup.meta_files > 0);
-    let runs = u64::from(rule.max_runs());
-    let display = Display::new("quick", per_run * runs);
-    let run_index = AtomicU32::new(0);
-    let layout = format!("laying out the {} MiB test file", setup.file_bytes >> 20);
-    // A test's whole time: its passes (and a preparation run), the pause
-    // before it.
-    let runs_per_test = setup.passes + u32::from(setup.profile.is_cdm());
-    let test_s = (setup.test_time * runs_per_test + setup.interval).as_secs_f64();
-    let suite_time = test_s * tests.len() as f64;
-    let meta_files = setup.meta_files;
-    let watch = |i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool| {
-        if !display.drawn() {
-            return;
-        }
-        let run = u64::from(run_index.load(Ordering::Relaxed));
-        let step = run * per_run + i as u64 + 1;
-        let tests = tests.len();
-        let label = format!("{} {}", test.name, test.op());
-        // Each run lays out a fresh file for its first test.
-        let layout = (i == 0).then_some(layout.as_str());
-        match layout {
-            Some(phase) => display.step(step, &format!("{label}: {phase}")),
-            None => display.step(step, &label),
-        }
-        show_test(&display, &label, p, done, layout, |in_test: f64| {
-            // This test's rest, the tests after it, the runs after this one.
-            let rest = (test_s - in_test).max(0.0)
-                + (tests - i - 1) as f64 * test_s
-                + (runs - run - 1) as f64 * suite_time;
-            Duration::from_secs_f64(rest)
-        });
-        if i + 1 == tests && per_run > tests as u64 && !STOP.load(Ordering::Relaxed) {
-            display.step(
-                step + 1,
-                &format!("metadata pass: create, stat and unlink {meta_files} files"),
-            );
-        }
-    };
+    let status = StatusLine::new(&setup, &rule);
+    let watch =
+        |i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool| status.test(i, test, p, done);
     // A job file that replays the suite (`iolab rerun ID`).
     let job_text = match quick::replay_job_file(&setup) {
         Ok(t) => t,
@@ -201,32 +143,12 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         if let Ok(mut w) = work.lock() {
             w.clone_from(&setup.work);
         }
-        run_index.store(i, Ordering::Relaxed);
+        status.run_index.store(i, Ordering::Relaxed);
         dir_tested.clone_from(&setup.dir);
-        match quick::run(&setup, &STOP, &watch) {
-            Ok(mut r) => {
-                (r.fs_type, r.device) = quick::describe(&setup.dir);
-                let prov = keep::provenance(&setup.dir);
-                if let Some(note) = prov.emulation_note() {
-                    r.notes.push(note);
-                }
-                r.provenance = Some(prov);
-                if r.interrupted {
-                    Step::Last(r, StopReason::Interrupted)
-                } else if r.nothing_measured() || r.tests.iter().any(|t| t.error.is_some()) {
-                    Step::Last(r, StopReason::Failed)
-                } else {
-                    Step::Done(r)
-                }
-            }
-            Err(e) => {
-                eprintln!("iolab quick: {e}");
-                Step::Stop(StopReason::Failed)
-            }
-        }
+        run_once(&setup, &watch)
     };
     let (runs, outcome) = repeat::repeat(&rule, &STOP, once, figures);
-    display.clear();
+    status.display.clear();
     let result = if rule.repeats() && !runs.is_empty() {
         iolab_stats::quick::combine(runs, outcome)
     } else if let Some(r) = runs.into_iter().next() {
@@ -234,21 +156,82 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
     } else {
         return Ok(Status::Failed);
     };
+    print_and_keep(args, format, &result, &dir_tested, job_text, store)
+}
 
-    let mut record = keep::record(Kind::Quick, &dir_tested, &args.store);
+/// The options checked before anything is made: output format, repeat rule,
+/// output file.
+fn checked(args: &QuickArgs) -> Result<(DocFormat, RepeatRule), String> {
+    let format = args.out.table_format()?;
+    let rule = args.repeat.rule()?;
+    output::check_opt(args.out.output.as_deref(), &args.store.db_files())?;
+    Ok((format, rule))
+}
+
+/// The suite's options: the command line's, the profile's defaults for the rest.
+fn quick_opts(args: &QuickArgs, dir: PathBuf) -> QuickOpts {
+    let (default_time, default_passes, default_interval) = args.profile.defaults();
+    QuickOpts {
+        dir,
+        profile: args.profile,
+        time: args.time.unwrap_or(default_time),
+        passes: args.passes.unwrap_or(default_passes),
+        interval: args.interval.unwrap_or(default_interval),
+        size: args.size,
+        engine: args.engine.clone(),
+        buffered: args.buffered,
+        meta_files: args.meta_files,
+    }
+}
+
+/// One run of the suite, described (filesystem, device, provenance) and
+/// judged: the last one when interrupted or when a test failed.
+fn run_once(setup: &quick::QuickSetup, watch: quick::Watch) -> Step<QuickResult> {
+    match quick::run(setup, &STOP, watch) {
+        Ok(mut r) => {
+            (r.fs_type, r.device) = quick::describe(&setup.dir);
+            let prov = keep::provenance(&setup.dir);
+            if let Some(note) = prov.emulation_note() {
+                r.notes.push(note);
+            }
+            r.provenance = Some(prov);
+            if r.interrupted {
+                Step::Last(r, StopReason::Interrupted)
+            } else if r.nothing_measured() || r.tests.iter().any(|t| t.error.is_some()) {
+                Step::Last(r, StopReason::Failed)
+            } else {
+                Step::Done(r)
+            }
+        }
+        Err(e) => {
+            eprintln!("iolab quick: {e}");
+            Step::Stop(StopReason::Failed)
+        }
+    }
+}
+
+/// Prints the result, keeps a whole suite that measured something, and says
+/// how it ended.
+fn print_and_keep(
+    args: &QuickArgs,
+    format: DocFormat,
+    result: &QuickResult,
+    dir_tested: &std::path::Path,
+    job_text: String,
+    store: Option<iolab_store::Store>,
+) -> Result<Status> {
+    let mut record = keep::record(Kind::Quick, dir_tested, &args.store);
     if let Some(p) = &result.provenance {
         record.provenance.clone_from(p);
     }
-    record.result_json = serde_json::to_string(&result)?;
+    record.result_json = serde_json::to_string(result)?;
     record.job_text = job_text;
-    record.metrics = metrics(&result);
-    record.warnings = iolab_store::quick_flags(&result);
+    record.metrics = metrics(result);
+    record.warnings = iolab_store::quick_flags(result);
     record.repeat = result.repeat.clone();
     let text = match format {
-        DocFormat::Html => {
-            kinds::page(iolab_report::kinds::quick::document(&result), None, &record)
-        }
-        f => render_quick_styled(&result, f, args.out.style()),
+        DocFormat::Html => kinds::page(iolab_report::kinds::quick::document(result), None, &record),
+        f => render_quick_styled(result, f, args.out.style()),
     };
     output::emit(args.out.output.as_deref(), &text)?;
     // Only a whole suite that measured something is kept.
@@ -269,6 +252,80 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         return Ok(Status::Failed);
     }
     Ok(kept.status())
+}
+
+/// The status line of a suite and its repeats: one step per test and one for
+/// the metadata pass, in every run, with the time left.
+struct StatusLine {
+    display: Display,
+    /// The run under way (0 for the first).
+    run_index: AtomicU32,
+    /// The phase of a run's first test while its file is laid out.
+    layout: String,
+    tests: usize,
+    per_run: u64,
+    runs: u64,
+    /// A test's whole time in seconds: its passes (and a preparation run),
+    /// the pause before it.
+    test_s: f64,
+    suite_time: f64,
+    meta_files: u64,
+}
+
+impl StatusLine {
+    fn new(setup: &quick::QuickSetup, rule: &RepeatRule) -> StatusLine {
+        let tests = setup.profile.tests().len();
+        let per_run = tests as u64 + u64::from(setup.meta_files > 0);
+        let runs = u64::from(rule.max_runs());
+        let runs_per_test = setup.passes + u32::from(setup.profile.is_cdm());
+        let test_s = (setup.test_time * runs_per_test + setup.interval).as_secs_f64();
+        StatusLine {
+            display: Display::new("quick", per_run * runs),
+            run_index: AtomicU32::new(0),
+            layout: format!("laying out the {} MiB test file", setup.file_bytes >> 20),
+            tests,
+            per_run,
+            runs,
+            test_s,
+            suite_time: test_s * tests as f64,
+            meta_files: setup.meta_files,
+        }
+    }
+
+    /// Test `i` of the run under way on the display until it is over, then
+    /// the metadata pass's step after the last test.
+    fn test(&self, i: usize, test: &SuiteTest, p: &Progress, done: &AtomicBool) {
+        let display = &self.display;
+        if !display.drawn() {
+            return;
+        }
+        let run = u64::from(self.run_index.load(Ordering::Relaxed));
+        let step = run * self.per_run + i as u64 + 1;
+        let tests = self.tests;
+        let label = format!("{} {}", test.name, test.op());
+        // Each run lays out a fresh file for its first test.
+        let layout = (i == 0).then_some(self.layout.as_str());
+        match layout {
+            Some(phase) => display.step(step, &format!("{label}: {phase}")),
+            None => display.step(step, &label),
+        }
+        show_test(display, &label, p, done, layout, |in_test: f64| {
+            // This test's rest, the tests after it, the runs after this one.
+            let rest = (self.test_s - in_test).max(0.0)
+                + (tests - i - 1) as f64 * self.test_s
+                + (self.runs - run - 1) as f64 * self.suite_time;
+            Duration::from_secs_f64(rest)
+        });
+        if i + 1 == tests && self.per_run > tests as u64 && !STOP.load(Ordering::Relaxed) {
+            display.step(
+                step + 1,
+                &format!(
+                    "metadata pass: create, stat and unlink {} files",
+                    self.meta_files
+                ),
+            );
+        }
+    }
 }
 
 fn parse_profile(s: &str) -> Result<Profile, String> {

@@ -549,6 +549,30 @@ fn sequential_gaps_end_each_loop_at_the_files_end_as_fios() {
             "read:8k number_ios=40",
             seq("read:8k", &["--bs=4k", "--number_ios=40"]),
         ),
+        // A region inside the file (`offset`): fio compares the position
+        // in the region with the file's size, so a gap that lands between
+        // the region's end and the file's is done (13 reads, not 32), and
+        // one past the file's wraps to the region's offset counted again
+        // from it.
+        (
+            "read:6k offset=64k",
+            seq("read:6k", &["--bs=4k", "--offset=64k"]),
+        ),
+        (
+            "read:20k offset=16k loops=2",
+            seq("read:20k", &["--bs=4k", "--offset=16k", "--loops=2"]),
+        ),
+        (
+            "rw:20k offset=16k loops=2",
+            seq("rw:20k", &["--bs=4k", "--offset=16k", "--loops=2"]),
+        ),
+        (
+            "read:100k offset=64k filesize=300k",
+            seq(
+                "read:100k",
+                &["--bs=4k", "--offset=64k", "--filesize=300k", "--size=128k"],
+            ),
+        ),
     ] {
         let opts: Vec<&str> = args.iter().map(String::as_str).collect();
         check(what, &opts);
@@ -645,9 +669,53 @@ fn random_file_choice_is_fios() {
                 "--random_generator=tausworthe64",
             ][..],
         ),
+        // openfiles below nrfiles: fio opens the file a draw falls on
+        // while fewer are open, and spends the draw otherwise.
+        ("read openfiles=2", &["--rw=read", "--openfiles=2"][..]),
+        (
+            "randrw openfiles=2 loops=2",
+            &["--rw=randrw", "--openfiles=2", "--loops=2"][..],
+        ),
+        (
+            "read nrfiles=5 openfiles=3",
+            &["--rw=read", "--nrfiles=5", "--openfiles=3"][..],
+        ),
+        (
+            "randread openfiles=1",
+            &["--rw=randread", "--openfiles=1"][..],
+        ),
     ] {
         let (f, i) = both_files(&[&job[..], extra].concat());
         assert_same(&format!("file_service_type=random {what}"), &f, &i);
+    }
+}
+
+#[test]
+fn sequential_reads_and_writes_over_several_files_are_fios() {
+    require!(fio, strace);
+    // rw=rw over several files: fio's file is done when the direction
+    // drawn for it has reached its end (not when its bytes are), and its
+    // round robin goes on from there in the next run.
+    let job = ["--rw=rw", "--nrfiles=4", "--size=256k", "--bs=4k"];
+    for (what, extra) in [
+        ("loops=2", &["--loops=2"][..]),
+        ("loops=3 rwmixread=30", &["--loops=3", "--rwmixread=30"][..]),
+        ("bsrange loops=2", &["--loops=2", "--bsrange=4k-16k"][..]),
+        (
+            "roundrobin:3 loops=2",
+            &["--loops=2", "--file_service_type=roundrobin:3"][..],
+        ),
+        (
+            "random loops=2",
+            &["--loops=2", "--file_service_type=random"][..],
+        ),
+        (
+            "nrfiles=3 size=300k loops=2",
+            &["--loops=2", "--nrfiles=3", "--size=300k"][..],
+        ),
+    ] {
+        let (f, i) = both_files(&[&job[..], extra].concat());
+        assert_same(&format!("rw over files {what}"), &f, &i);
     }
 }
 

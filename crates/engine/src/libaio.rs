@@ -32,6 +32,7 @@
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::rawsys;
 use crate::syncbase::{last_errno, SyncBase};
 use crate::{
     Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Op, Queued,
@@ -383,26 +384,22 @@ impl Engine for LibaioEngine {
         let mut done = 0;
         while done < self.pending.len() {
             let n = self.pending.len() - done;
+            // The call is the `syscall` instruction itself (rawsys).
             // SAFETY: the array holds `n` valid pointers to initialized
             // iocbs in `self.iocbs` (live as long as the engine); the
             // buffers they name are slots of `self.base.bufs`, which outlive
             // the I/O because Drop destroys the context (waiting for it)
             // before the fields are dropped.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_io_submit,
-                    self.ctx,
-                    n as libc::c_long,
-                    self.pending.as_mut_ptr().add(done),
-                )
+            let rc = unsafe { rawsys::io_submit(self.ctx, n, self.pending.as_mut_ptr().add(done)) };
+            let errno = match rc {
+                Ok(0) => libc::EAGAIN,
+                Ok(rc) => {
+                    done += rc;
+                    self.in_flight += rc;
+                    continue;
+                }
+                Err(errno) => errno,
             };
-            if rc > 0 {
-                let rc = rc as usize;
-                done += rc;
-                self.in_flight += rc;
-                continue;
-            }
-            let errno = if rc == 0 { libc::EAGAIN } else { last_errno() };
             match errno {
                 // Out of kernel resources: keep the rest pending.
                 libc::EAGAIN => break,
@@ -474,29 +471,20 @@ impl Engine for LibaioEngine {
             // events; `timeout` is null or points at `zero`, live across the
             // call.
             let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_io_getevents,
-                    self.ctx,
-                    want as libc::c_long,
-                    room as libc::c_long,
-                    self.events.as_mut_ptr(),
-                    timeout,
-                )
+                rawsys::io_getevents(self.ctx, want, room, self.events.as_mut_ptr(), timeout)
             };
-            if rc < 0 {
-                match last_errno() {
-                    libc::EINTR => continue,
-                    errno => {
-                        return Err(EngineError::Refused {
-                            engine: "libaio",
-                            syscall: "io_getevents",
-                            errno,
-                            hint: "use ioengine=psync instead",
-                        })
-                    }
+            let n = match rc {
+                Ok(n) => n,
+                Err(libc::EINTR) => continue,
+                Err(errno) => {
+                    return Err(EngineError::Refused {
+                        engine: "libaio",
+                        syscall: "io_getevents",
+                        errno,
+                        hint: "use ioengine=psync instead",
+                    })
                 }
-            }
-            let n = rc as usize;
+            };
             self.take_events(n, out);
             got += n;
             if got >= min || want == 0 {

@@ -22,6 +22,7 @@ use std::os::fd::AsRawFd;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
+use crate::rawsys;
 use crate::syncbase::SyncBase;
 use crate::{
     Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Op, Queued,
@@ -242,30 +243,20 @@ impl UringEngine {
             )
         };
         // SAFETY: io_uring_enter with no argument block; the SQEs it
-        // submits were checked when they were queued.
+        // submits were checked when they were queued. The call is the
+        // `syscall` instruction itself (rawsys).
         let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                index,
-                len as libc::c_uint,
-                want as libc::c_uint,
-                flags,
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-            )
+            rawsys::io_uring_enter(index, len as u32, want as u32, flags, std::ptr::null(), 0)
         };
-        if r >= 0 {
-            return Ok(r as usize);
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
+        match r {
+            Ok(n) => Ok(n),
             // The index is not this thread's (the engine moved to another
             // thread): nothing was submitted; go on by descriptor.
-            Some(libc::EBADF | libc::EINVAL) => {
+            Err(libc::EBADF | libc::EINVAL) => {
                 self.ring_index = None;
                 self.ring.submit_and_wait(want)
             }
-            _ => Err(e),
+            Err(errno) => Err(io::Error::from_raw_os_error(errno)),
         }
     }
 

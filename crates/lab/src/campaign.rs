@@ -208,66 +208,15 @@ pub fn run(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Outcome, LabError> {
     let device = preflight(targets, opts)?;
-    let (workdir, made) = make_workdir(opts.workdir.as_deref())?;
-    // Leftovers of killed runs (here and in other lab workdirs) go first.
-    let stale = cleanup::clean_stale(&std::env::temp_dir(), Some(&workdir));
-    if !stale.removed.is_empty() || !stale.left_alone.is_empty() {
-        progress(Progress::Stale {
-            removed: &stale.removed,
-            left_alone: &stale.left_alone,
-        });
-    }
-    if let Some(other) = State::load(&workdir)? {
-        if other.owner_alive() {
-            return Err(LabError::State {
-                path: other.path().to_path_buf(),
-                reason: format!(
-                    "the workdir is in use by a running iolab (pid {}); give another --workdir",
-                    other.pid
-                ),
-            });
-        }
-    }
-    let mut state = State::create(&workdir)?;
-    if made {
-        state.add(Entry::Workdir(workdir.clone()))?;
-    }
-    progress(Progress::Workdir(&workdir));
-
-    let host = iolab_core::probe::host();
-    let mut cmp = Comparison {
-        baseline: opts.baseline.clone(),
-        repeat: opts.repeat.max(1),
-        ..Default::default()
-    };
-    if let Some(note) = host.emulation_note() {
-        cmp.note(&note);
-    }
-    cmp.host = Some(host);
-    for w in &opts.suite.workloads {
-        let Some(path) = &w.source else { continue };
-        if path.file_stem().is_some_and(|s| *s != *w.name) {
-            cmp.note(&format!(
-                "workload `{}` is the job file {} (another workload has its name)",
-                w.name,
-                path.display()
-            ));
-        }
-    }
+    let (workdir, mut state, stale_problems) = open_workdir(opts, progress)?;
+    let mut cmp = new_comparison(opts);
     // The stale run's problems stay in the outcome (they make the exit
     // status a failure); what was removed and left alone was said above.
     let mut cleanup_report = CleanupReport {
-        problems: stale.problems,
+        problems: stale_problems,
         ..Default::default()
     };
-    let ready: Vec<Result<Option<PathBuf>, String>> = targets
-        .iter()
-        .map(|t| match support::check_target(t) {
-            Some(Support::Ready { mkfs }) => Ok(Some(mkfs)),
-            Some(Support::Missing(why)) => Err(why),
-            None => Ok(None),
-        })
-        .collect();
+    let ready = readiness(targets);
     let cache_device = match &opts.cache_device {
         Some(c) => Some(device::check(c, opts.destroy_data)?),
         None => None,
@@ -282,14 +231,7 @@ pub fn run(
         device: device.as_deref(),
         cache_device: cache_device.as_deref(),
         bcache_tool: bcache::support().ok(),
-        mount_version: if targets
-            .iter()
-            .any(|t| matches!(t.kind, TargetKind::Format { .. }))
-        {
-            mount::version()
-        } else {
-            String::new()
-        },
+        mount_version: mount_version(targets),
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .map(|k| k.trim().to_string())
             .unwrap_or_default(),
@@ -323,31 +265,7 @@ pub fn run(
             index: i + 1,
             total: targets.len(),
         });
-        let measured = match (&t.kind, ready) {
-            (
-                TargetKind::Format {
-                    fs,
-                    mkfs_opts,
-                    mount_opts,
-                    stack,
-                },
-                Ok(Some(tool)),
-            ) => {
-                let f = Format {
-                    index: i,
-                    fs,
-                    tool,
-                    mkfs_opts,
-                    mount_opts: mount_opts.as_deref(),
-                    stack: *stack,
-                };
-                ctx.format_target(&f, &mut state, &mut col, &mut cmp, progress)
-            }
-            (TargetKind::Dir { path }, _) => {
-                ctx.dir_target(i, path, &mut state, &mut col, &mut cmp, progress)
-            }
-            _ => Ok(()),
-        };
+        let measured = ctx.measure((i, t, ready), &mut state, &mut col, &mut cmp, progress);
         if let Err(e) = measured {
             if matches!(e, LabError::Interrupted) || stop.load(Ordering::Relaxed) {
                 cmp.interrupted = true;
@@ -364,14 +282,7 @@ pub fn run(
         cleanup_report.problems.extend(r.problems);
         cmp.targets.push(col);
     }
-    // The rows about making the filesystem first, in their fixed order.
-    let rank = |k: &str| {
-        metrics::FIXED
-            .iter()
-            .position(|f| f.0 == k)
-            .unwrap_or(usize::MAX)
-    };
-    cmp.metrics.sort_by_key(|m| rank(&m.key));
+    fixed_first(&mut cmp);
     let r = cleanup::clean(&mut state);
     cleanup_report.removed.extend(r.removed);
     cleanup_report.problems.extend(r.problems);
@@ -380,6 +291,103 @@ pub fn run(
         cleanup: cleanup_report,
         workdir,
     })
+}
+
+/// Per target: the mkfs tool of a filesystem target (none for a
+/// directory), or why this host cannot make it.
+fn readiness(targets: &[TargetSpec]) -> Vec<Result<Option<PathBuf>, String>> {
+    targets
+        .iter()
+        .map(|t| match support::check_target(t) {
+            Some(Support::Ready { mkfs }) => Ok(Some(mkfs)),
+            Some(Support::Missing(why)) => Err(why),
+            None => Ok(None),
+        })
+        .collect()
+}
+
+/// mount's version when some target is formatted (and mounted), else empty.
+fn mount_version(targets: &[TargetSpec]) -> String {
+    if targets
+        .iter()
+        .any(|t| matches!(t.kind, TargetKind::Format { .. }))
+    {
+        mount::version()
+    } else {
+        String::new()
+    }
+}
+
+/// The rows about making the filesystem first, in their fixed order.
+fn fixed_first(cmp: &mut Comparison) {
+    let rank = |k: &str| {
+        metrics::FIXED
+            .iter()
+            .position(|f| f.0 == k)
+            .unwrap_or(usize::MAX)
+    };
+    cmp.metrics.sort_by_key(|m| rank(&m.key));
+}
+
+/// The workdir made or taken, after the leftovers of killed runs (here and
+/// in other lab workdirs) are removed, with its state file created; and the
+/// problems that removal met. Refuses a workdir a running iolab uses.
+fn open_workdir(
+    opts: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(PathBuf, State, Vec<String>), LabError> {
+    let (workdir, made) = make_workdir(opts.workdir.as_deref())?;
+    // Leftovers of killed runs (here and in other lab workdirs) go first.
+    let stale = cleanup::clean_stale(&std::env::temp_dir(), Some(&workdir));
+    if !stale.removed.is_empty() || !stale.left_alone.is_empty() {
+        progress(Progress::Stale {
+            removed: &stale.removed,
+            left_alone: &stale.left_alone,
+        });
+    }
+    if let Some(other) = State::load(&workdir)? {
+        if other.owner_alive() {
+            return Err(LabError::State {
+                path: other.path().to_path_buf(),
+                reason: format!(
+                    "the workdir is in use by a running iolab (pid {}); give another --workdir",
+                    other.pid
+                ),
+            });
+        }
+    }
+    let mut state = State::create(&workdir)?;
+    if made {
+        state.add(Entry::Workdir(workdir.clone()))?;
+    }
+    progress(Progress::Workdir(&workdir));
+    Ok((workdir, state, stale.problems))
+}
+
+/// An empty comparison with its baseline, repeat count, host and notes (an
+/// emulated host; a job file whose workload took another name).
+fn new_comparison(opts: &Options) -> Comparison {
+    let host = iolab_core::probe::host();
+    let mut cmp = Comparison {
+        baseline: opts.baseline.clone(),
+        repeat: opts.repeat.max(1),
+        ..Default::default()
+    };
+    if let Some(note) = host.emulation_note() {
+        cmp.note(&note);
+    }
+    cmp.host = Some(host);
+    for w in &opts.suite.workloads {
+        let Some(path) = &w.source else { continue };
+        if path.file_stem().is_some_and(|s| *s != *w.name) {
+            cmp.note(&format!(
+                "workload `{}` is the job file {} (another workload has its name)",
+                w.name,
+                path.display()
+            ));
+        }
+    }
+    cmp
 }
 
 /// Records a path this run has just created. Should the state file not
@@ -552,12 +560,167 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Measures target number `i`, `t`, whose tool check is `ready`, by
+    /// its kind: a filesystem made with that tool, or a directory.
+    fn measure(
+        &mut self,
+        (i, t, ready): (usize, &TargetSpec, &Result<Option<PathBuf>, String>),
+        state: &mut State,
+        col: &mut TargetColumn,
+        cmp: &mut Comparison,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), LabError> {
+        match (&t.kind, ready) {
+            (
+                TargetKind::Format {
+                    fs,
+                    mkfs_opts,
+                    mount_opts,
+                    stack,
+                },
+                Ok(Some(tool)),
+            ) => {
+                let f = Format {
+                    index: i,
+                    fs,
+                    tool,
+                    mkfs_opts,
+                    mount_opts: mount_opts.as_deref(),
+                    stack: *stack,
+                };
+                self.format_target(&f, state, col, cmp, progress)
+            }
+            (TargetKind::Dir { path }, _) => self.dir_target(i, path, state, col, cmp, progress),
+            _ => Ok(()),
+        }
+    }
+
     fn check_stop(&self) -> Result<(), LabError> {
         if self.stop.load(Ordering::Relaxed) {
             Err(LabError::Interrupted)
         } else {
             Ok(())
         }
+    }
+
+    /// A sparse image of the target's size in the workdir, attached to a
+    /// loop device (each recorded for cleanup), with notes when the image
+    /// may not fit, lives in memory or is cached twice.
+    fn loop_image(
+        &self,
+        name: &str,
+        state: &mut State,
+        cmp: &mut Comparison,
+    ) -> Result<(PathBuf, Option<PathBuf>), LabError> {
+        let img = self.workdir.join(format!("{name}.img"));
+        if let Ok(host) = capacity::of(self.workdir) {
+            if host.avail_bytes < self.opts.size {
+                cmp.note(&format!(
+                    "the {} MiB images are larger than the {} MiB free in {}: writes to them may fail",
+                    self.opts.size >> 20,
+                    host.avail_bytes >> 20,
+                    self.workdir.display()
+                ));
+            }
+        }
+        if let Some(fs) = memory_fs(self.workdir) {
+            cmp.note(&format!(
+                "the workdir {} is on {fs}, in memory: the loop images live there, so \
+                 every figure is memory's, not a disk's; give a --workdir on the disk \
+                 you mean to measure",
+                self.workdir.display()
+            ));
+        }
+        // Made new (a file that exists is refused), then recorded:
+        // cleanup removes only what this run made.
+        image::create_sparse(&img, self.opts.size)?;
+        record_made(state, Entry::Image(img.clone()))?;
+        let dev = loopdev::attach(&img)?;
+        state.add(Entry::Loop {
+            device: dev.clone(),
+            image: img.clone(),
+        })?;
+        if loopdev::direct_io(&dev) != Some(true) {
+            cmp.note(&format!(
+                "direct I/O is off on {} (the filesystem of {} does not take it): each image is cached twice, in the loop device's page cache and the image file's",
+                dev.display(),
+                self.workdir.display()
+            ));
+        }
+        Ok((dev, Some(img)))
+    }
+
+    /// Which tools made a filesystem target and how, before they run: a
+    /// target that fails still says what was tried.
+    fn setup_of(&self, f: &Format) -> TargetSetup {
+        TargetSetup {
+            fs_type: f.fs.to_string(),
+            mkfs_tool: f.tool.display().to_string(),
+            mkfs_version: mkfs::version(f.tool),
+            mkfs_options: mkfs::args(f.fs, f.mkfs_opts, Path::new(""))
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .filter(|a| !a.is_empty())
+                .collect(),
+            mount_version: self.mount_version.clone(),
+            kernel: self.kernel.clone(),
+            mount_options_asked: f.mount_opts.unwrap_or_default().to_string(),
+            ..TargetSetup::default()
+        }
+    }
+
+    /// mkfs of `dev` and the first mount on `mnt` after it, `repeat` times
+    /// (the last filesystem made is the one measured further), its
+    /// capacity, then `repeat` cold mounts (unmount, drop caches, mount).
+    fn make_and_mount(
+        &self,
+        f: &Format,
+        (dev, mnt): (&Path, &Path),
+        state: &mut State,
+        col: &mut TargetColumn,
+        cmp: &mut Comparison,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<capacity::Capacity, LabError> {
+        let label = col.label.clone();
+        // mkfs and the first mount after it, `repeat` times: the last
+        // filesystem made is the one measured further.
+        for run in 1..=cmp.repeat {
+            self.check_stop()?;
+            progress(Progress::Step {
+                label: &label,
+                what: "mkfs and first mount",
+            });
+            let took = mkfs::format(f.tool, f.fs, f.mkfs_opts, dev)?;
+            record(cmp, col, &metrics::MKFS, took.as_secs_f64());
+            self.check_stop()?;
+            state.add(Entry::Mount(mnt.to_path_buf()))?;
+            let took = mount::mount(f.fs, dev, mnt, f.mount_opts)?;
+            record(cmp, col, &metrics::MOUNT_FIRST, ms(took));
+            if run < cmp.repeat {
+                mount::umount(mnt)?;
+            }
+        }
+
+        let cap = capacity::of(mnt)?;
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        record(cmp, col, &metrics::SIZE, mib(cap.size_bytes));
+        record(cmp, col, &metrics::AVAIL, mib(cap.avail_bytes));
+        record(cmp, col, &metrics::USED, mib(cap.used_bytes));
+        record(cmp, col, &metrics::INODES, cap.inodes_total as f64);
+
+        progress(Progress::Step {
+            label: &label,
+            what: "cold mounts",
+        });
+        for _ in 0..cmp.repeat {
+            self.check_stop()?;
+            let off = mount::umount(mnt)?;
+            record(cmp, col, &metrics::UMOUNT, ms(off));
+            mount::drop_caches()?;
+            let on = mount::mount(f.fs, dev, mnt, f.mount_opts)?;
+            record(cmp, col, &metrics::MOUNT_COLD, ms(on));
+        }
+        Ok(cap)
     }
 
     fn format_target(
@@ -571,44 +734,7 @@ impl Ctx<'_> {
         let name = item_name(f.index, &col.label);
         let (dev, img) = match self.device {
             Some(d) => (d.to_path_buf(), None),
-            None => {
-                let img = self.workdir.join(format!("{name}.img"));
-                if let Ok(host) = capacity::of(self.workdir) {
-                    if host.avail_bytes < self.opts.size {
-                        cmp.note(&format!(
-                            "the {} MiB images are larger than the {} MiB free in {}: writes to them may fail",
-                            self.opts.size >> 20,
-                            host.avail_bytes >> 20,
-                            self.workdir.display()
-                        ));
-                    }
-                }
-                if let Some(fs) = memory_fs(self.workdir) {
-                    cmp.note(&format!(
-                        "the workdir {} is on {fs}, in memory: the loop images live there, so \
-                         every figure is memory's, not a disk's; give a --workdir on the disk \
-                         you mean to measure",
-                        self.workdir.display()
-                    ));
-                }
-                // Made new (a file that exists is refused), then recorded:
-                // cleanup removes only what this run made.
-                image::create_sparse(&img, self.opts.size)?;
-                record_made(state, Entry::Image(img.clone()))?;
-                let dev = loopdev::attach(&img)?;
-                state.add(Entry::Loop {
-                    device: dev.clone(),
-                    image: img.clone(),
-                })?;
-                if loopdev::direct_io(&dev) != Some(true) {
-                    cmp.note(&format!(
-                        "direct I/O is off on {} (the filesystem of {} does not take it): each image is cached twice, in the loop device's page cache and the image file's",
-                        dev.display(),
-                        self.workdir.display()
-                    ));
-                }
-                (dev, Some(img))
-            }
+            None => self.loop_image(&name, state, cmp)?,
         };
         col.description = format!("{} on {}", col.description, dev.display());
         let label = col.label.clone();
@@ -635,62 +761,12 @@ impl Ctx<'_> {
 
         // Which tools made it and how, before they run: a target that
         // fails still says what was tried.
-        col.setup = Some(TargetSetup {
-            fs_type: f.fs.to_string(),
-            mkfs_tool: f.tool.display().to_string(),
-            mkfs_version: mkfs::version(f.tool),
-            mkfs_options: mkfs::args(f.fs, f.mkfs_opts, Path::new(""))
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .filter(|a| !a.is_empty())
-                .collect(),
-            mount_version: self.mount_version.clone(),
-            kernel: self.kernel.clone(),
-            mount_options_asked: f.mount_opts.unwrap_or_default().to_string(),
-            ..TargetSetup::default()
-        });
+        col.setup = Some(self.setup_of(f));
 
         let mnt = mount_point(self.workdir, f.index, &col.label);
         image::create_dir_new(&mnt, "a mount point")?;
         record_made(state, Entry::MountDir(mnt.clone()))?;
-        // mkfs and the first mount after it, `repeat` times: the last
-        // filesystem made is the one measured further.
-        for run in 1..=cmp.repeat {
-            self.check_stop()?;
-            progress(Progress::Step {
-                label: &label,
-                what: "mkfs and first mount",
-            });
-            let took = mkfs::format(f.tool, f.fs, f.mkfs_opts, &dev)?;
-            record(cmp, col, &metrics::MKFS, took.as_secs_f64());
-            self.check_stop()?;
-            state.add(Entry::Mount(mnt.clone()))?;
-            let took = mount::mount(f.fs, &dev, &mnt, f.mount_opts)?;
-            record(cmp, col, &metrics::MOUNT_FIRST, ms(took));
-            if run < cmp.repeat {
-                mount::umount(&mnt)?;
-            }
-        }
-
-        let cap = capacity::of(&mnt)?;
-        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
-        record(cmp, col, &metrics::SIZE, mib(cap.size_bytes));
-        record(cmp, col, &metrics::AVAIL, mib(cap.avail_bytes));
-        record(cmp, col, &metrics::USED, mib(cap.used_bytes));
-        record(cmp, col, &metrics::INODES, cap.inodes_total as f64);
-
-        progress(Progress::Step {
-            label: &label,
-            what: "cold mounts",
-        });
-        for _ in 0..cmp.repeat {
-            self.check_stop()?;
-            let off = mount::umount(&mnt)?;
-            record(cmp, col, &metrics::UMOUNT, ms(off));
-            mount::drop_caches()?;
-            let on = mount::mount(f.fs, &dev, &mnt, f.mount_opts)?;
-            record(cmp, col, &metrics::MOUNT_COLD, ms(on));
-        }
+        let cap = self.make_and_mount(f, (&dev, &mnt), state, col, cmp, progress)?;
         self.check_stop()?;
         // The options in effect on the mount the workloads use, as the
         // kernel lists them (it adds its defaults and may drop or

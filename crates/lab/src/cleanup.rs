@@ -51,37 +51,54 @@ pub fn release(state: &mut State) -> CleanupReport {
         ..Default::default()
     };
     let entries = state.entries.clone();
-    let gone = |state: &mut State, e: &Entry, what: String, r: &mut CleanupReport| {
-        if let Err(err) = state.remove(e) {
-            r.problems.push(err.to_string());
-        }
-        if !what.is_empty() {
-            r.removed.push(what);
-        }
-    };
+    unmount(state, &entries, &mut r);
+    remove_work_files(state, &entries, &mut r);
+    release_bcache(state, &entries, &mut r);
+    detach_loops(state, &entries, &mut r);
+    remove_files(state, &entries, &mut r);
+    r
+}
 
-    for e in &entries {
+/// Forgets an entry that is gone, saying `what` was done when it says
+/// something.
+fn gone(state: &mut State, e: &Entry, what: String, r: &mut CleanupReport) {
+    if let Err(err) = state.remove(e) {
+        r.problems.push(err.to_string());
+    }
+    if !what.is_empty() {
+        r.removed.push(what);
+    }
+}
+
+/// Unmounts the mounts listed.
+fn unmount(state: &mut State, entries: &[Entry], r: &mut CleanupReport) {
+    for e in entries {
         if let Entry::Mount(dir) = e {
             match unmount_all(dir) {
-                Ok(true) => gone(state, e, format!("unmounted {}", dir.display()), &mut r),
-                Ok(false) => gone(state, e, String::new(), &mut r),
+                Ok(true) => gone(state, e, format!("unmounted {}", dir.display()), r),
+                Ok(false) => gone(state, e, String::new(), r),
                 Err(err) => r.problems.push(err.to_string()),
             }
         }
     }
-    for e in &entries {
+}
+
+/// Removes the work file directories listed, when they are still the
+/// lab's own.
+fn remove_work_files(state: &mut State, entries: &[Entry], r: &mut CleanupReport) {
+    for e in entries {
         if let Entry::WorkFiles(dir) = e {
             match iolab_core::private::is_own_dir(dir) {
                 Err(iolab_core::private::Distrust::Io(err))
                     if err.kind() == std::io::ErrorKind::NotFound =>
                 {
-                    gone(state, e, String::new(), &mut r);
+                    gone(state, e, String::new(), r);
                     continue;
                 }
                 Err(why) => {
                     r.left_alone
                         .push(format!("left alone `{}`: {why}", dir.display()));
-                    gone(state, e, String::new(), &mut r);
+                    gone(state, e, String::new(), r);
                     continue;
                 }
                 Ok(()) => {}
@@ -89,9 +106,9 @@ pub fn release(state: &mut State) -> CleanupReport {
             // Removes the entries of the directory without following
             // symlinks in it.
             match std::fs::remove_dir_all(dir) {
-                Ok(()) => gone(state, e, format!("removed {}", dir.display()), &mut r),
+                Ok(()) => gone(state, e, format!("removed {}", dir.display()), r),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                    gone(state, e, String::new(), &mut r)
+                    gone(state, e, String::new(), r)
                 }
                 Err(err) => r
                     .problems
@@ -99,9 +116,13 @@ pub fn release(state: &mut State) -> CleanupReport {
             }
         }
     }
+}
+
+/// Releases the bcache stacks listed.
+fn release_bcache(state: &mut State, entries: &[Entry], r: &mut CleanupReport) {
     // bcache stacks before the loop devices under them: the bcache
     // device stopped, its cache set unregistered, each waited for.
-    for e in &entries {
+    for e in entries {
         let (device, ours) = match e {
             Entry::Bcache { device, image } => (
                 device,
@@ -112,35 +133,40 @@ pub fn release(state: &mut State) -> CleanupReport {
         };
         if !ours {
             // Detached already, or now someone else's: not ours.
-            gone(state, e, String::new(), &mut r);
+            gone(state, e, String::new(), r);
             continue;
         }
         match crate::bcache::release_member(device) {
             Ok(done) => {
                 r.removed.extend(done);
-                gone(state, e, String::new(), &mut r);
+                gone(state, e, String::new(), r);
             }
             Err(err) => r.problems.push(err.to_string()),
         }
     }
-    for e in &entries {
+}
+
+/// Detaches the loop devices listed (and those attached to a listed image
+/// but not recorded), when still backed by the lab's image.
+fn detach_loops(state: &mut State, entries: &[Entry], r: &mut CleanupReport) {
+    for e in entries {
         match e {
             Entry::Loop { device, image } => {
                 if loopdev::backing_file(device).as_deref() == Some(image.as_path()) {
                     match loopdev::detach(device) {
-                        Ok(()) => gone(state, e, format!("detached {}", device.display()), &mut r),
+                        Ok(()) => gone(state, e, format!("detached {}", device.display()), r),
                         // Detached meanwhile by another thread of this run.
                         Err(_)
                             if loopdev::backing_file(device).as_deref()
                                 != Some(image.as_path()) =>
                         {
-                            gone(state, e, String::new(), &mut r)
+                            gone(state, e, String::new(), r)
                         }
                         Err(err) => r.problems.push(err.to_string()),
                     }
                 } else {
                     // Detached already, or now someone else's: not ours.
-                    gone(state, e, String::new(), &mut r);
+                    gone(state, e, String::new(), r);
                 }
             }
             Entry::Image(image) => {
@@ -156,21 +182,25 @@ pub fn release(state: &mut State) -> CleanupReport {
             _ => {}
         }
     }
-    for e in &entries {
+}
+
+/// Removes the images and mount points listed.
+fn remove_files(state: &mut State, entries: &[Entry], r: &mut CleanupReport) {
+    for e in entries {
         match e {
             Entry::Image(p) => match std::fs::remove_file(p) {
-                Ok(()) => gone(state, e, format!("removed {}", p.display()), &mut r),
+                Ok(()) => gone(state, e, format!("removed {}", p.display()), r),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                    gone(state, e, String::new(), &mut r)
+                    gone(state, e, String::new(), r)
                 }
                 Err(err) => r
                     .problems
                     .push(format!("cannot remove `{}`: {err}", p.display())),
             },
             Entry::MountDir(p) => match std::fs::remove_dir(p) {
-                Ok(()) => gone(state, e, String::new(), &mut r),
+                Ok(()) => gone(state, e, String::new(), r),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                    gone(state, e, String::new(), &mut r)
+                    gone(state, e, String::new(), r)
                 }
                 Err(err) => r
                     .problems
@@ -179,7 +209,6 @@ pub fn release(state: &mut State) -> CleanupReport {
             _ => {}
         }
     }
-    r
 }
 
 /// Deletes the state file and the workdir the lab made, once only the

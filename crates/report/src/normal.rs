@@ -161,31 +161,9 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
     if idle && j.error == 0 {
         return;
     }
-    let when = ctime(run.timestamp, opts.utc_offset_s);
-    if j.error == 0 {
-        let _ = writeln!(
-            out,
-            "{}: (groupid={}, jobs={}): err={:2}: pid={}: {when}",
-            j.name,
-            j.groupid,
-            calc::members(j),
-            j.error,
-            j.pid
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "{}: (groupid={}, jobs={}): err={:2} ({}): pid={}: {when}",
-            j.name,
-            j.groupid,
-            calc::members(j),
-            j.error,
-            j.error_detail,
-            j.pid
-        );
-        if idle {
-            return;
-        }
+    job_header(out, run, j, opts);
+    if idle {
+        return;
     }
     if !j.description.is_empty() {
         let _ = writeln!(out, "  Description  : [{}]", j.description);
@@ -208,6 +186,47 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
         percentile_table(out, "sync", j, &j.sync.hist);
     }
 
+    cpu_and_depths(out, j);
+    errors_and_latency(out, j);
+    if let Some(ss) = &j.steadystate {
+        steadystate(out, ss, opts);
+    }
+    // iolab's own lines, after everything fio prints for the job.
+    for w in &j.warnings {
+        let _ = writeln!(out, "{WARNING_PREFIX}{} ({})", w.text, w.code);
+    }
+}
+
+/// A job's first line: name, group, members, error (with its detail when
+/// there is one), pid and start time.
+fn job_header(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
+    let when = ctime(run.timestamp, opts.utc_offset_s);
+    if j.error == 0 {
+        let _ = writeln!(
+            out,
+            "{}: (groupid={}, jobs={}): err={:2}: pid={}: {when}",
+            j.name,
+            j.groupid,
+            calc::members(j),
+            j.error,
+            j.pid
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{}: (groupid={}, jobs={}): err={:2} ({}): pid={}: {when}",
+            j.name,
+            j.groupid,
+            calc::members(j),
+            j.error,
+            j.error_detail,
+            j.pid
+        );
+    }
+}
+
+/// The cpu line and the IO depths and issued counts under it.
+fn cpu_and_depths(out: &mut String, j: &JobResult) {
     let (usr, sys) = calc::cpu(j);
     let _ = writeln!(
         out,
@@ -257,6 +276,10 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
         dropped[1],
         dropped[2]
     );
+}
+
+/// The errors line (with continue_on_error) and the latency target line.
+fn errors_and_latency(out: &mut String, j: &JobResult) {
     let s = &j.setup;
     if s.continue_on_error {
         let text = if j.first_error == 0 {
@@ -277,13 +300,6 @@ fn job(out: &mut String, run: &RunResult, j: &JobResult, opts: &RenderOpts) {
             "     latency   : target={}, window={}, percentile={:.2}%, depth={depth}",
             s.latency_target_ns, s.latency_window_us, s.latency_percentile
         );
-    }
-    if let Some(ss) = &j.steadystate {
-        steadystate(out, ss, opts);
-    }
-    // iolab's own lines, after everything fio prints for the job.
-    for w in &j.warnings {
-        let _ = writeln!(out, "{WARNING_PREFIX}{} ({})", w.text, w.code);
     }
 }
 

@@ -148,6 +148,9 @@ pub struct OffsetGen {
     /// A sequential generator with a gap whose end of the region ends
     /// fio's run of the job, in every loop (`set_ends_runs`).
     ends_runs: bool,
+    /// The file's size, where a sequential gap wraps (`set_file_size`);
+    /// without it, the region's end, to the region's start.
+    file_size: Option<u64>,
 }
 
 /// The random streams of a clone that fio's offsets draw from: its offset
@@ -429,6 +432,7 @@ impl OffsetGen {
             exhausted: false,
             at_end: false,
             ends_runs: false,
+            file_size: None,
         })
     }
 
@@ -539,8 +543,18 @@ impl OffsetGen {
     /// or the next I/O would not fit), short of `size` bytes, where a job
     /// without a gap has moved exactly `size`; the draw after it is
     /// `exhausted`.
-    pub fn set_ends_runs(&mut self, on: bool) {
-        self.ends_runs = on && matches!(self.mode, Mode::Sequential { gap } if gap > 0);
+    /// With `at_end` the region's end ends the run without a gap too
+    /// (a direction of `rw=rw` over several files).
+    pub fn set_ends_runs(&mut self, on: bool, at_end: bool) {
+        self.ends_runs = on && matches!(self.mode, Mode::Sequential { gap } if gap > 0 || at_end);
+    }
+
+    /// The size of the region's file, at least the region's end: a
+    /// sequential position a gap moves to at or past it wraps (as fio
+    /// compares it), and one between the region's end and it is the end
+    /// of the pass.
+    pub fn set_file_size(&mut self, size: u64) {
+        self.file_size = Some(size.max(self.start.saturating_add(self.len)));
     }
 
     /// Whether the region's end ends fio's run (see `set_ends_runs`).
@@ -970,13 +984,23 @@ impl OffsetGen {
                 let off = self.cursor;
                 let end = off.saturating_add(len);
                 self.cursor = end.saturating_add(gap);
-                if end < self.len && self.cursor >= self.len {
-                    // fio: a gap that jumps past the end from an I/O that
-                    // did not reach it wraps to the start in the same pass
-                    // of its file (the file is not done).
-                    self.cursor = 0;
+                let (wrap_at, wrap_to) = match self.file_size {
+                    Some(size) => (size, self.start),
+                    None => (self.len, 0),
+                };
+                if end < self.len && self.cursor >= wrap_at {
+                    // fio: a gap that jumps past the file's end from an
+                    // I/O that did not reach the region's wraps in the
+                    // same pass of its file (the file is not done). fio
+                    // compares the position in the region with the
+                    // file's size, and wraps it to the region's offset
+                    // counted from the region's start.
+                    self.cursor = wrap_to;
                     self.passes += 1;
-                    self.at_end = false;
+                    self.at_end = self.cursor.saturating_add(self.block) > self.len;
+                    if self.at_end {
+                        self.cursor = 0;
+                    }
                     return self.start + off;
                 }
                 // A pass ends as soon as no block fits after this I/O.
@@ -1265,6 +1289,30 @@ mod tests {
         let mut g = gen(region(16), &Pattern::Sequential { gap: 5 * 1024 }, 1, 0);
         let offs = take(&mut g, 7, K4);
         assert_eq!(offs[6], 54 * 1024);
+        assert!(g.fio_done());
+    }
+
+    #[test]
+    fn a_gap_in_a_region_inside_the_file_wraps_as_fio() {
+        // Region 16k..144k of a 144k file, 4k I/Os 20k apart: after the
+        // I/O at 120k (relative) the position 144k is the file's size,
+        // which wraps to the region's offset counted from its start.
+        let r = Region {
+            start: 4 * K4,
+            len: 32 * K4,
+            block: K4,
+        };
+        let mut g = gen(r, &Pattern::Sequential { gap: 5 * K4 }, 1, 0);
+        g.set_file_size(36 * K4);
+        let offs = take(&mut g, 7, K4);
+        assert_eq!(offs[5], (4 + 30) * K4);
+        assert_eq!(offs[6], (4 + 4) * K4);
+        // 6k apart: the position after 120k is 130k, past the region but
+        // inside the file: done.
+        let mut g = gen(r, &Pattern::Sequential { gap: 6 * 1024 }, 1, 0);
+        g.set_file_size(36 * K4);
+        let offs = take(&mut g, 13, K4);
+        assert_eq!(offs[12], 4 * K4 + 120 * 1024);
         assert!(g.fio_done());
     }
 

@@ -160,12 +160,7 @@ pub(super) fn count(job: &JobSpec, opt: Opt) -> u32 {
 fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJob, PlanError> {
     let job = cx.job;
     let bs = per_dir_bs(cx)?;
-    let ba = job.per_dir(Opt::Ba);
-    let blockalign = [
-        ba.read.unwrap_or(bs[0].min()),
-        ba.write.unwrap_or(bs[1].min()),
-        ba.trim.unwrap_or(bs[2].min()),
-    ];
+    let blockalign = blockalign(job, &bs);
     let direct = job.flag(Opt::Direct);
     let iodepth = count(job, Opt::Iodepth).max(1);
     let runtime = duration(job, Opt::Runtime);
@@ -173,22 +168,10 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
     // An engine that does no I/O runs until its runtime is over.
     let time_based = job.flag(Opt::TimeBased) || engine.no_io();
     let (noio_pace, exec) = cross_checks(cx, &bs, engine, runtime)?;
-    let sync = match job.chosen(Opt::Sync) {
-        Some(SyncWrites::Sync) => SyncMode::Sync,
-        Some(SyncWrites::Dsync) => SyncMode::Dsync,
-        Some(SyncWrites::None) | None => SyncMode::None,
-    };
+    let sync = sync_mode(job);
     let fadvise: Fadvise = job.chosen(Opt::FadviseHint).unwrap_or_default();
-    let fallocate = match job.chosen(Opt::Fallocate) {
-        Some(Fallocate::None) => FallocMode::None,
-        Some(Fallocate::Native) => FallocMode::Native,
-        Some(Fallocate::Posix) => FallocMode::Posix,
-        Some(Fallocate::Keep) => FallocMode::Keep,
-        Some(Fallocate::Truncate) => FallocMode::Truncate,
-        None => FallocMode::default(),
-    };
+    let fallocate = fallocate_mode(job);
     let pace = pace_spec(cx, &bs, noio_pace)?;
-    let options = job.echo.clone();
     let logs = log_spec(job);
 
     let zones = super::control::strided_zones(cx)?;
@@ -261,13 +244,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         nice: job.int(Opt::Nice).unwrap_or(0).clamp(-20, 19) as i32,
         exitall: job.flag(Opt::Exitall),
         exit_what: job.chosen(Opt::ExitWhat).unwrap_or_default(),
-        errors: ErrorPolicy::new(
-            job.chosen(Opt::ContinueOnError)
-                .unwrap_or(ContinueOnError::None),
-            job.text(Opt::IgnoreError).as_deref(),
-            given_after(job, Opt::ContinueOnError, Opt::IgnoreError),
-        )
-        .map_err(|e| cx.err(Some(Opt::IgnoreError), e))?,
+        errors: error_policy(cx)?,
         exec,
         stop_after: Vec::new(),
         zones,
@@ -277,8 +254,49 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         buffers,
         verify,
         description: job.text(Opt::Description).unwrap_or_default(),
-        options,
+        options: job.echo.clone(),
     })
+}
+
+/// Where each direction's offsets align: `ba`, else the smallest block size.
+fn blockalign(job: &JobSpec, bs: &[BsSpec; 3]) -> [u64; 3] {
+    let ba = job.per_dir(Opt::Ba);
+    [
+        ba.read.unwrap_or(bs[0].min()),
+        ba.write.unwrap_or(bs[1].min()),
+        ba.trim.unwrap_or(bs[2].min()),
+    ]
+}
+
+fn sync_mode(job: &JobSpec) -> SyncMode {
+    match job.chosen(Opt::Sync) {
+        Some(SyncWrites::Sync) => SyncMode::Sync,
+        Some(SyncWrites::Dsync) => SyncMode::Dsync,
+        Some(SyncWrites::None) | None => SyncMode::None,
+    }
+}
+
+fn fallocate_mode(job: &JobSpec) -> FallocMode {
+    match job.chosen(Opt::Fallocate) {
+        Some(Fallocate::None) => FallocMode::None,
+        Some(Fallocate::Native) => FallocMode::Native,
+        Some(Fallocate::Posix) => FallocMode::Posix,
+        Some(Fallocate::Keep) => FallocMode::Keep,
+        Some(Fallocate::Truncate) => FallocMode::Truncate,
+        None => FallocMode::default(),
+    }
+}
+
+/// continue_on_error and ignore_error, as the worker applies them.
+fn error_policy(cx: &Ctx) -> Result<ErrorPolicy, PlanError> {
+    let job = cx.job;
+    ErrorPolicy::new(
+        job.chosen(Opt::ContinueOnError)
+            .unwrap_or(ContinueOnError::None),
+        job.text(Opt::IgnoreError).as_deref(),
+        given_after(job, Opt::ContinueOnError, Opt::IgnoreError),
+    )
+    .map_err(|e| cx.err(Some(Opt::IgnoreError), e))
 }
 
 /// The checks of block sizes, engine and runtime against each other:

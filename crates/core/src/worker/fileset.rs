@@ -78,6 +78,13 @@ pub(crate) struct FileSet {
     /// of them was (see `fio_tries_at_end`).
     unseen: Vec<usize>,
     fsync_on_close: bool,
+    /// The file the next pass serves first, when fio's round robin would
+    /// not start it at the first (see `retire`).
+    resume: Option<usize>,
+    /// fio's random choice under `openfiles`: no file opened ahead; the
+    /// file a draw falls on is opened while fewer than `limit` are, and
+    /// a draw on a closed file otherwise is spent (fio's busy file).
+    lazy: bool,
 }
 
 impl FileSet {
@@ -103,6 +110,8 @@ impl FileSet {
             found_done: Vec::new(),
             unseen: Vec::new(),
             fsync_on_close,
+            resume: None,
+            lazy: false,
         }
     }
 
@@ -111,6 +120,48 @@ impl FileSet {
     pub fn set_fio_pick(&mut self, rand: Frand, repeats: bool) {
         let first = repeats.then(|| rand.clone());
         self.fio_pick = Some((rand, first));
+    }
+
+    /// With fio's random choice and fewer files open than there are,
+    /// open them as fio does (see `lazy`); only for a job with one I/O in
+    /// flight, whose files close with nothing pending. Before `start`.
+    pub fn set_lazy_open(&mut self, on: bool) {
+        self.lazy = on && self.fio_pick.is_some() && self.limit < self.files.len();
+    }
+
+    /// The file of the next I/O (`pick`), opening it when fio would (see
+    /// `set_lazy_open`).
+    #[inline]
+    pub fn pick_with(&mut self, engine: &mut dyn Engine) -> Result<usize, EngineError> {
+        if !self.lazy {
+            return Ok(self.pick());
+        }
+        let n = self.files.len();
+        while !self.active.is_empty() {
+            let Some((rand, _)) = self.fio_pick.as_mut() else {
+                break;
+            };
+            let fi = ((n as f64 * rand.fraction()) as usize).min(n - 1);
+            let f = &mut self.files[fi];
+            if f.done {
+                if !f.seen_done {
+                    // fio found it done by trying it, and closed it.
+                    f.seen_done = true;
+                    self.found_done.push(fi);
+                    self.close(fi, engine)?;
+                }
+                continue;
+            }
+            if f.open {
+                return Ok(fi);
+            }
+            if self.files.iter().filter(|f| f.open).count() < self.limit {
+                self.open(fi, engine)?;
+                return Ok(fi);
+            }
+            // Otherwise fio's busy file: the draw is spent.
+        }
+        Ok(self.pick())
     }
 
     /// fio's random file: a draw scaled onto all the clone's files, drawn
@@ -215,7 +266,9 @@ impl FileSet {
         }
         let f = &mut self.files[fi];
         f.pass_bytes += bytes;
-        if f.done || f.pass_bytes < f.len {
+        if f.done || f.pass_bytes < f.len || f.gens.iter().any(OffsetGen::ends_runs) {
+            // A file whose end is found by its offsets (see
+            // `OffsetGen::set_ends_runs`) is done when they find it.
             return Ok(());
         }
         self.finish(fi, engine)
@@ -231,6 +284,16 @@ impl FileSet {
         }
         if !self.files[fi].done {
             self.leave(fi, engine)?;
+        }
+        // fio found it done by trying it: its random choice knows it.
+        self.files[fi].seen_done = true;
+        if self.lazy {
+            self.close(fi, engine)?;
+        }
+        if self.active.is_empty() {
+            // fio's round robin goes on from the file after the last it
+            // found done, in the next run too.
+            self.resume = Some((fi + 1) % self.files.len());
         }
         Ok(!self.active.is_empty())
     }
@@ -265,6 +328,10 @@ impl FileSet {
                 self.left = self.turn();
             }
         }
+        if self.lazy {
+            // Closed when fio finds it done (`pick_with`, `retire`).
+            return Ok(());
+        }
         if self.limit < self.files.len() {
             self.close(fi, engine)?;
             if let Some(next) = (0..self.files.len()).find(|&i| {
@@ -286,7 +353,13 @@ impl FileSet {
             f.done = false;
             f.seen_done = false;
             f.pass_bytes = 0;
-            if i < self.limit {
+            if self.lazy {
+                // fio opens each file when a draw first falls on it.
+                if f.open {
+                    self.close(i, engine)?;
+                }
+                self.active.push(i);
+            } else if i < self.limit {
                 if !f.open {
                     self.open(i, engine)?;
                 }
@@ -296,6 +369,11 @@ impl FileSet {
             }
         }
         self.cur = 0;
+        if let Some(next) = self.resume.take() {
+            if let Some(at) = self.active.iter().position(|&a| a == next) {
+                self.cur = at;
+            }
+        }
         self.left = self.turn();
         Ok(())
     }

@@ -360,7 +360,7 @@ impl Worker {
             }
         }
         let mut d = dir as usize;
-        let fi = self.files.pick();
+        let fi = self.files.pick_with(self.engine.as_mut()).ok()?;
         while let Some(done) = self.files.found_done() {
             // fio tried the file: a direction drawn, an offset draw that
             // found the map full; then a direction again for the next.

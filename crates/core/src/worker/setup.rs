@@ -151,6 +151,7 @@ impl Worker {
         );
         if job.file_service == FileService::Random {
             fileset.set_fio_pick(fio_seeds.frand(Purpose::FileService), seeds.repeats());
+            fileset.set_lazy_open(job.iodepth <= 1);
         }
         fileset.start(engine.as_mut()).map_err(engine_error)?;
         let needs_data = engine.caps().needs_buffers && (mode.writes());
@@ -411,12 +412,21 @@ impl Draws<'_> {
             // As in fio, a sequential pass with a gap that reaches the
             // end ends the run (time_based jobs wrap; zones, verify and
             // unlink_each_loop keep iolab's own loops).
-            gen.set_ends_runs(
-                !job.time_based
-                    && job.zones.is_none()
-                    && job.verify.is_none()
-                    && !job.unlink_each_loop,
-            );
+            // So does, over several files, a sequential direction of
+            // `rw=rw` at its file's end: fio's file is done when the
+            // direction drawn for it has no next offset there, not when
+            // its bytes are.
+            let plain = !job.time_based
+                && job.zones.is_none()
+                && job.verify.is_none()
+                && !job.unlink_each_loop;
+            let mixed_seq = !shared_map
+                && job.files.len() > 1
+                && Dir::ALL.iter().filter(|x| mix.uses(**x)).count() > 1;
+            gen.set_ends_runs(plain, plain && mixed_seq);
+            if job.zones.is_none() {
+                gen.set_file_size(pf.size.max(pf.existing.unwrap_or(0)));
+            }
             wf.gens.push(gen);
             wf.gen_of[d as usize] = Some(wf.gens.len() - 1);
         }

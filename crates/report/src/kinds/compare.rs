@@ -396,93 +396,20 @@ fn figures(
     marks: &mut Marks,
     rows: &[&Metric],
 ) -> Vec<Figure> {
-    // Rows drawn together: same unit and same last key part.
-    let mut sets: Vec<(String, Vec<&Metric>)> = Vec::new();
-    for m in rows {
-        let what = m.key.rsplit('.').next().unwrap_or(&m.key);
-        let key = if m.key.contains('.') {
-            format!("{}|{what}", m.unit)
-        } else {
-            m.unit.clone()
-        };
-        match sets.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.push(m),
-            None => sets.push((key, vec![m])),
-        }
-    }
     let mut out = Vec::new();
-    for (_, ms) in sets {
+    for (_, ms) in drawn_together(rows) {
         let measured: Vec<usize> = (0..c.targets.len())
             .filter(|&i| c.targets[i].skipped.is_none())
             .collect();
         let mut series: Vec<Series> = Vec::new();
         for &i in &measured {
-            let t = &c.targets[i];
-            series.push(Series {
-                name: t.label.clone(),
-                points: ms
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(x, m)| {
-                        let center = c.center(&m.key, i)?;
-                        let cell = t.value(&m.key)?;
-                        let mut p = Point::at(x as f64, center);
-                        if let Some((lo, hi)) = num::interval(&cell.runs) {
-                            p.lo = Some(lo);
-                            p.hi = Some(hi);
-                        }
-                        p.label = if m.unit == "count" {
-                            num::fmt(center)
-                        } else {
-                            format!("{} {}", num::fmt(center), m.unit)
-                        };
-                        if let (Some(r), Some(vd)) = (c.ratio(&m.key, i), verdict(c, v, m, i)) {
-                            let (word, tone) = short(&vd, m.better);
-                            p.label.push_str(format!(" x{r:.2} {word}").trim_end());
-                            p.tone = tone;
-                        }
-                        p.marks = cell
-                            .warnings
-                            .iter()
-                            .map(|code| marks.mark(code, "", ""))
-                            .collect();
-                        Some(p)
-                    })
-                    .collect(),
-            });
+            series.push(target_series(c, v, marks, &ms, i));
         }
         if series.iter().all(|s| s.points.is_empty()) {
             continue;
         }
-        let better = match ms[0].better {
-            Better::Higher => " (higher is better)",
-            Better::Lower => " (lower is better)",
-            Better::Neither => "",
-        };
-        let title = if ms.len() == 1 {
-            format!("{} ({}){better}", ms[0].label, ms[0].unit)
-        } else {
-            let what = ms[0].key.rsplit('.').next().unwrap_or("");
-            let what = match what {
-                "mb_s" => "throughput".to_string(),
-                "iops" => "I/O operations per second".to_string(),
-                w if w.starts_with("clat_") => {
-                    format!(
-                        "{} completion latency",
-                        w.trim_start_matches("clat_").trim_end_matches("_us")
-                    )
-                }
-                _ if !ms[0].key.contains('.') => ms
-                    .iter()
-                    .map(|m| m.label.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                w => w.to_string(),
-            };
-            format!("{what} ({}){better}", ms[0].unit)
-        };
         out.push(Figure {
-            title,
+            title: figure_title(&ms),
             kind: FigureKind::Bars,
             x: Axis {
                 label: "workload".into(),
@@ -511,4 +438,97 @@ fn figures(
         });
     }
     out
+}
+
+/// Rows drawn together: same unit and same last key part, in order of first
+/// appearance.
+fn drawn_together<'a>(rows: &[&'a Metric]) -> Vec<(String, Vec<&'a Metric>)> {
+    let mut sets: Vec<(String, Vec<&Metric>)> = Vec::new();
+    for m in rows {
+        let what = m.key.rsplit('.').next().unwrap_or(&m.key);
+        let key = if m.key.contains('.') {
+            format!("{}|{what}", m.unit)
+        } else {
+            m.unit.clone()
+        };
+        match sets.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(m),
+            None => sets.push((key, vec![m])),
+        }
+    }
+    sets
+}
+
+/// The bars of target `i` over a set of rows, labelled with the value, the
+/// ratio to the baseline and its verdict, and marked with its warnings.
+fn target_series(
+    c: &Comparison,
+    v: &ComparisonVerdicts,
+    marks: &mut Marks,
+    ms: &[&Metric],
+    i: usize,
+) -> Series {
+    let t = &c.targets[i];
+    Series {
+        name: t.label.clone(),
+        points: ms
+            .iter()
+            .enumerate()
+            .filter_map(|(x, m)| {
+                let center = c.center(&m.key, i)?;
+                let cell = t.value(&m.key)?;
+                let mut p = Point::at(x as f64, center);
+                if let Some((lo, hi)) = num::interval(&cell.runs) {
+                    p.lo = Some(lo);
+                    p.hi = Some(hi);
+                }
+                p.label = if m.unit == "count" {
+                    num::fmt(center)
+                } else {
+                    format!("{} {}", num::fmt(center), m.unit)
+                };
+                if let (Some(r), Some(vd)) = (c.ratio(&m.key, i), verdict(c, v, m, i)) {
+                    let (word, tone) = short(&vd, m.better);
+                    p.label.push_str(format!(" x{r:.2} {word}").trim_end());
+                    p.tone = tone;
+                }
+                p.marks = cell
+                    .warnings
+                    .iter()
+                    .map(|code| marks.mark(code, "", ""))
+                    .collect();
+                Some(p)
+            })
+            .collect(),
+    }
+}
+
+/// The title of a set's figure: the row itself, or what the rows measure.
+fn figure_title(ms: &[&Metric]) -> String {
+    let better = match ms[0].better {
+        Better::Higher => " (higher is better)",
+        Better::Lower => " (lower is better)",
+        Better::Neither => "",
+    };
+    if ms.len() == 1 {
+        return format!("{} ({}){better}", ms[0].label, ms[0].unit);
+    }
+    let what = ms[0].key.rsplit('.').next().unwrap_or("");
+    let what = match what {
+        "mb_s" => "throughput".to_string(),
+        "iops" => "I/O operations per second".to_string(),
+        w if w.starts_with("clat_") => {
+            format!(
+                "{} completion latency",
+                w.trim_start_matches("clat_").trim_end_matches("_us")
+            )
+        }
+        _ if !ms[0].key.contains('.') => ms
+            .iter()
+            .map(|m| m.label.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        w => w.to_string(),
+    };
+    format!("{what} ({}){better}", ms[0].unit)
 }

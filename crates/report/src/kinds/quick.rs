@@ -80,6 +80,23 @@ pub fn document(q: &QuickResult) -> Document {
     if !q.profile.is_empty() {
         d.paragraph(format!("profile {}", q.profile));
     }
+    let mut marks = Marks::default();
+    let (table, test_marks) = reading_table(q, &mut marks);
+    d.push(Block::Table(table.for_reading()));
+    d.push(Block::Table(data_table(q)));
+    for f in io_figures(q, &test_marks) {
+        d.push(Block::Figure(f));
+    }
+    if let Some(f) = meta_figure(q) {
+        d.push(Block::Figure(f));
+    }
+    d.notes(notes(q, marks));
+    d
+}
+
+/// The table a person reads: one row per test, with each test's warning marks
+/// (returned too, one list per test, for the figures).
+fn reading_table(q: &QuickResult, marks: &mut Marks) -> (Table, Vec<Vec<String>>) {
     let repeated = q.repeat.is_some();
     let mut cols = vec![
         Column::text("test"),
@@ -93,7 +110,6 @@ pub fn document(q: &QuickResult) -> Document {
     cols.push(Column::num("p50", "us"));
     cols.push(Column::num("p99", "us"));
     let mut table = Table::new("quick", cols);
-    let mut marks = Marks::default();
     let mut test_marks: Vec<Vec<String>> = Vec::new();
     for t in &q.tests {
         let at = format!("{} {}", t.name, t.op);
@@ -104,35 +120,43 @@ pub fn document(q: &QuickResult) -> Document {
             &at,
         );
         test_marks.push(m.clone());
-        let mut row = vec![Cell::text(&t.name), Cell::text(&t.op)];
-        if t.failed() {
-            row.push(Cell::text("failed"));
-            row.push(Cell::text("-"));
-        } else {
-            row.push(Cell::num((t.bw_bytes > 0.0).then_some(t.bw_bytes / 1e6)).marked(m.clone()));
-            row.push(Cell::num(Some(t.iops)).marked(m.clone()));
-        }
-        if repeated {
-            row.push(match t.iops_interval {
-                Some((_, hi)) if t.iops > 0.0 => {
-                    let s = hi / t.iops - 1.0;
-                    Cell::shown(s * 100.0, num::spread_text(s))
-                }
-                _ => Cell::text("-"),
-            });
-        }
-        for ns in [t.p50_ns, t.p99_ns] {
-            row.push(if ns == 0 {
-                Cell::text("-")
-            } else {
-                Cell::num(Some(ns as f64 / 1e3)).marked(m.clone())
-            });
-        }
-        table.rows.push(row);
+        table.rows.push(reading_row(t, repeated, m));
     }
-    d.push(Block::Table(table.for_reading()));
-    d.push(Block::Table(data_table(q)));
-    // The grid: MB/s of each I/O test, one bar per operation.
+    (table, test_marks)
+}
+
+/// One test's row of the reading table.
+fn reading_row(t: &QuickTest, repeated: bool, m: Vec<String>) -> Vec<Cell> {
+    let mut row = vec![Cell::text(&t.name), Cell::text(&t.op)];
+    if t.failed() {
+        row.push(Cell::text("failed"));
+        row.push(Cell::text("-"));
+    } else {
+        row.push(Cell::num((t.bw_bytes > 0.0).then_some(t.bw_bytes / 1e6)).marked(m.clone()));
+        row.push(Cell::num(Some(t.iops)).marked(m.clone()));
+    }
+    if repeated {
+        row.push(match t.iops_interval {
+            Some((_, hi)) if t.iops > 0.0 => {
+                let s = hi / t.iops - 1.0;
+                Cell::shown(s * 100.0, num::spread_text(s))
+            }
+            _ => Cell::text("-"),
+        });
+    }
+    for ns in [t.p50_ns, t.p99_ns] {
+        row.push(if ns == 0 {
+            Cell::text("-")
+        } else {
+            Cell::num(Some(ns as f64 / 1e3)).marked(m.clone())
+        });
+    }
+    row
+}
+
+/// The grid: MB/s and p99 of each I/O test, one bar per operation (none
+/// without I/O tests).
+fn io_figures(q: &QuickResult, test_marks: &[Vec<String>]) -> Vec<Figure> {
     let mut cats: Vec<String> = Vec::new();
     let mut ops: Vec<String> = Vec::new();
     for t in q.tests.iter().filter(|t| is_io(t)) {
@@ -143,6 +167,9 @@ pub fn document(q: &QuickResult) -> Document {
             ops.push(t.op.clone());
         }
     }
+    if cats.is_empty() {
+        return Vec::new();
+    }
     let bars = |f: &dyn Fn(&QuickTest) -> Option<Bar>| {
         ops.iter()
             .map(|op| Series {
@@ -150,7 +177,7 @@ pub fn document(q: &QuickResult) -> Document {
                 points: q
                     .tests
                     .iter()
-                    .zip(&test_marks)
+                    .zip(test_marks)
                     .filter(|(t, _)| is_io(t) && &t.op == op && !t.failed())
                     .filter_map(|(t, m)| {
                         let (y, iv, label) = f(t)?;
@@ -168,8 +195,8 @@ pub fn document(q: &QuickResult) -> Document {
             })
             .collect::<Vec<_>>()
     };
-    if !cats.is_empty() {
-        d.push(Block::Figure(Figure {
+    vec![
+        Figure {
             title: "Throughput per test (MB/s, higher is better)".into(),
             kind: FigureKind::Bars,
             x: Axis {
@@ -189,8 +216,8 @@ pub fn document(q: &QuickResult) -> Document {
                     .map(|(lo, hi)| (lo / t.iops * mb, hi / t.iops * mb));
                 (mb > 0.0).then(|| (mb, iv, format!("{} MB/s", num::fmt(mb))))
             }),
-        }));
-        d.push(Block::Figure(Figure {
+        },
+        Figure {
             title: "p99 completion latency per test (us, lower is better)".into(),
             kind: FigureKind::Bars,
             x: Axis {
@@ -206,40 +233,49 @@ pub fn document(q: &QuickResult) -> Document {
                 let us = t.p99_ns as f64 / 1e3;
                 (t.p99_ns > 0).then(|| (us, None, format!("{} us", num::fmt(us))))
             }),
-        }));
-    }
+        },
+    ]
+}
+
+/// Operations per second of the metadata tests that ran, if any.
+fn meta_figure(q: &QuickResult) -> Option<Figure> {
     let meta: Vec<&QuickTest> = q
         .tests
         .iter()
         .filter(|t| !is_io(t) && !t.failed())
         .collect();
-    if !meta.is_empty() {
-        d.push(Block::Figure(Figure {
-            title: "Metadata operations per second (higher is better)".into(),
-            kind: FigureKind::Bars,
-            x: Axis {
-                label: "operation".into(),
-                categories: meta.iter().map(|t| t.op.clone()).collect(),
-                ..Axis::default()
-            },
-            y: Axis {
-                label: "operations/s".into(),
-                ..Axis::default()
-            },
-            series: vec![Series {
-                name: meta[0].name.clone(),
-                points: meta
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| {
-                        let mut p = Point::at(i as f64, t.iops);
-                        p.label = format!("{} ops/s", num::fmt(t.iops));
-                        p
-                    })
-                    .collect(),
-            }],
-        }));
+    if meta.is_empty() {
+        return None;
     }
+    Some(Figure {
+        title: "Metadata operations per second (higher is better)".into(),
+        kind: FigureKind::Bars,
+        x: Axis {
+            label: "operation".into(),
+            categories: meta.iter().map(|t| t.op.clone()).collect(),
+            ..Axis::default()
+        },
+        y: Axis {
+            label: "operations/s".into(),
+            ..Axis::default()
+        },
+        series: vec![Series {
+            name: meta[0].name.clone(),
+            points: meta
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let mut p = Point::at(i as f64, t.iops);
+                    p.label = format!("{} ops/s", num::fmt(t.iops));
+                    p
+                })
+                .collect(),
+        }],
+    })
+}
+
+/// The notes under the tables: warning marks, repeats, errors.
+fn notes(q: &QuickResult, marks: Marks) -> Vec<Note> {
     let mut notes = marks.notes();
     if let Some(r) = &q.repeat {
         notes.push(Note::plain(format!("repeats: {}", r.describe())));
@@ -263,6 +299,5 @@ pub fn document(q: &QuickResult) -> Document {
     if q.interrupted {
         notes.push(Note::plain("interrupted: the tests not listed did not run"));
     }
-    d.notes(notes);
-    d
+    notes
 }

@@ -6,7 +6,7 @@
 //! the bandwidth of each averaging window over the run where samples were
 //! kept.
 
-use iolab_stats::{Dir, RunResult};
+use iolab_stats::{Dir, DirResult, RunResult};
 
 use super::Marks;
 use crate::doc::{
@@ -70,91 +70,18 @@ pub fn document(r: &RunResult) -> Document {
             if dr.total_ios == 0 {
                 continue;
             }
-            let pct = dr.clat.hist.percentiles(&[50.0, 99.0, 99.9]);
-            let us = |k: usize| pct.get(k).map(|&(_, v)| v as f64 / 1e3);
-            t.rows.push(vec![
-                Cell::text(&name),
-                Cell::text(dir.key()),
-                Cell::num(Some(dr.bw_bytes() as f64 / 1e6)).marked(m.clone()),
-                Cell::num(Some(dr.iops())).marked(m.clone()),
-                Cell::num(Some(dr.clat.moments.mean() / 1e3)),
-                Cell::num(us(0)),
-                Cell::num(us(1)),
-                Cell::num(us(2)),
-            ]);
+            t.rows.push(row(&name, dir, dr, &m));
             let series = format!("{name} {}", dir.key());
-            if !dr.clat.hist.is_empty() {
-                curves.push(Series {
-                    name: series.clone(),
-                    points: dr
-                        .clat
-                        .hist
-                        .percentiles(&CURVE)
-                        .into_iter()
-                        .filter(|&(_, v)| v > 0)
-                        .map(|(p, v)| {
-                            let mut pt = Point::at(nines(p), v as f64 / 1e3);
-                            pt.label = format!("p{p}: {} us", num::fmt(v as f64 / 1e3));
-                            pt
-                        })
-                        .collect(),
-                });
-            }
-            if dr.bw_series.len() >= 2 {
-                windows.push(Series {
-                    name: series,
-                    points: dr
-                        .bw_series
-                        .iter()
-                        .enumerate()
-                        .map(|(k, kib)| {
-                            let mb = *kib as f64 * 1024.0 / 1e6;
-                            let mut pt = Point::at((k + 1) as f64, mb);
-                            pt.label = format!("{} MB/s", num::fmt(mb));
-                            pt
-                        })
-                        .collect(),
-                });
-            }
+            curves.extend(curve(&series, dr));
+            windows.extend(window_series(series, dr));
         }
     }
     d.push(Block::Table(t));
     if !curves.is_empty() {
-        let ticks: Vec<(f64, String)> = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
-            .iter()
-            .map(|&p| (nines(p), format!("{p}")))
-            .collect();
-        d.push(Block::Figure(Figure {
-            title: "Completion latency percentiles (lower is better)".into(),
-            kind: FigureKind::Lines,
-            x: Axis {
-                label: "percentile".into(),
-                scale: Scale::Linear,
-                ticks,
-                categories: Vec::new(),
-            },
-            y: Axis {
-                label: "clat (us)".into(),
-                scale: Scale::Log,
-                ..Axis::default()
-            },
-            series: curves,
-        }));
+        d.push(Block::Figure(latency_figure(curves)));
     }
     if !windows.is_empty() {
-        d.push(Block::Figure(Figure {
-            title: "Bandwidth of each averaging window over the run".into(),
-            kind: FigureKind::Lines,
-            x: Axis {
-                label: "sample (one per averaging window, 500 ms by default)".into(),
-                ..Axis::default()
-            },
-            y: Axis {
-                label: "MB/s".into(),
-                ..Axis::default()
-            },
-            series: windows,
-        }));
+        d.push(Block::Figure(window_figure(windows)));
     }
     let mut notes = marks.notes();
     notes.push(Note::plain(
@@ -163,6 +90,104 @@ pub fn document(r: &RunResult) -> Document {
     ));
     d.notes(notes);
     d
+}
+
+/// One job and direction's row of the table.
+fn row(name: &str, dir: Dir, dr: &DirResult, m: &[String]) -> Vec<Cell> {
+    let pct = dr.clat.hist.percentiles(&[50.0, 99.0, 99.9]);
+    let us = |k: usize| pct.get(k).map(|&(_, v)| v as f64 / 1e3);
+    vec![
+        Cell::text(name),
+        Cell::text(dir.key()),
+        Cell::num(Some(dr.bw_bytes() as f64 / 1e6)).marked(m.to_vec()),
+        Cell::num(Some(dr.iops())).marked(m.to_vec()),
+        Cell::num(Some(dr.clat.moments.mean() / 1e3)),
+        Cell::num(us(0)),
+        Cell::num(us(1)),
+        Cell::num(us(2)),
+    ]
+}
+
+/// The completion latency percentile curve of a direction (none without a histogram).
+fn curve(name: &str, dr: &DirResult) -> Option<Series> {
+    if dr.clat.hist.is_empty() {
+        return None;
+    }
+    Some(Series {
+        name: name.to_string(),
+        points: dr
+            .clat
+            .hist
+            .percentiles(&CURVE)
+            .into_iter()
+            .filter(|&(_, v)| v > 0)
+            .map(|(p, v)| {
+                let mut pt = Point::at(nines(p), v as f64 / 1e3);
+                pt.label = format!("p{p}: {} us", num::fmt(v as f64 / 1e3));
+                pt
+            })
+            .collect(),
+    })
+}
+
+/// The bandwidth of each averaging window of a direction (none under two samples).
+fn window_series(name: String, dr: &DirResult) -> Option<Series> {
+    if dr.bw_series.len() < 2 {
+        return None;
+    }
+    Some(Series {
+        name,
+        points: dr
+            .bw_series
+            .iter()
+            .enumerate()
+            .map(|(k, kib)| {
+                let mb = *kib as f64 * 1024.0 / 1e6;
+                let mut pt = Point::at((k + 1) as f64, mb);
+                pt.label = format!("{} MB/s", num::fmt(mb));
+                pt
+            })
+            .collect(),
+    })
+}
+
+fn latency_figure(curves: Vec<Series>) -> Figure {
+    let ticks: Vec<(f64, String)> = [50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
+        .iter()
+        .map(|&p| (nines(p), format!("{p}")))
+        .collect();
+    Figure {
+        title: "Completion latency percentiles (lower is better)".into(),
+        kind: FigureKind::Lines,
+        x: Axis {
+            label: "percentile".into(),
+            scale: Scale::Linear,
+            ticks,
+            categories: Vec::new(),
+        },
+        y: Axis {
+            label: "clat (us)".into(),
+            scale: Scale::Log,
+            ..Axis::default()
+        },
+        series: curves,
+    }
+}
+
+fn window_figure(windows: Vec<Series>) -> Figure {
+    Figure {
+        title: "Bandwidth of each averaging window over the run".into(),
+        kind: FigureKind::Lines,
+        x: Axis {
+            label: "sample (one per averaging window, 500 ms by default)".into(),
+            ..Axis::default()
+        },
+        y: Axis {
+            label: "MB/s".into(),
+            ..Axis::default()
+        },
+        series: windows,
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! swept axis (block sizes on a log axis), one line per combination of
 //! the other axes (rw, sync, ...).
 
-use iolab_stats::sweep::{PointMetric, SweepPoint, SweepResult};
+use iolab_stats::sweep::{PointMetric, SweepAxis, SweepPoint, SweepResult};
 
 use super::Marks;
 use crate::doc::{
@@ -266,106 +266,133 @@ pub fn document(r: &SweepResult) -> Document {
     d.push(Block::Table(t.for_reading()));
     d.push(Block::Table(data_table(r)));
     if let Some(xi) = x_axis(r) {
-        let axis = &r.axes[xi];
-        let sizes: Option<Vec<f64>> = axis.values.iter().map(|v| size_value(v)).collect();
-        let (xs, scale) = match sizes {
-            Some(v) if v.iter().all(|x| *x > 0.0) => {
-                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = v.iter().copied().fold(0.0, f64::max);
-                let s = if hi / lo >= 8.0 {
+        for f in figures(r, xi) {
+            d.push(Block::Figure(f));
+        }
+    }
+    d.notes(notes(r, &marks, repeated));
+    d
+}
+
+/// Where each value of an axis sits on the x axis: by bytes (log scale when
+/// they span 8x or more) for sizes, else by position.
+fn x_positions(axis: &SweepAxis) -> (Vec<f64>, Scale) {
+    let sizes: Option<Vec<f64>> = axis.values.iter().map(|v| size_value(v)).collect();
+    match sizes {
+        Some(v) if v.iter().all(|x| *x > 0.0) => {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(0.0, f64::max);
+            let s = if hi / lo >= 8.0 {
+                Scale::Log
+            } else {
+                Scale::Linear
+            };
+            (v, s)
+        }
+        _ => (
+            (0..axis.values.len()).map(|i| i as f64).collect(),
+            Scale::Linear,
+        ),
+    }
+}
+
+/// The points grouped into one series per combination of the other axes'
+/// values (axis `xi` excluded), in order of first appearance.
+fn series_by_rest(r: &SweepResult, xi: usize) -> Vec<(String, Vec<&SweepPoint>)> {
+    let mut series: Vec<(String, Vec<&SweepPoint>)> = Vec::new();
+    for p in &r.points {
+        let key: Vec<String> = r
+            .axes
+            .iter()
+            .zip(&p.values)
+            .enumerate()
+            .filter(|(i, _)| *i != xi)
+            .map(|(_, (a, v))| format!("{}={v}", a.name))
+            .collect();
+        let key = if key.is_empty() {
+            "all".to_string()
+        } else {
+            key.join(" ")
+        };
+        match series.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(p),
+            None => series.push((key, vec![p])),
+        }
+    }
+    series
+}
+
+/// One line figure per metric against axis `xi` (metrics without points left out).
+fn figures(r: &SweepResult, xi: usize) -> Vec<Figure> {
+    let axis = &r.axes[xi];
+    let (xs, scale) = x_positions(axis);
+    let ticks: Vec<(f64, String)> = xs
+        .iter()
+        .copied()
+        .zip(axis.values.iter().cloned())
+        .collect();
+    let series = series_by_rest(r, xi);
+    let mut out = Vec::new();
+    for (metric, name, unit) in METRICS {
+        let s: Vec<Series> = series
+            .iter()
+            .map(|(k, pts)| Series {
+                name: k.clone(),
+                points: pts
+                    .iter()
+                    .filter_map(|p| {
+                        let x = xs[axis.values.iter().position(|v| *v == p.values[xi])?];
+                        let (y, _, runs) = center(p, metric)?;
+                        let mut pt = Point::at(x, y);
+                        if let Some((lo, hi)) = num::interval(&runs) {
+                            pt.lo = Some(lo);
+                            pt.hi = Some(hi);
+                        }
+                        pt.label = format!("{} {unit}", num::fmt(y));
+                        Some(pt)
+                    })
+                    .collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        if s.is_empty() {
+            continue;
+        }
+        let better = if metric == PointMetric::P99Us {
+            "lower is better"
+        } else {
+            "higher is better"
+        };
+        out.push(Figure {
+            title: format!("{name} against {} ({better})", axis.name),
+            kind: FigureKind::Lines,
+            x: Axis {
+                label: axis.name.clone(),
+                scale,
+                ticks: ticks.clone(),
+                categories: Vec::new(),
+            },
+            y: Axis {
+                label: if name == unit {
+                    unit.to_string()
+                } else {
+                    format!("{name} ({unit})")
+                },
+                scale: if metric == PointMetric::P99Us {
                     Scale::Log
                 } else {
                     Scale::Linear
-                };
-                (v, s)
-            }
-            _ => (
-                (0..axis.values.len()).map(|i| i as f64).collect(),
-                Scale::Linear,
-            ),
-        };
-        let ticks: Vec<(f64, String)> = xs
-            .iter()
-            .copied()
-            .zip(axis.values.iter().cloned())
-            .collect();
-        // One series per combination of the other axes' values.
-        let mut series: Vec<(String, Vec<&SweepPoint>)> = Vec::new();
-        for p in &r.points {
-            let key: Vec<String> = r
-                .axes
-                .iter()
-                .zip(&p.values)
-                .enumerate()
-                .filter(|(i, _)| *i != xi)
-                .map(|(_, (a, v))| format!("{}={v}", a.name))
-                .collect();
-            let key = if key.is_empty() {
-                "all".to_string()
-            } else {
-                key.join(" ")
-            };
-            match series.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, v)) => v.push(p),
-                None => series.push((key, vec![p])),
-            }
-        }
-        for (metric, name, unit) in METRICS {
-            let s: Vec<Series> = series
-                .iter()
-                .map(|(k, pts)| Series {
-                    name: k.clone(),
-                    points: pts
-                        .iter()
-                        .filter_map(|p| {
-                            let x = xs[axis.values.iter().position(|v| *v == p.values[xi])?];
-                            let (y, _, runs) = center(p, metric)?;
-                            let mut pt = Point::at(x, y);
-                            if let Some((lo, hi)) = num::interval(&runs) {
-                                pt.lo = Some(lo);
-                                pt.hi = Some(hi);
-                            }
-                            pt.label = format!("{} {unit}", num::fmt(y));
-                            Some(pt)
-                        })
-                        .collect(),
-                })
-                .filter(|s| !s.points.is_empty())
-                .collect();
-            if s.is_empty() {
-                continue;
-            }
-            let better = if metric == PointMetric::P99Us {
-                "lower is better"
-            } else {
-                "higher is better"
-            };
-            d.push(Block::Figure(Figure {
-                title: format!("{name} against {} ({better})", axis.name),
-                kind: FigureKind::Lines,
-                x: Axis {
-                    label: axis.name.clone(),
-                    scale,
-                    ticks: ticks.clone(),
-                    categories: Vec::new(),
                 },
-                y: Axis {
-                    label: if name == unit {
-                        unit.to_string()
-                    } else {
-                        format!("{name} ({unit})")
-                    },
-                    scale: if metric == PointMetric::P99Us {
-                        Scale::Log
-                    } else {
-                        Scale::Linear
-                    },
-                    ..Axis::default()
-                },
-                series: s,
-            }));
-        }
+                ..Axis::default()
+            },
+            series: s,
+        });
     }
+    out
+}
+
+/// The notes under the tables: warning marks, repeats, failure, interruption.
+fn notes(r: &SweepResult, marks: &Marks, repeated: bool) -> Vec<Note> {
     let mut notes = marks.notes();
     if repeated {
         notes.push(Note::plain(
@@ -387,8 +414,7 @@ pub fn document(r: &SweepResult) -> Document {
             "interrupted: the points not listed did not run",
         ));
     }
-    d.notes(notes);
-    d
+    notes
 }
 
 #[cfg(test)]
