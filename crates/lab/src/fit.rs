@@ -49,33 +49,54 @@ pub fn usable(size: u64) -> u64 {
     size.saturating_sub((size / 16).max(8 << 20))
 }
 
-/// The bytes the largest workload of `suite` holds at once on an image
-/// of `size`, and that workload's name; an error is a job the plan
-/// refuses (the campaign's preflight names it).
-pub fn needed(suite: &Suite, size: u64, host: Host) -> Result<(u64, String), String> {
-    let dir = std::path::Path::new("/nonexistent-iolab-fit");
+/// Each workload of `suite` on an image of `size`, with the bytes of its
+/// files (only those laid out with data when `written_only`; a metadata
+/// workload's files either way); an error is a job the plan refuses.
+fn workload_bytes(
+    suite: &Suite,
+    size: u64,
+    host: Host,
+    written_only: bool,
+) -> Result<Vec<(u64, &str)>, String> {
     let params = Params {
-        dir,
+        dir: std::path::Path::new("/nonexistent-iolab-fit"),
         place: "the image",
         file_size: suite::file_size(size),
         runtime_s: 1,
         host,
     };
-    let mut most = (0, String::new());
+    let mut each = Vec::with_capacity(suite.workloads.len());
     for w in &suite.workloads {
         let bytes = match w.meta_files {
             Some(files) => files.saturating_mul(META_FILE_BYTES),
             None => workload::plan_of(w, &params)?
                 .files
                 .iter()
+                .filter(|f| !written_only || f.layout == Layout::Write)
                 .map(|f| f.size)
                 .sum(),
         };
+        each.push((bytes, w.name.as_str()));
+    }
+    Ok(each)
+}
+
+/// The first workload with the most bytes (0 and "" when there is none).
+fn largest(each: &[(u64, &str)]) -> (u64, String) {
+    let mut most = (0, "");
+    for &(bytes, name) in each {
         if bytes > most.0 {
-            most = (bytes, w.name.clone());
+            most = (bytes, name);
         }
     }
-    Ok(most)
+    (most.0, most.1.to_string())
+}
+
+/// The bytes the largest workload of `suite` holds at once on an image
+/// of `size`, and that workload's name; an error is a job the plan
+/// refuses (the campaign's preflight names it).
+pub fn needed(suite: &Suite, size: u64, host: Host) -> Result<(u64, String), String> {
+    Ok(largest(&workload_bytes(suite, size, host, false)?))
 }
 
 /// NILFS2's segments, as mkfs.nilfs2 makes them by default.
@@ -98,31 +119,9 @@ pub fn nilfs2_room(size: u64) -> u64 {
 /// it runs), with the metadata workloads' files, and the workload that
 /// lays out the most.
 pub fn laid_out(suite: &Suite, size: u64, host: Host) -> Result<(u64, String), String> {
-    let dir = std::path::Path::new("/nonexistent-iolab-fit");
-    let params = Params {
-        dir,
-        place: "the image",
-        file_size: suite::file_size(size),
-        runtime_s: 1,
-        host,
-    };
-    let (mut total, mut most) = (0u64, (0u64, String::new()));
-    for w in &suite.workloads {
-        let bytes = match w.meta_files {
-            Some(files) => files.saturating_mul(META_FILE_BYTES),
-            None => workload::plan_of(w, &params)?
-                .files
-                .iter()
-                .filter(|f| f.layout == Layout::Write)
-                .map(|f| f.size)
-                .sum(),
-        };
-        total = total.saturating_add(bytes);
-        if bytes > most.0 {
-            most = (bytes, w.name.clone());
-        }
-    }
-    Ok((total, most.1))
+    let each = workload_bytes(suite, size, host, true)?;
+    let total = each.iter().fold(0u64, |t, &(b, _)| t.saturating_add(b));
+    Ok((total, largest(&each).1))
 }
 
 /// Whether `suite` fits an image of `size` for filesystem `fs` (None: the
