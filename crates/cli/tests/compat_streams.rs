@@ -691,6 +691,59 @@ fn random_file_choice_is_fios() {
 }
 
 #[test]
+fn skewed_file_choice_is_fios() {
+    require!(fio, strace);
+    // file_service_type=zipf/pareto/normal: fio draws the file from its
+    // skewed generator over nrfiles << 10 ranges, ranks unhashed, seeded
+    // from the clone's file-choice seed; a file whose random map fills is
+    // reset (a draw spent, the map cleared, a draw again) and stays in
+    // service, so only the job's bytes end it.
+    for service in ["zipf", "zipf:1.5", "pareto", "pareto:0.4", "normal", "gauss:20"] {
+        for nrfiles in ["4", "8"] {
+            for rw in ["randread", "randrw"] {
+                let opts = [
+                    format!("--file_service_type={service}"),
+                    format!("--nrfiles={nrfiles}"),
+                    format!("--rw={rw}"),
+                    "--size=256k".to_string(),
+                    "--bs=4k".to_string(),
+                ];
+                let opts: Vec<&str> = opts.iter().map(String::as_str).collect();
+                let (f, i) = both_files(&opts);
+                assert_same(
+                    &format!("file_service_type={service} nrfiles={nrfiles} {rw}"),
+                    &f,
+                    &i,
+                );
+            }
+        }
+    }
+    for (what, extra) in [
+        ("read", &["--rw=read"][..]),
+        ("randrw loops=2", &["--rw=randrw", "--loops=2"][..]),
+        (
+            "randread randrepeat=0 randseed=7 bssplit",
+            &[
+                "--rw=randread",
+                "--randrepeat=0",
+                "--randseed=7",
+                "--bssplit=4k/50:16k/50",
+            ][..],
+        ),
+        ("randread openfiles=2", &["--rw=randread", "--openfiles=2"][..]),
+    ] {
+        let job = [
+            "--file_service_type=zipf:1.2",
+            "--nrfiles=4",
+            "--size=256k",
+            "--bs=4k",
+        ];
+        let (f, i) = both_files(&[&job[..], extra].concat());
+        assert_same(&format!("file_service_type=zipf:1.2 {what}"), &f, &i);
+    }
+}
+
+#[test]
 fn sequential_reads_and_writes_over_several_files_are_fios() {
     require!(fio, strace);
     // rw=rw over several files: fio's file is done when the direction

@@ -388,6 +388,15 @@ impl Worker {
             // fio found no next offset: the job ends.
             return None;
         }
+        if file.gens[g].exhausted() && self.files.is_skewed() {
+            // fio's skewed file choice keeps a file whose offsets ran out
+            // in service: reset, and the choice made again (the direction
+            // drawn for it is spent).
+            if self.files.reset_file(fi, self.engine.as_mut()).is_err() {
+                return None;
+            }
+            return self.draw(cx, None, runs, out);
+        }
         if file.gens[g].exhausted() {
             // The map is full inside a loop that went on from the last, or
             // a sequential pass with a gap reached the end: fio's file is
