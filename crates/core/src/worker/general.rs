@@ -202,6 +202,16 @@ impl Worker {
             // Issue while there is room in the queue (and the latency
             // target's search lets the queue grow).
             if more && !held && !draining && s.q.room() && self.ctl.admit(s.q.queued()) {
+                // latency_target found its depth and the queue has drained:
+                // the final window's statistics start now, as fio's.
+                if let Some(l) = self.ctl.latency.as_deref_mut() {
+                    if l.awaits_final() {
+                        let now = cx.clock.now();
+                        if l.begin_final(now) {
+                            m.restart_at(now, out);
+                        }
+                    }
+                }
                 // As fio, whose loop checks the runtime before each I/O:
                 // none is issued past the deadline (a reap can free
                 // several slots just before it).
