@@ -642,7 +642,9 @@ mod tests {
         // uniform choice; the skewed one draws on, files never done.
         let got = order(&mut s, e.as_mut(), 64);
         let mut want_gen = skew.clone();
-        let want: Vec<usize> = (0..64).map(|_| (want_gen.sample() >> 10) as usize).collect();
+        let want: Vec<usize> = (0..64)
+            .map(|_| (want_gen.sample() >> 10) as usize)
+            .collect();
         assert_eq!(got, want);
         assert!(s.files.iter().all(|f| !f.done && f.open));
         // A new loop starts the choice over (randrepeat).

@@ -384,6 +384,7 @@ impl Worker {
                 d = dir as usize;
             }
         }
+        let skewed = self.files.is_skewed();
         let file = &mut self.files.files[fi];
         let g = file.gen_of[d]?;
         if let Some(r) = self.rewind.as_deref_mut() {
@@ -398,7 +399,7 @@ impl Worker {
             // fio found no next offset: the job ends.
             return None;
         }
-        if file.gens[g].exhausted() && self.files.is_skewed() {
+        if skewed && file.gens[g].exhausted() {
             // fio's skewed file choice keeps a file whose offsets ran out
             // in service: reset, and the choice made again (the direction
             // drawn for it is spent).

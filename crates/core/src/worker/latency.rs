@@ -25,7 +25,6 @@
 use iolab_stats::JobResult;
 
 use super::complete::{Cx, Meta};
-use super::measure::Measure;
 use super::Worker;
 use crate::plan::LatencyTarget;
 
@@ -40,7 +39,6 @@ impl Worker {
     pub(super) fn latency_after_io(
         &mut self,
         cx: &Cx,
-        m: &mut Measure,
         out: &mut JobResult,
         io: &Meta,
         t_done: u64,

@@ -84,9 +84,9 @@ impl Worker {
         !self.files.is_skewed()
             && self
                 .files
-            .files
-            .iter()
-            .all(|f| f.gens.iter().all(crate::gen::OffsetGen::fio_done))
+                .files
+                .iter()
+                .all(|f| f.gens.iter().all(crate::gen::OffsetGen::fio_done))
     }
 
     /// The next loop goes on from this one, as fio's does when its files
