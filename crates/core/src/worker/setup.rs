@@ -160,10 +160,10 @@ impl Worker {
         );
         if job.file_service == FileService::Random {
             fileset.set_fio_pick(fio_seeds.frand(Purpose::FileService), seeds.repeats());
-            fileset.set_lazy_open(job.iodepth <= 1);
+            fileset.set_lazy_open(job.iodepth);
         } else if let Some(skew) = file_skew(job.file_service, job.files.len(), &fio_seeds) {
             fileset.set_fio_skew(skew, seeds.repeats());
-            fileset.set_lazy_open(job.iodepth <= 1);
+            fileset.set_lazy_open(job.iodepth);
         }
         fileset.start(engine.as_mut()).map_err(engine_error)?;
         let needs_data = engine.caps().needs_buffers && (mode.writes());
@@ -230,6 +230,7 @@ impl Worker {
             think: Think::new(&job.pace),
             min_rate: MinRate::new(&job.pace),
             ctl: super::control::Control::new(job, files),
+            busy: false,
         })
     }
 }
