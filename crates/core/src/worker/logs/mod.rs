@@ -571,8 +571,15 @@ mod tests {
         // them (when full), in both directions. A queued engine's lat is
         // the same as clat for most (its line is copied) and not for
         // some; a synchronous engine's (compact records) always.
-        for sync in [false, true] {
-            several_buffers(sync);
+        // Latencies of a few values (lines repeat whole without the
+        // offset column) and of many.
+        for (sync, offset, few) in [
+            (false, true, false),
+            (false, false, true),
+            (true, false, true),
+            (true, true, false),
+        ] {
+            several_buffers(sync, offset, few);
         }
     }
 
@@ -580,23 +587,32 @@ mod tests {
     /// of them counts.
     static SYNC: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    fn several_buffers(sync: bool) {
+    fn several_buffers(sync: bool, offset: bool, few: bool) {
         let _one = sync.then(|| SYNC.lock().unwrap_or_else(|e| e.into_inner()));
         let d = tempfile::tempdir().unwrap();
         let s = LogSpec {
-            offset: true,
+            offset,
             ..spec(d.path(), 0)
         };
         let mut logs = Logs::new(&s, true, false, sync);
         let mut dirs = <[DirResult; 3]>::default();
         let (mut clat, mut lat, mut bw) = (String::new(), String::new(), String::new());
         for i in 0..80_000u64 {
-            let (ms, dir, ns) = (i / 9, (i % 7 == 0) as usize, 1000 + i * 13 % 90_000);
+            let (ms, dir) = (i / 9, (i % 7 == 0) as usize);
+            let ns = match few {
+                true => 1000 + i * 13 % 3 * 10,
+                false => 1000 + i * 13 % 90_000,
+            };
             let extra = if i % 5 == 0 && !sync { 10 } else { 0 };
             let off = (i * 7919 % 1000) << 12;
-            clat += &format!("{ms}, {ns}, {dir}, 4096, {off}, 0\n");
-            lat += &format!("{ms}, {}, {dir}, 4096, {off}, 0\n", ns + extra);
-            bw += &format!("{ms}, {}, {dir}, 4096, {off}, 0\n", 4096 * 1_000_000 / ns);
+            let o = if offset {
+                format!("{off}, ")
+            } else {
+                String::new()
+            };
+            clat += &format!("{ms}, {ns}, {dir}, 4096, {o}0\n");
+            lat += &format!("{ms}, {}, {dir}, 4096, {o}0\n", ns + extra);
+            bw += &format!("{ms}, {}, {dir}, 4096, {o}0\n", 4096 * 1_000_000 / ns);
             let logged = Logged {
                 offset: off,
                 lat: Some(ns + extra),

@@ -298,6 +298,38 @@ pub(super) struct PerIoFiles {
     /// The slat entries of a buffer in submission order.
     pub by_submission: Vec<Rec>,
     pub samples: Samples,
+    pub rates: Rates,
+}
+
+/// Bandwidths of recent I/Os by their completion latency and size: a
+/// fast device's latencies are a few values over and over, and a known
+/// one spares a division.
+pub(super) struct Rates {
+    /// (clat, bytes, bandwidth) by a hash of clat; clat 0 matches none.
+    known: Box<[(u64, u32, u64); 256]>,
+}
+
+impl Default for Rates {
+    fn default() -> Rates {
+        Rates {
+            known: Box::new([(0, 0, 0); 256]),
+        }
+    }
+}
+
+impl Rates {
+    /// `r.rate()`.
+    #[inline(always)]
+    fn of(&mut self, r: &Rec) -> u64 {
+        if r.has & CLAT == 0 || r.clat == 0 {
+            return 0;
+        }
+        let k = &mut self.known[(r.clat.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize];
+        if k.0 != r.clat || k.1 != r.bytes {
+            *k = (r.clat, r.bytes, r.rate());
+        }
+        k.2
+    }
 }
 
 impl PerIoFiles {
@@ -316,10 +348,12 @@ impl PerIoFiles {
         if let Some(log) = &mut self.slat {
             let sorted = &mut self.by_submission;
             sorted.clear();
-            sorted.extend(recs.iter().map(R::rec).filter(|r| r.has & SLAT != 0).map(|r| Rec {
-                ms: r.slat_ms,
-                ..r
-            }));
+            sorted.extend(
+                recs.iter()
+                    .map(R::rec)
+                    .filter(|r| r.has & SLAT != 0)
+                    .map(|r| Rec { ms: r.slat_ms, ..r }),
+            );
             // Stable: entries of the same ms keep their order.
             sorted.sort_by_key(|r| r.ms);
             let (mut out, fmt) = log.begin()?;
@@ -349,12 +383,13 @@ impl PerIoFiles {
                     (Some((from, _)), Some(at)) if r.lat == r.clat => {
                         out.line()?;
                         out.copy(from, at);
+                        fmt.forget();
                     }
                     _ => fmt.line(out, r.ms, r.lat, r.dir, r.len, r.offset)?,
                 }
             }
             if let Some((out, fmt)) = &mut bw {
-                let rate = r.rate();
+                let rate = self.rates.of(&r);
                 s.bw[d].record(rate);
                 fmt.line(out, r.ms, rate, r.dir, r.len, r.offset)?;
             }
@@ -511,20 +546,21 @@ impl<R: Record> PerIo<R> {
             Vec::new()
         } else {
             match back.try_recv() {
-            Ok(b) => b,
-            Err(_) if !ready.is_empty() => ready.pop().unwrap_or_default(),
-            Err(_) if take_spare() => {
-                *made += 1;
-                fresh()
+                Ok(b) => b,
+                Err(_) if !ready.is_empty() => ready.pop().unwrap_or_default(),
+                Err(_) if take_spare() => {
+                    *made += 1;
+                    fresh()
+                }
+                // The writer is behind and no buffer is left: it runs as any
+                // thread does until it has caught up, and the worker waits
+                // for a buffer (or its end, which the send below finds).
+                Err(_) => {
+                    sched.raise(false);
+                    back.recv().unwrap_or_else(|_| Vec::with_capacity(R::CAP))
+                }
             }
-            // The writer is behind and no buffer is left: it runs as any
-            // thread does until it has caught up, and the worker waits
-            // for a buffer (or its end, which the send below finds).
-            Err(_) => {
-                sched.raise(false);
-                back.recv().unwrap_or_else(|_| Vec::with_capacity(R::CAP))
-            }
-        }};
+        };
         let full = std::mem::replace(&mut self.buf, next);
         sched.queued.fetch_add(1, Ordering::Relaxed);
         let sent = to.as_ref().is_some_and(|to| to.send(full).is_ok());
