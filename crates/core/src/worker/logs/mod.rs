@@ -665,7 +665,11 @@ mod tests {
         let s = spec(d.path(), 0);
         let kept = || per_io::kept::<SyncRec>();
         let mut logs = Logs::new(&s, true, false, true);
-        logs.io(io(0, 0, 1000), &DirResult::default());
+        let same = Logged {
+            lat: Some(1000),
+            ..io(0, 0, 1000)
+        };
+        logs.io(same, &DirResult::default());
         logs.finish(1, &mut Default::default()).unwrap();
         drop(logs);
         assert!(kept() >= per_io::OWN, "{} kept", kept());
