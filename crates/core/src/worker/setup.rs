@@ -203,6 +203,7 @@ impl Worker {
         let first_streams = seeds
             .repeats()
             .then(|| Box::new((mix_rng.clone(), bs_rng.clone(), off_rng.clone())));
+        let sync = engine.caps().sync;
         Ok(Worker {
             engine,
             files: fileset,
@@ -224,7 +225,7 @@ impl Worker {
             logs: job
                 .logs
                 .as_ref()
-                .map(|spec| Box::new(Logs::new(spec, job.reported, job.stats.disable_bw))),
+                .map(|spec| Box::new(Logs::new(spec, job.reported, job.stats.disable_bw, sync))),
             rewind,
             rate: RateLimit::new(&job.pace, data_rng.substream(1), both),
             think: Think::new(&job.pace),
