@@ -39,10 +39,11 @@ pub fn run(args: &ImportArgs) -> Result<Status> {
         );
         Status::BadInput
     };
-    if let Err(e) = crate::keep::no_foreign_link(&path) {
-        return Ok(refused(&e));
-    }
-    let mut store = match Store::open(&path) {
+    let real = match crate::keep::db_name(&path) {
+        Ok(real) => real,
+        Err(e) => return Ok(refused(&e)),
+    };
+    let mut store = match Store::open(&real) {
         Ok(s) => s,
         Err(e) => return Ok(refused(&e)),
     };

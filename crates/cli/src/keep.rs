@@ -264,23 +264,43 @@ impl StoreArgs {
                 p.display()
             )
         };
-        no_foreign_link(&p)
+        let real = db_name(&p)
             .map_err(anyhow::Error::msg)
             .with_context(context)?;
-        Ok(Some(Store::open(&p).with_context(context)?))
+        Ok(Some(Store::open(&real).with_context(context)?))
     }
 }
 
-/// Refuses a database name whose symbolic links the rule of
-/// [`iolab_core::links`] does not follow: another user's link in a shared
-/// sticky directory (`--db /tmp/r.db` planted by someone else), which
-/// SQLite would follow to create or write the file it names. Links of
-/// one's own (a database kept elsewhere) are followed.
-pub fn no_foreign_link(path: &Path) -> Result<(), String> {
-    match iolab_core::links::resolve(path) {
-        Err(e) if iolab_core::links::is_foreign(&e) => Err(e.to_string()),
-        _ => Ok(()),
+/// The name SQLite opens the database `path` by: its symbolic links, in
+/// every component, followed as the rule of [`iolab_core::links`] allows,
+/// absolute, none left in it. SQLite is then told to follow no link
+/// (`SQLITE_OPEN_NOFOLLOW`), so one planted since this check is refused
+/// rather than followed. Refused here, with a message naming the link:
+/// another user's link in a shared sticky directory anywhere in the name
+/// (`--db /tmp/r.db` or `--db /tmp/evil/r.db` planted by someone else),
+/// which would make iolab create or write the file it leads to; and a
+/// link at the `-wal`, `-shm` or `-journal` name beside the database,
+/// which SQLite never follows (it opens them `O_NOFOLLOW`). Links of one's
+/// own (a database kept elsewhere) are followed.
+pub fn db_name(path: &Path) -> Result<PathBuf, String> {
+    let real = iolab_core::links::resolve(path).map_err(|e| e.to_string())?;
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut side = real.clone().into_os_string();
+        side.push(suffix);
+        let side = PathBuf::from(side);
+        if !std::fs::symlink_metadata(&side).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
+        return Err(match iolab_core::links::resolve(&side) {
+            Err(e) if iolab_core::links::is_foreign(&e) => e.to_string(),
+            _ => format!(
+                "`{}` is a symbolic link: SQLite opens no -wal, -shm or -journal file \
+                 through one (remove it)",
+                side.display()
+            ),
+        });
     }
+    Ok(real)
 }
 
 /// The provenance of a result measured on `target`: the environment

@@ -8,7 +8,6 @@
 use std::ffi::CString;
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
@@ -102,9 +101,8 @@ impl Out {
         let Some(p) = path else {
             return Ok(Out::Stdout(std::io::stdout()));
         };
-        let mut o = std::fs::OpenOptions::new();
-        o.write(true).create(true).truncate(true).mode(0o644);
-        let file = iolab_core::links::open(p, &o)
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
+        let file = iolab_core::links::open(p, flags, 0o644)
             .with_context(|| format!("cannot write --output file `{}`", p.display()))?;
         Ok(Out::File(file, p.to_path_buf()))
     }

@@ -62,8 +62,13 @@ impl DbArg {
     /// message, and exit 2 as the `Err` (the command cannot run as given).
     pub fn open(&self) -> Result<Option<Store>, Status> {
         let path = self.path().map_err(|e| refused(&e))?;
-        Store::open_for_reading(&path)
-            .with_context(|| format!("results database `{}`", path.display()))
+        let context = || format!("results database `{}`", path.display());
+        let real = crate::keep::db_name(&path)
+            .map_err(anyhow::Error::msg)
+            .with_context(context)
+            .map_err(|e| refused(&e))?;
+        Store::open_for_reading(&real)
+            .with_context(context)
             .map_err(|e| refused(&e))
     }
 

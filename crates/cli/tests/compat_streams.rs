@@ -690,6 +690,205 @@ fn random_file_choice_is_fios() {
     }
 }
 
+/// The reads and writes on the files of `dir` in an strace log written
+/// with `-y` (pread64/pwrite64 calls, and with `aio` the iocbs that
+/// `io_submit` calls carry), in call order: ("FILE pread64" or
+/// "FILE pwrite64", size, offset), FILE the file's name.
+fn calls_in(trace: &str, dir: &Path, aio: bool) -> Vec<Call> {
+    let field = |cb: &str, key: &str| -> Option<String> {
+        let at = cb.find(key)? + key.len();
+        let rest = &cb[at..];
+        let end = rest.find([',', '}']).unwrap_or(rest.len());
+        Some(rest[..end].trim().to_string())
+    };
+    let name_in = |fd: &str| -> Option<String> {
+        let path = Path::new(fd.split_once('<')?.1.split('>').next()?);
+        (path.parent() == Some(dir))
+            .then(|| path.file_name().unwrap().to_string_lossy().into_owned())
+    };
+    let mut calls = Vec::new();
+    for line in trace.lines() {
+        if aio {
+            if !line.contains("io_submit(") {
+                continue;
+            }
+            for cb in line.split("{aio_data").skip(1) {
+                let op = if cb.contains("IOCB_CMD_PREAD") {
+                    "pread64"
+                } else if cb.contains("IOCB_CMD_PWRITE") {
+                    "pwrite64"
+                } else {
+                    continue;
+                };
+                let Some(file) = field(cb, "aio_fildes=").and_then(|fd| name_in(&fd)) else {
+                    continue;
+                };
+                let size = field(cb, "aio_nbytes=").and_then(|v| v.parse().ok());
+                let offset = field(cb, "aio_offset=").and_then(|v| v.parse().ok());
+                if let (Some(size), Some(offset)) = (size, offset) {
+                    calls.push((format!("{file} {op}"), size, offset));
+                }
+            }
+            continue;
+        }
+        let Some(at) = line.find("pread64(").or_else(|| line.find("pwrite64(")) else {
+            continue;
+        };
+        let Some((op, args)) = line[at..].split_once('(') else {
+            continue;
+        };
+        let Some(file) = name_in(args) else {
+            continue;
+        };
+        let Some(args) = args.split(')').next() else {
+            continue;
+        };
+        let mut fields = args.rsplit(", ");
+        let offset = fields.next().and_then(|v| v.trim().parse().ok());
+        let size = fields.next().and_then(|v| v.trim().parse().ok());
+        if let (Some(size), Some(offset)) = (size, offset) {
+            calls.push((format!("{file} {op}"), size, offset));
+        }
+    }
+    calls
+}
+
+/// One run of fio and one of iolab with the jobs `jobs` (each a name and
+/// its options, after the options `common`), all at once on files in
+/// a directory of their own per tool; strace follows each process and
+/// thread into its own log (`-ff`), so that each job's calls keep their
+/// order. For each job: its name, fio's calls and iolab's (see `calls_in`),
+/// its files' names starting with the job's.
+fn both_jobs(
+    common: &[&str],
+    jobs: &[(String, Vec<String>)],
+    aio: bool,
+) -> Vec<(String, Vec<Call>, Vec<Call>)> {
+    let run = |prog: &Path, first: &[&str]| -> Vec<Call> {
+        let dir = scratch();
+        let logs = scratch();
+        let mut args: Vec<String> = first.iter().map(|s| s.to_string()).collect();
+        args.push(format!("--directory={}", dir.path().display()));
+        args.push("--ioengine=psync".to_string());
+        args.extend(common.iter().map(|s| s.to_string()));
+        for (name, opts) in jobs {
+            args.push(format!("--name={name}"));
+            args.extend(opts.iter().cloned());
+        }
+        let traced = if aio {
+            "trace=io_submit"
+        } else {
+            "trace=pread64,pwrite64"
+        };
+        let out = Proc::new("strace")
+            .args([
+                "-ff",
+                "-y",
+                "-s",
+                "0",
+                "-e",
+                traced,
+                "-e",
+                "signal=none",
+                "-o",
+            ])
+            .arg(logs.path().join("t"))
+            .arg(prog)
+            .args(&args)
+            .env("IOLAB_DB", test_db())
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_dir(logs.path())
+            .unwrap()
+            .flat_map(|e| {
+                let trace = std::fs::read_to_string(e.unwrap().path()).unwrap();
+                calls_in(&trace, dir.path(), aio)
+            })
+            .collect()
+    };
+    let from_fio = run(&which("fio"), &[]);
+    let from_iolab = run(
+        &assert_cmd::cargo::cargo_bin("iolab"),
+        &["run", "--no-store"],
+    );
+    let of = |calls: &[Call], job: &str| -> Vec<Call> {
+        let prefix = format!("{job}.");
+        calls
+            .iter()
+            .filter(|c| c.0.starts_with(&prefix))
+            .cloned()
+            .collect()
+    };
+    jobs.iter()
+        .map(|(name, _)| (name.clone(), of(&from_fio, name), of(&from_iolab, name)))
+        .collect()
+}
+
+#[test]
+fn skewed_file_choice_is_fios() {
+    require!(fio, strace);
+    // file_service_type=zipf/pareto/normal: fio draws the file from its
+    // skewed generator over nrfiles << 10 ranges, ranks unhashed, seeded
+    // from the clone's file-choice seed; a file whose random map fills is
+    // reset (a draw spent, the map cleared, a draw again) and stays in
+    // service, so only the job's bytes end it. All jobs run at once, each
+    // a thread of its own number (and so its own seeds) in both tools.
+    let mut jobs = Vec::new();
+    for service in [
+        "zipf",
+        "zipf:1.5",
+        "pareto",
+        "pareto:0.4",
+        "normal",
+        "gauss:20",
+    ] {
+        for nrfiles in ["4", "8"] {
+            for rw in ["randread", "randrw"] {
+                let opts = vec![
+                    format!("--file_service_type={service}"),
+                    format!("--nrfiles={nrfiles}"),
+                    format!("--rw={rw}"),
+                ];
+                jobs.push((format!("{service}-{nrfiles}-{rw}").replace(':', "_"), opts));
+            }
+        }
+    }
+    let zipf = |extra: &[&str]| -> Vec<String> {
+        ["--file_service_type=zipf:1.2", "--nrfiles=4"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    jobs.push(("zipf-read".to_string(), zipf(&["--rw=read"])));
+    jobs.push((
+        "zipf-randrw-loops".to_string(),
+        zipf(&["--rw=randrw", "--loops=2"]),
+    ));
+    jobs.push((
+        "zipf-seeded-bssplit".to_string(),
+        zipf(&[
+            "--rw=randread",
+            "--randrepeat=0",
+            "--randseed=7",
+            "--bssplit=4k/50:16k/50",
+        ]),
+    ));
+    jobs.push((
+        "zipf-openfiles".to_string(),
+        zipf(&["--rw=randread", "--openfiles=2"]),
+    ));
+    for (job, f, i) in both_jobs(&["--size=256k", "--bs=4k"], &jobs, false) {
+        assert_same(&format!("file_service_type {job}"), &f, &i);
+    }
+}
+
 #[test]
 fn sequential_reads_and_writes_over_several_files_are_fios() {
     require!(fio, strace);

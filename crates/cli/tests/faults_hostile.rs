@@ -305,6 +305,101 @@ fn another_users_link_in_a_shared_dir_is_refused_at_log_report_and_db_names() {
     }
 }
 
+/// The job of the cases without logs.
+const PLAIN: &str = "[j]\nfilename=data\nrw=write\nbs=4k\nsize=64k\n";
+
+/// A link at `link` to `to`, belonging to `uid`.
+fn link_of(uid: u32, to: &Path, link: &Path) {
+    std::os::unix::fs::symlink(to, link).unwrap();
+    std::os::unix::fs::lchown(link, Some(uid), Some(uid)).unwrap();
+}
+
+#[test]
+fn another_users_link_in_the_middle_of_a_name_is_refused() {
+    require!(root);
+    // /tmp/evil/NAME, where /tmp/evil is nobody's link, in a sticky shared
+    // directory, to a directory of root's: refused at the log, report and
+    // database names, naming the link, its owner and the directory;
+    // nothing is laid out, logged, stored, or made in root's directory.
+    let dir = shared_dir();
+    let d = &std::fs::canonicalize(dir.path()).unwrap();
+    let roots = tempfile::tempdir().unwrap();
+    let r = &std::fs::canonicalize(roots.path()).unwrap();
+    let precious = victim(r);
+    let evil = d.join("evil");
+    link_of(NOBODY, r, &evil);
+    std::fs::write(d.join("j.fio"), PLAIN).unwrap();
+    std::fs::write(d.join("l.fio"), LOGGED.replace("_log=p", "_log=evil/p")).unwrap();
+    let cases: [&[&str]; 4] = [
+        &["l.fio", "--no-store"],
+        &["j.fio", "--no-store", "--output=evil/report.txt"],
+        &["j.fio", "--db=evil/r.db"],
+        &["j.fio", "--db=evil/sub/r.db"],
+    ];
+    for args in cases {
+        let out = iolab()
+            .current_dir(d)
+            .arg("run")
+            .args(args)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "`{}` is a symbolic link of uid 65534",
+                evil.display()
+            )) && err.contains(&format!("shared directory `{}`", d.display())),
+            "{args:?}: {err}"
+        );
+        assert_untouched(&precious);
+        assert_eq!(entries(r), ["precious"], "{args:?}");
+        assert_eq!(entries(d), ["evil", "j.fio", "l.fio"], "{args:?}");
+    }
+    // The same link, root's own: followed, the database made beyond it.
+    std::os::unix::fs::lchown(&evil, Some(0), Some(0)).unwrap();
+    let out = iolab()
+        .current_dir(d)
+        .args(["run", "j.fio", "--db=evil/sub/r.db"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(r.join("sub/r.db").is_file());
+    assert_untouched(&precious);
+}
+
+#[test]
+fn another_users_link_beside_the_database_is_refused() {
+    require!(root);
+    // nobody plants a link at the -wal, -shm or -journal name of a
+    // database root is to create in a shared directory: refused before
+    // the database is made (SQLite would not follow it either; see
+    // iolab-store's tests).
+    let dir = shared_dir();
+    let d = dir.path();
+    let precious = victim(d);
+    std::fs::write(d.join("j.fio"), PLAIN).unwrap();
+    for side in ["-wal", "-shm", "-journal"] {
+        let name = format!("r.db{side}");
+        let link = d.join(&name);
+        link_of(NOBODY, &precious, &link);
+        let out = iolab()
+            .current_dir(d)
+            .args(["run", "j.fio", "--db=r.db"])
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{side}: {err}");
+        assert!(
+            err.contains(&format!("{name}` is a symbolic link of uid 65534")),
+            "{side}: {err}"
+        );
+        assert_untouched(&precious);
+        assert_eq!(entries(d), ["j.fio", "precious", name.as_str()], "{side}");
+        std::fs::remove_file(&link).unwrap();
+    }
+}
+
 #[test]
 fn own_links_and_dev_stdout_are_followed_at_log_and_report_names() {
     // No other user and no shared directory: links are followed, as fio

@@ -9,17 +9,22 @@
 //! one's own, links in directories only their owner may write, and
 //! root's links in `/dev` (`--output=/dev/stdout`) are followed.
 //!
-//! A name is followed link by link (at most 40, the kernel's limit), each
-//! link checked: the opens try `O_NOFOLLOW` first and, on `ELOOP`, judge
-//! the link and go on to its target. In a sticky directory another user
-//! cannot replace a link they do not own, so a link found allowed stays
-//! allowed until it is opened. The links of `/proc` (`/proc/self/fd/1`)
-//! name open files, not paths: once allowed, the kernel follows them.
+//! Every component of a name is judged, not only the last: in
+//! `/tmp/evil/report` a link `/tmp/evil` of another user's is refused as
+//! the kernel refuses it. [`resolve`] walks the name component by
+//! component (at most 40 links, the kernel's limit), judging each link
+//! it meets and going on to its target, and returns the name without
+//! links it leads to. [`open`] opens that name following no link at all
+//! (openat2's `RESOLVE_NO_SYMLINKS`): a link planted anywhere in it since
+//! the walk is met there, and the walk is done again, judging it. The
+//! links of `/proc` (`/proc/self/fd/1`) name open files, not paths: once
+//! allowed, the kernel follows them.
 
+use std::ffi::OsString;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// How many links one name may go through (the kernel's `MAXSYMLINKS`).
 const MAX_LINKS: usize = 40;
@@ -81,16 +86,6 @@ fn in_procfs(link: &Path) -> bool {
     )
 }
 
-/// The name the allowed link `link` leads to.
-fn target(link: &Path) -> io::Result<PathBuf> {
-    let to = std::fs::read_link(link)?;
-    Ok(if to.is_absolute() {
-        to
-    } else {
-        parent(link).join(to)
-    })
-}
-
 fn too_many(path: &Path) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidInput,
@@ -101,51 +96,107 @@ fn too_many(path: &Path) -> io::Error {
     )
 }
 
-/// Follows the links at the name `path` as far as the rule allows, and
-/// returns the name they lead to: one that is not a link, does not exist
-/// yet, or is a link of `/proc` (the kernel follows it). A refused link
-/// is an error of kind `PermissionDenied` carrying a [`ForeignLink`].
-/// Other failures to look a name up stop there: the open that follows
-/// reports them.
-pub fn resolve(path: &Path) -> io::Result<PathBuf> {
-    let mut p = path.to_path_buf();
-    for _ in 0..=MAX_LINKS {
-        let m = match std::fs::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => m,
-            _ => return Ok(p),
-        };
-        judge(&p, &m)?;
-        if in_procfs(&p) {
-            return Ok(p);
-        }
-        p = target(&p)?;
-    }
-    Err(too_many(path))
+/// The names of `path`'s components, in order: `..` kept, `/` and `.`
+/// left out.
+fn names(path: &Path) -> Vec<OsString> {
+    path.components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect()
 }
 
-/// Opens `path` with the options `opts` (their custom flags replaced by
-/// `O_NOFOLLOW`), following the links at the name only as the rule
-/// allows: each is judged when the open meets it, so one planted since a
-/// [`resolve`] is judged too.
-pub fn open(path: &Path, opts: &OpenOptions) -> io::Result<File> {
-    let mut nofollow = opts.clone();
-    nofollow.custom_flags(libc::O_NOFOLLOW);
-    let mut p = path.to_path_buf();
-    for _ in 0..=MAX_LINKS {
-        match nofollow.open(&p) {
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                let m = std::fs::symlink_metadata(&p)?;
-                if !m.file_type().is_symlink() {
-                    return Err(e);
-                }
-                judge(&p, &m)?;
-                if in_procfs(&p) {
-                    let mut follow = opts.clone();
-                    follow.custom_flags(0);
-                    return follow.open(&p);
-                }
-                p = target(&p)?;
+/// Where a walk of a name ended.
+struct Walked {
+    /// The absolute name the links lead to.
+    path: PathBuf,
+    /// Whether it goes through a link of `/proc`, left to the kernel.
+    proc_link: bool,
+}
+
+/// Walks `path` component by component from the root (or the current
+/// directory), judging each link met and going on to its target. The
+/// name walked so far has no link in it, so `..` is its parent. A
+/// component that cannot be looked at (one that does not exist yet) ends
+/// the walk: the rest is appended as written, for the open to create or
+/// report.
+fn walk(path: &Path) -> io::Result<Walked> {
+    let mut done = if path.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        std::env::current_dir()?
+    };
+    // The components still to walk, the next one last.
+    let mut rest: Vec<OsString> = names(path).into_iter().rev().collect();
+    let mut links = 0;
+    let finish = |mut done: PathBuf, rest: Vec<OsString>, proc_link| -> io::Result<Walked> {
+        done.extend(rest.iter().rev());
+        Ok(Walked {
+            path: done,
+            proc_link,
+        })
+    };
+    while let Some(name) = rest.pop() {
+        if name == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&name);
+        let m = match std::fs::symlink_metadata(&next) {
+            Ok(m) if m.file_type().is_symlink() => m,
+            Ok(_) => {
+                done = next;
+                continue;
             }
+            Err(_) => return finish(next, rest, false),
+        };
+        judge(&next, &m)?;
+        if in_procfs(&next) {
+            return finish(next, rest, true);
+        }
+        links += 1;
+        if links > MAX_LINKS {
+            return Err(too_many(path));
+        }
+        let to = std::fs::read_link(&next)?;
+        if to.is_absolute() {
+            done = PathBuf::from("/");
+        }
+        rest.extend(names(&to).into_iter().rev());
+    }
+    finish(done, rest, false)
+}
+
+/// Follows the links of the name `path`, in every component, as far as
+/// the rule allows, and returns the absolute name they lead to: one with
+/// no link in it (its last components may not exist yet), or one through
+/// a link of `/proc` (the kernel follows it). A refused link is an error
+/// of kind `PermissionDenied` carrying a [`ForeignLink`]. Other failures
+/// to look a name up stop there: the open that follows reports them.
+pub fn resolve(path: &Path) -> io::Result<PathBuf> {
+    walk(path).map(|w| w.path)
+}
+
+/// Opens `path` with the open(2) `flags` and `mode`, following its links
+/// only as the rule allows: [`resolve`]d, then opened following no link
+/// at all, so that a link planted anywhere in the name since is not
+/// followed but met, judged by a new walk, and the open tried again.
+pub fn open(path: &Path, flags: i32, mode: u32) -> io::Result<File> {
+    for _ in 0..=MAX_LINKS {
+        let w = walk(path)?;
+        if w.proc_link {
+            let acc = flags & libc::O_ACCMODE;
+            return OpenOptions::new()
+                .read(acc != libc::O_WRONLY)
+                .write(acc != libc::O_RDONLY)
+                .mode(mode)
+                .custom_flags(flags)
+                .open(&w.path);
+        }
+        match iolab_engine::file::open_no_links(&w.path, flags, mode) {
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {}
             r => return r,
         }
     }
@@ -193,10 +244,13 @@ mod tests {
         assert!(may_follow(root, alice, 0o40755, root));
     }
 
+    /// The flags of a report or log opened for writing.
+    const WRITE: i32 = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
+
     #[test]
     fn own_links_are_followed_to_the_end() {
         let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
+        let d = &std::fs::canonicalize(dir.path()).unwrap();
         std::fs::write(d.join("file"), b"x").unwrap();
         std::os::unix::fs::symlink("file", d.join("a")).unwrap();
         std::os::unix::fs::symlink(d.join("a"), d.join("b")).unwrap();
@@ -204,51 +258,115 @@ mod tests {
         // A link to nothing yet leads to the name it would create.
         std::os::unix::fs::symlink("new", d.join("c")).unwrap();
         assert_eq!(resolve(&d.join("c")).unwrap(), d.join("new"));
-        let mut o = OpenOptions::new();
-        o.write(true).create(true).truncate(true);
-        open(&d.join("c"), &o).unwrap();
+        open(&d.join("c"), WRITE, 0o644).unwrap();
         assert!(d.join("new").is_file());
         // A loop ends in an error, not a hang.
         std::os::unix::fs::symlink("loop2", d.join("loop1")).unwrap();
         std::os::unix::fs::symlink("loop1", d.join("loop2")).unwrap();
         assert!(resolve(&d.join("loop1")).is_err());
-        assert!(open(&d.join("loop1"), &o).is_err());
+        assert!(open(&d.join("loop1"), WRITE, 0o644).is_err());
+    }
+
+    #[test]
+    fn links_in_the_middle_of_a_name_are_followed_and_dot_dot_is_the_targets_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = &std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(d.join("real/sub")).unwrap();
+        std::os::unix::fs::symlink("real/sub", d.join("via")).unwrap();
+        // via/../x is real/x, as the kernel reads it, not d/x.
+        assert_eq!(resolve(&d.join("via/../x")).unwrap(), d.join("real/x"));
+        assert_eq!(
+            resolve(&d.join("via/new/deeper")).unwrap(),
+            d.join("real/sub/new/deeper")
+        );
+        open(&d.join("via/log"), WRITE, 0o644).unwrap();
+        assert!(d.join("real/sub/log").is_file());
+        // A relative name is walked from the current directory.
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(resolve(Path::new("x")).unwrap(), here.join("x"));
+    }
+
+    /// A fresh sticky directory anyone may write, like /tmp, with a file
+    /// of root's and a link to it at `name` that belongs to uid 65534.
+    fn shared_with_planted(name: &str, to: &Path) -> (tempfile::TempDir, PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let link = d.join(name);
+        std::os::unix::fs::symlink(to, &link).unwrap();
+        std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+        (dir, link)
     }
 
     #[test]
     fn another_users_link_in_a_sticky_shared_dir_is_refused() {
         use std::os::unix::fs::PermissionsExt;
         iolab_testkit::require!(root);
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777)).unwrap();
-        let victim = d.join("victim");
+        let keep = tempfile::tempdir().unwrap();
+        let victim = std::fs::canonicalize(keep.path()).unwrap().join("victim");
         std::fs::write(&victim, b"keep").unwrap();
-        let link = d.join("out");
-        std::os::unix::fs::symlink(&victim, &link).unwrap();
-        std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+        let (dir, link) = shared_with_planted("out", &victim);
+        let d = dir.path();
         let e = resolve(&link).unwrap_err();
         assert!(is_foreign(&e), "{e}");
         assert!(e.to_string().contains("uid 65534"), "{e}");
-        let mut o = OpenOptions::new();
-        o.write(true).truncate(true);
-        assert!(is_foreign(&open(&link, &o).unwrap_err()));
+        assert!(is_foreign(&open(&link, WRITE, 0o644).unwrap_err()));
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         // The same link behind one of root's own: still judged.
         std::os::unix::fs::symlink(&link, d.join("mine")).unwrap();
-        assert!(is_foreign(&open(&d.join("mine"), &o).unwrap_err()));
+        assert!(is_foreign(
+            &open(&d.join("mine"), WRITE, 0o644).unwrap_err()
+        ));
         // Not sticky: followed.
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
         assert_eq!(resolve(&link).unwrap(), victim);
     }
 
     #[test]
+    fn another_users_link_in_the_middle_of_a_name_is_refused() {
+        iolab_testkit::require!(root);
+        // /tmp/evil/report where /tmp/evil is nobody's link to a
+        // directory of root's: refused at the walk and at the open,
+        // naming the link, its owner and the directory; nothing is made.
+        let keep = tempfile::tempdir().unwrap();
+        let roots = std::fs::canonicalize(keep.path()).unwrap();
+        std::fs::write(roots.join("report"), b"keep").unwrap();
+        let (dir, link) = shared_with_planted("evil", &roots);
+        let d = std::fs::canonicalize(dir.path()).unwrap();
+        for name in [
+            "evil/report",
+            "evil/new",
+            "evil/sub/new",
+            "evil/../x/../evil/new",
+        ] {
+            let e = resolve(&d.join(name)).unwrap_err();
+            assert!(is_foreign(&e), "{name}: {e}");
+            let said = e.to_string();
+            assert!(
+                said.contains(&format!("`{}`", link.display()))
+                    && said.contains("uid 65534")
+                    && said.contains(&format!("`{}`", d.display())),
+                "{name}: {said}"
+            );
+            let e = open(&d.join(name), WRITE, 0o644).unwrap_err();
+            assert!(is_foreign(&e), "{name}: {e}");
+        }
+        assert_eq!(std::fs::read(roots.join("report")).unwrap(), b"keep");
+        let mut left: Vec<_> = std::fs::read_dir(&roots)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["report"]);
+    }
+
+    #[test]
     fn proc_links_are_left_to_the_kernel() {
         let p = resolve(Path::new("/dev/stdout")).unwrap();
         assert!(p.starts_with("/proc"), "{}", p.display());
-        let mut o = OpenOptions::new();
-        o.write(true);
-        open(Path::new("/dev/null"), &o).unwrap();
-        open(Path::new("/proc/self/fd/2"), &o).unwrap();
+        open(Path::new("/dev/null"), libc::O_WRONLY, 0).unwrap();
+        open(Path::new("/proc/self/fd/2"), libc::O_WRONLY, 0).unwrap();
+        open(Path::new("/dev/stderr"), libc::O_WRONLY | libc::O_APPEND, 0).unwrap();
     }
 }

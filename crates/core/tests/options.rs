@@ -538,12 +538,21 @@ fn file_service_types_order_the_files_as_fio_does() {
 }
 
 #[test]
-fn file_service_types_iolab_lacks_are_plan_errors() {
-    let e = plan_error("[z]\nsize=1m\nnrfiles=2\nfile_service_type=zipf:1.2\n");
-    assert!(
-        e.contains("file_service_type=zipf:1.2 is not implemented"),
-        "{e}"
-    );
+fn skewed_file_service_types_are_planned_with_their_value() {
+    use plan::FileService as F;
+    for (text, want) in [
+        ("zipf:1.2", F::Zipf(1.2)),
+        ("zipf", F::Zipf(1.1)),
+        ("pareto", F::Pareto(0.2)),
+        ("normal:20", F::Normal(20.0)),
+        ("gauss", F::Normal(0.0)),
+    ] {
+        let job = format!("[z]\nsize=1m\nnrfiles=2\nfile_service_type={text}\n");
+        let set = resolve::parse_text("job.fio", &job, &ctx()).expect("job parses");
+        let p = plan::build(&set).expect("planned");
+        assert_eq!(p.jobs[0].file_service, want, "{text}");
+        assert!(want.skewed());
+    }
 }
 
 #[test]

@@ -2,8 +2,13 @@
 //! anything writes to it (an iolab database, of a schema this iolab knows,
 //! whose pages pass SQLite's quick check), brings the schema up to date,
 //! and sets WAL mode and a busy timeout so that several iolab processes can
-//! add results at once. Then records go in (one transaction each) and come back by id, by
-//! history filter, or all at once for export.
+//! add results at once. Then records go in (one transaction each) and
+//! come back by id, by history filter, or all at once for export.
+//!
+//! SQLite is told to follow no symbolic link in the name
+//! (`SQLITE_OPEN_NOFOLLOW`), and opens the `-journal`, `-wal` and `-shm`
+//! files beside it `O_NOFOLLOW` (its `unixOpen`): the caller follows the
+//! links it allows first and passes the name they lead to.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -39,7 +44,9 @@ impl Store {
     /// newer iolab is refused naming both schema versions. Last, a write
     /// transaction is begun and rolled back: a database that cannot be
     /// written (a read-only file or filesystem, a lock held past
-    /// [`BUSY_TIMEOUT`]) is refused now, before anything is measured.
+    /// [`BUSY_TIMEOUT`]) is refused now, before anything is measured. A
+    /// symbolic link anywhere in `path` is refused ([`StoreError::Linked`]),
+    /// and no directory is made through one.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         let store = Store::open_with(path.as_ref(), true)?;
         store.check_writable()?;
@@ -55,6 +62,7 @@ impl Store {
     /// SQLite folds back into the database when the last writer closes).
     pub fn open_for_reading(path: impl AsRef<Path>) -> Result<Option<Store>, StoreError> {
         let path = path.as_ref().to_path_buf();
+        no_link_at(&path)?;
         match schema::inspect(&path)? {
             OnDisk::Missing | OnDisk::Empty => return Ok(None),
             OnDisk::Iolab => {}
@@ -82,18 +90,23 @@ impl Store {
     fn open_with(path: &Path, check: bool) -> Result<Store, StoreError> {
         let path = path.to_path_buf();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
-                path: parent.to_path_buf(),
-                source,
+            make_dirs(parent).map_err(|source| match source.raw_os_error() {
+                Some(libc::ELOOP) => linked(&path),
+                _ => StoreError::Io {
+                    path: parent.to_path_buf(),
+                    source,
+                },
             })?;
         }
+        no_link_at(&path)?;
         let on_disk = schema::inspect(&path)?;
         if on_disk != OnDisk::Missing {
             writable_file(&path)?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn = Connection::open_with_flags(&path, flags).map_err(|e| write_err(&path, e))?;
         let mut store = Store { conn, path };
         store.prepare(on_disk, check && on_disk == OnDisk::Iolab)?;
@@ -664,7 +677,7 @@ fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
         })
         .map(|_| conn)
     };
-    let no_mutex = OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let no_mutex = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     if writable_file(path).is_ok() {
         let rw = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | no_mutex)
             .and_then(|c| c.pragma_update(None, "query_only", true).map(|()| c))
@@ -673,10 +686,11 @@ fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
             Ok(conn) => return Ok(conn),
             // The directory does not take a -wal file: read it read-only.
             Err(rusqlite::Error::SqliteFailure(f, _))
-                if matches!(
-                    f.code,
-                    rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly
-                ) => {}
+                if f.extended_code != rusqlite::ffi::SQLITE_CANTOPEN_SYMLINK
+                    && matches!(
+                        f.code,
+                        rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly
+                    ) => {}
             Err(e) => return Err(read_err(path, e)),
         }
     }
@@ -715,7 +729,13 @@ fn file_uri(path: &Path) -> String {
 /// `-shm` files behind that it cannot clean up. Opening for writing
 /// without truncating changes nothing.
 fn writable_file(path: &Path) -> Result<(), StoreError> {
-    match std::fs::OpenOptions::new().write(true).open(path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path);
+    match opened {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(linked(path)),
         Ok(_) => Ok(()),
         Err(e)
             if matches!(
@@ -740,6 +760,11 @@ fn writable_file(path: &Path) -> Result<(), StoreError> {
 /// columns and corrupt pages are damage.
 fn read_err(path: &Path, err: rusqlite::Error) -> StoreError {
     use rusqlite::Error as E;
+    if matches!(&err, E::SqliteFailure(f, _)
+        if f.extended_code == rusqlite::ffi::SQLITE_CANTOPEN_SYMLINK)
+    {
+        return linked(path);
+    }
     let is_damage = match &err {
         E::InvalidColumnType(..)
         | E::FromSqlConversionFailure(..)
@@ -791,5 +816,53 @@ fn damaged(path: &Path, detail: String) -> StoreError {
     StoreError::Damaged {
         path: path.to_path_buf(),
         detail,
+    }
+}
+
+/// Refuses a symbolic link at the name `path` (SQLite would refuse it
+/// too, as it is told to follow none, after reading the file it leads to).
+fn no_link_at(path: &Path) -> Result<(), StoreError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(linked(path)),
+        _ => Ok(()),
+    }
+}
+
+/// The refusal of a name with a symbolic link in it.
+fn linked(path: &Path) -> StoreError {
+    StoreError::Linked {
+        path: path.to_path_buf(),
+    }
+}
+
+/// Creates the directory `dir` and its missing parents, as
+/// `create_dir_all` does, but through no symbolic link at a name it meets
+/// missing or makes: the database's name has no link in it (its opener
+/// followed them, as far as its rules allow, beforehand), so a link there
+/// was planted since, and nothing is made through it.
+fn make_dirs(dir: &Path) -> std::io::Result<()> {
+    use std::io::ErrorKind;
+    let is_dir = |d: &Path| {
+        std::fs::symlink_metadata(d).map(|m| {
+            if m.file_type().is_symlink() {
+                Err(std::io::Error::from_raw_os_error(libc::ELOOP))
+            } else if m.is_dir() {
+                Ok(())
+            } else {
+                Err(std::io::Error::from_raw_os_error(libc::ENOTDIR))
+            }
+        })
+    };
+    match is_dir(dir) {
+        Ok(done) => return done,
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        make_dirs(parent)?;
+    }
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => is_dir(dir)?,
+        r => r,
     }
 }

@@ -31,6 +31,13 @@ pub enum StoreError {
     /// another process past the busy timeout.
     #[error("{path}: the results database cannot be written ({why})")]
     NotWritable { path: PathBuf, why: String },
+    /// The name has a symbolic link in it (one planted after iolab
+    /// followed the links the name had): SQLite is told to follow none.
+    #[error(
+        "{path}: a symbolic link in the name, where iolab had followed the links it \
+         had (one planted since?); the results database is opened through no link"
+    )]
+    Linked { path: PathBuf },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

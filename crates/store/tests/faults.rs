@@ -120,3 +120,63 @@ fn a_database_on_read_only_media_is_read_and_refused_for_writing() {
     let store = Store::open_for_reading(&db).unwrap().unwrap();
     assert_eq!(store.len().unwrap(), 2);
 }
+
+#[test]
+fn sqlite_follows_no_link_in_the_name_nor_at_the_journal_wal_and_shm_names() {
+    // The name: SQLite is opened with SQLITE_OPEN_NOFOLLOW (iolab follows
+    // the links its rule allows before and passes a name without any).
+    let dir = tempfile::tempdir().unwrap();
+    let d = &std::fs::canonicalize(dir.path()).unwrap();
+    let victim = d.join("victim");
+    std::fs::write(&victim, b"keep").unwrap();
+    std::fs::create_dir(d.join("real")).unwrap();
+    std::os::unix::fs::symlink("real", d.join("via")).unwrap();
+    std::os::unix::fs::symlink(&victim, d.join("at.db")).unwrap();
+    std::os::unix::fs::symlink(d.join("new.db"), d.join("dangling.db")).unwrap();
+    filled(&d.join("real/kept.db"));
+    for name in [
+        "at.db",
+        "dangling.db",
+        "via/r.db",
+        "via/sub/r.db",
+        "via/kept.db",
+    ] {
+        let err = Store::open(d.join(name)).unwrap_err();
+        assert!(matches!(err, StoreError::Linked { .. }), "{name}: {err:?}");
+        // Reading: a database there is refused; none there is none.
+        match Store::open_for_reading(d.join(name)) {
+            Err(StoreError::Linked { .. }) => {}
+            Ok(None) if name.ends_with("/r.db") => {}
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    assert!(!d.join("new.db").exists() && !d.join("real/sub").exists());
+    let mut left: Vec<_> = std::fs::read_dir(d.join("real"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["kept.db"]);
+    // The files beside it: SQLite's unixOpen opens the -journal and -wal
+    // files O_NOFOLLOW, and the -shm file too. A link planted at -shm
+    // makes the open fail; one at -journal or -wal beside a new (empty)
+    // database is removed by SQLite as a leftover, and its own file made
+    // in its place. None is followed.
+    for side in ["-wal", "-shm", "-journal"] {
+        let sub = d.join(format!("s{side}"));
+        std::fs::create_dir(&sub).unwrap();
+        let link = sub.join(format!("r.db{side}"));
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let kept =
+            Store::open(sub.join("r.db")).and_then(|mut s| s.insert(&common::record(Kind::Run, 1)));
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep", "{side}");
+        if side == "-shm" {
+            assert!(kept.is_err(), "{side}: {kept:?}");
+            assert!(link.is_symlink(), "{side}");
+        } else {
+            assert!(kept.is_ok(), "{side}: {kept:?}");
+            assert!(!link.is_symlink(), "{side}");
+        }
+    }
+}

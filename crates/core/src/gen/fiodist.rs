@@ -6,7 +6,10 @@
 //! fio scatters the ranks of zipf, pareto and normal draws over the file by
 //! multiplying them with the 64-bit golden ratio and adding a random
 //! rotation, modulo the number of ranges; two ranks may land on one range.
-//! iolab does the same, so that the offsets are fio's.
+//! iolab does the same, so that the offsets are fio's. For the choice of a
+//! file (`file_service_type=zipf`, `pareto`, `normal`) fio turns that
+//! hashing off: the ranks keep their order, only rotated
+//! (`FioSkew::unhashed`).
 
 use iolab_spec::value::Distribution;
 
@@ -24,6 +27,8 @@ pub struct FioSkew {
     nranges: u64,
     rand_off: u64,
     kind: SkewKind,
+    /// Ranks scattered by `hash_u64` (fio's default), or kept in order.
+    hash: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -81,6 +86,7 @@ impl FioSkew {
                     nranges,
                     rand_off,
                     kind: SkewKind::Gauss { stddev },
+                    hash: true,
                 });
             }
             _ => return None,
@@ -94,7 +100,17 @@ impl FioSkew {
             nranges,
             rand_off,
             kind,
+            hash: true,
         })
+    }
+
+    /// `new` with the hashing of ranks off, as fio's file choice makes
+    /// its generator (`zipf_disable_hash`, `gauss_disable_hash`): rank r
+    /// is range `(r + rotation) % nranges`.
+    pub fn unhashed(dist: &Distribution, nranges: u64, seed: u32) -> Option<FioSkew> {
+        let mut s = FioSkew::new(dist, nranges, seed)?;
+        s.hash = false;
+        Some(s)
     }
 
     /// The next range number.
@@ -117,11 +133,11 @@ impl FioSkew {
                 } else {
                     1 + (n as f64 * (eta * rand_uni - eta + 1.0).powf(alpha)) as u64
                 };
-                hash_u64(val.wrapping_sub(1))
+                val.wrapping_sub(1)
             }
             SkewKind::Pareto { pow } => {
                 let rand = self.rand.next_u64() as f64 / FRAND32_MAX;
-                hash_u64(((n - 1) as f64 * rand.powf(pow)) as u64)
+                ((n - 1) as f64 * rand.powf(pow)) as u64
             }
             SkewKind::Gauss { stddev } => {
                 let mut sum = 0u64;
@@ -138,9 +154,10 @@ impl FioSkew {
                     }
                     sum = sum.wrapping_add(dev as i64 as u64);
                 }
-                hash_u64(sum)
+                sum
             }
         };
+        let v = if self.hash { hash_u64(v) } else { v };
         v.wrapping_add(self.rand_off) % n
     }
 }
@@ -214,6 +231,54 @@ mod tests {
             }
         }
         assert!(FioSkew::new(&Distribution::Random, 10, 1).is_none());
+    }
+
+    #[test]
+    fn unhashed_draws_are_the_hashed_ones_ranks_before_the_hash() {
+        for dist in [
+            Distribution::Zipf {
+                theta: 1.1,
+                center: None,
+            },
+            Distribution::Pareto {
+                h: 0.2,
+                center: None,
+            },
+            Distribution::Normal {
+                dev: 5.0,
+                center: None,
+            },
+        ] {
+            // fio's file choice: nrfiles << 10 ranges.
+            let n = 5 << 10;
+            let mut hashed = FioSkew::new(&dist, n, 0x1234_5678).unwrap();
+            let mut plain = FioSkew::unhashed(&dist, n, 0x1234_5678).unwrap();
+            assert_eq!(hashed.rand_off, plain.rand_off);
+            for _ in 0..500 {
+                let u = plain.sample();
+                assert!(u < n);
+                // rank + rotation, reduced as fio reduces it (in 64 bits).
+                let rank = (0..n)
+                    .find(|r| r.wrapping_add(plain.rand_off) % n == u)
+                    .unwrap();
+                assert_eq!(
+                    hashed.sample(),
+                    hash_u64(rank).wrapping_add(hashed.rand_off) % n,
+                    "{dist:?}"
+                );
+            }
+        }
+        // Unhashed zipf keeps rank 0 the most drawn, at the rotation.
+        let dist = Distribution::Zipf {
+            theta: 1.2,
+            center: Some(0.0),
+        };
+        let mut z = FioSkew::unhashed(&dist, 4 << 10, 9).unwrap();
+        let mut counts = vec![0u32; 4];
+        for _ in 0..10_000 {
+            counts[(z.sample() >> 10) as usize] += 1;
+        }
+        assert!(counts[0] > counts[1] && counts[1] > counts[3], "{counts:?}");
     }
 
     #[test]

@@ -765,23 +765,19 @@ fn free_space(cx: &Ctx, path: &Path) -> Result<u64, PlanError> {
     })
 }
 
-/// `file_service_type`, for the kinds iolab implements.
+/// `file_service_type`.
 fn file_service(cx: &Ctx) -> Result<FileService, PlanError> {
-    match cx.job.value(Opt::FileServiceType) {
+    Ok(match cx.job.value(Opt::FileServiceType) {
         Some(Value::FileService(f)) => match f {
-            FileServiceValue::RoundRobin(n) => Ok(FileService::RoundRobin(n.unwrap_or(1).max(1))),
-            FileServiceValue::Sequential => Ok(FileService::Sequential),
-            FileServiceValue::Random => Ok(FileService::Random),
-            other => Err(cx.err(
-                Some(Opt::FileServiceType),
-                format!(
-                    "file_service_type={} is not implemented by iolab yet (use roundrobin[:N], sequential or random)",
-                    iolab_spec::value::distribution::format_file_service(&other)
-                ),
-            )),
+            FileServiceValue::RoundRobin(n) => FileService::RoundRobin(n.unwrap_or(1).max(1)),
+            FileServiceValue::Sequential => FileService::Sequential,
+            FileServiceValue::Random => FileService::Random,
+            FileServiceValue::Zipf(t) => FileService::Zipf(t),
+            FileServiceValue::Pareto(h) => FileService::Pareto(h),
+            FileServiceValue::Normal(d) => FileService::Normal(d),
         },
-        _ => Ok(FileService::RoundRobin(1)),
-    }
+        _ => FileService::RoundRobin(1),
+    })
 }
 
 /// The size of one file of `filesize=LOW-HIGH`: drawn from the job's

@@ -244,7 +244,7 @@ impl PaceSpec {
 
 /// How the next file is chosen among a job clone's files
 /// (`file_service_type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FileService {
     /// Switch to the next open file after this many I/Os.
     RoundRobin(u32),
@@ -252,6 +252,24 @@ pub enum FileService {
     Sequential,
     /// A file at random for every I/O.
     Random,
+    /// A file drawn from fio's zipf generator with this theta, over
+    /// `nrfiles << 10` ranges without hashing; a file is never done (fio
+    /// resets it), so only the job's bytes end it.
+    Zipf(f64),
+    /// As `Zipf`, from fio's pareto generator with this h.
+    Pareto(f64),
+    /// As `Zipf`, from fio's normal generator with this deviation (percent).
+    Normal(f64),
+}
+
+impl FileService {
+    /// fio's non-uniform file choices (`__FIO_FSERVICE_NONUNIFORM`).
+    pub fn skewed(&self) -> bool {
+        matches!(
+            self,
+            FileService::Zipf(_) | FileService::Pareto(_) | FileService::Normal(_)
+        )
+    }
 }
 
 pub use iolab_spec::options::choices::{ExitWhat, Fadvise};

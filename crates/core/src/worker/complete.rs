@@ -417,10 +417,7 @@ impl Worker {
             }
         }
 
-        if self.ctl.latency.is_some()
-            && !m.ramping
-            && !self.latency_after_io(cx, m, out, io, t_done)
-        {
+        if self.ctl.latency.is_some() && !m.ramping && !self.latency_after_io(cx, out, io, t_done) {
             return false;
         }
 

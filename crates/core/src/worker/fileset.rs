@@ -7,9 +7,15 @@
 //! every file is done a new pass begins. With one file all of this is one
 //! predictable branch per I/O; opening and closing happen only when the
 //! service moves to a file that is not open.
+//!
+//! fio's skewed choices (`file_service_type=zipf`, `pareto`, `normal`)
+//! draw the file from an unhashed skewed generator over `nrfiles << 10`
+//! ranges; their files are never done (fio resets a file whose offsets
+//! run out and keeps it in service), so only the job's bytes end a pass.
 
 use iolab_engine::{Engine, EngineError, FileId, FileSpec};
 
+use crate::gen::fiodist::FioSkew;
 use crate::gen::{Frand, OffsetGen, Rng};
 use crate::plan::FileService;
 
@@ -71,6 +77,9 @@ pub(crate) struct FileSet {
     /// fio's stream of random file choices (`next_file_state`), and with
     /// `randrepeat` the state each of fio's runs starts it from again.
     fio_pick: Option<(Frand, Option<Frand>)>,
+    /// fio's skewed file choice (`next_file_zipf` / `next_file_gauss`),
+    /// and with `randrepeat` the state each run starts it from again.
+    skew: Option<(FioSkew, Option<FioSkew>)>,
     /// The files fio's random choice found done for the first time at
     /// the last pick (see `found_done`).
     found_done: Vec<usize>,
@@ -107,6 +116,7 @@ impl FileSet {
             left: 0,
             rng,
             fio_pick: None,
+            skew: None,
             found_done: Vec::new(),
             unseen: Vec::new(),
             fsync_on_close,
@@ -122,11 +132,58 @@ impl FileSet {
         self.fio_pick = Some((rand, first));
     }
 
-    /// With fio's random choice and fewer files open than there are,
-    /// open them as fio does (see `lazy`); only for a job with one I/O in
-    /// flight, whose files close with nothing pending. Before `start`.
+    /// `file_service_type=zipf`, `pareto` or `normal` draws its files from
+    /// fio's generator `skew` (unhashed, over `nrfiles << 10` ranges),
+    /// started again at each of fio's runs when `repeats`. Nothing for a
+    /// single file.
+    pub fn set_fio_skew(&mut self, skew: FioSkew, repeats: bool) {
+        if self.single {
+            return;
+        }
+        let first = repeats.then(|| skew.clone());
+        self.skew = Some((skew, first));
+    }
+
+    /// Whether the files are chosen by fio's skewed choice, which never
+    /// finds a file done.
+    #[inline]
+    pub fn is_skewed(&self) -> bool {
+        self.skew.is_some()
+    }
+
+    /// With fio's random or skewed choice and fewer files open than there
+    /// are, open them as fio does (see `lazy`); only for a job with one
+    /// I/O in flight, whose files close with nothing pending. Before
+    /// `start`.
     pub fn set_lazy_open(&mut self, on: bool) {
-        self.lazy = on && self.fio_pick.is_some() && self.limit < self.files.len();
+        let fio = self.fio_pick.is_some() || self.skew.is_some();
+        self.lazy = on && fio && self.limit < self.files.len();
+    }
+
+    /// fio's next file number: the random choice's draw scaled onto the
+    /// files, or the skewed choice's range shifted right by 10.
+    #[inline]
+    fn fio_draw(&mut self) -> Option<usize> {
+        let n = self.files.len();
+        if let Some((skew, _)) = self.skew.as_mut() {
+            return Some(((skew.sample() >> 10) as usize).min(n - 1));
+        }
+        let (rand, _) = self.fio_pick.as_mut()?;
+        Some(((n as f64 * rand.fraction()) as usize).min(n - 1))
+    }
+
+    /// A file whose offsets ran out under fio's skewed choice: fio closes
+    /// it, resets it (positions back at the start, map cleared) and keeps
+    /// it in service; the choice is then made again.
+    #[cold]
+    pub fn reset_file(&mut self, fi: usize, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        for g in &mut self.files[fi].gens {
+            g.restart();
+        }
+        if self.lazy {
+            self.close(fi, engine)?;
+        }
+        Ok(())
     }
 
     /// The file of the next I/O (`pick`), opening it when fio would (see
@@ -136,12 +193,10 @@ impl FileSet {
         if !self.lazy {
             return Ok(self.pick());
         }
-        let n = self.files.len();
         while !self.active.is_empty() {
-            let Some((rand, _)) = self.fio_pick.as_mut() else {
+            let Some(fi) = self.fio_draw() else {
                 break;
             };
-            let fi = ((n as f64 * rand.fraction()) as usize).min(n - 1);
             let f = &mut self.files[fi];
             if f.done {
                 if !f.seen_done {
@@ -249,6 +304,17 @@ impl FileSet {
                 Some(fi) => fi,
                 None => self.active[self.rng.below(self.active.len() as u64) as usize],
             },
+            FileService::Zipf(_) | FileService::Pareto(_) | FileService::Normal(_) => {
+                // Every file is open (fewer may be only with `lazy`,
+                // which `pick_with` serves), and none is ever done.
+                loop {
+                    match self.fio_draw() {
+                        Some(fi) if self.files[fi].open => break fi,
+                        Some(_) => {}
+                        None => break self.active[0],
+                    }
+                }
+            }
         }
     }
 
@@ -261,7 +327,7 @@ impl FileSet {
         bytes: u64,
         engine: &mut dyn Engine,
     ) -> Result<(), EngineError> {
-        if self.single {
+        if self.single || self.skew.is_some() {
             return Ok(());
         }
         let f = &mut self.files[fi];
@@ -394,6 +460,9 @@ impl FileSet {
         if let Some((rand, Some(first))) = &mut self.fio_pick {
             // fio seeds its streams again at each run with randrepeat.
             rand.clone_from(first);
+        }
+        if let Some((skew, Some(first))) = &mut self.skew {
+            skew.clone_from(first);
         }
         for f in &mut self.files {
             for g in &mut f.gens {
@@ -557,6 +626,52 @@ mod tests {
             assert_eq!(o.iter().filter(|&&x| x == f).count(), 4, "{o:?}");
         }
         assert_ne!(o, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
+    }
+
+    #[test]
+    fn skewed_choice_draws_every_file_from_its_generator_and_retires_none() {
+        let dist = iolab_spec::value::Distribution::Zipf {
+            theta: 1.2,
+            center: None,
+        };
+        let skew = FioSkew::unhashed(&dist, 4 << 10, 77).unwrap();
+        let (mut s, mut e) = set(4, FileService::Zipf(1.2), 4);
+        s.set_fio_skew(skew.clone(), true);
+        s.start(e.as_mut()).unwrap();
+        // Four blocks a file: 64 I/Os would end four passes of the
+        // uniform choice; the skewed one draws on, files never done.
+        let got = order(&mut s, e.as_mut(), 64);
+        let mut want_gen = skew.clone();
+        let want: Vec<usize> = (0..64)
+            .map(|_| (want_gen.sample() >> 10) as usize)
+            .collect();
+        assert_eq!(got, want);
+        assert!(s.files.iter().all(|f| !f.done && f.open));
+        // A new loop starts the choice over (randrepeat).
+        s.new_loop(false, e.as_mut()).unwrap();
+        assert_eq!(order(&mut s, e.as_mut(), 8), want[..8]);
+
+        // openfiles=2 with one I/O in flight: the first two files drawn
+        // are opened, draws on the others are spent, none is closed.
+        let (mut s, mut e) = set(4, FileService::Zipf(1.2), 2);
+        s.set_fio_skew(skew.clone(), false);
+        s.set_lazy_open(true);
+        s.start(e.as_mut()).unwrap();
+        let mut opened: Vec<usize> = Vec::new();
+        for &fi in &want {
+            if !opened.contains(&fi) && opened.len() < 2 {
+                opened.push(fi);
+            }
+        }
+        let got: Vec<usize> = (0..32)
+            .map(|_| {
+                let fi = s.pick_with(e.as_mut()).unwrap();
+                s.account(fi, 4096, e.as_mut()).unwrap();
+                fi
+            })
+            .collect();
+        assert!(got.iter().all(|f| opened.contains(f)), "{got:?} {opened:?}");
+        assert!(s.open_count() <= 2);
     }
 
     #[test]

@@ -202,6 +202,16 @@ impl Worker {
             // Issue while there is room in the queue (and the latency
             // target's search lets the queue grow).
             if more && !held && !draining && s.q.room() && self.ctl.admit(s.q.queued()) {
+                // latency_target found its depth and the queue has drained:
+                // the final window's statistics start now, as fio's.
+                if let Some(l) = self.ctl.latency.as_deref_mut() {
+                    if l.awaits_final() {
+                        let now = cx.clock.now();
+                        if l.begin_final(now) {
+                            m.restart_at(now, out);
+                        }
+                    }
+                }
                 // As fio, whose loop checks the runtime before each I/O:
                 // none is issued past the deadline (a reap can free
                 // several slots just before it).
@@ -374,6 +384,7 @@ impl Worker {
                 d = dir as usize;
             }
         }
+        let skewed = self.files.is_skewed();
         let file = &mut self.files.files[fi];
         let g = file.gen_of[d]?;
         if let Some(r) = self.rewind.as_deref_mut() {
@@ -387,6 +398,15 @@ impl Worker {
         if file.gens[g].ended() {
             // fio found no next offset: the job ends.
             return None;
+        }
+        if skewed && file.gens[g].exhausted() {
+            // fio's skewed file choice keeps a file whose offsets ran out
+            // in service: reset, and the choice made again (the direction
+            // drawn for it is spent).
+            if self.files.reset_file(fi, self.engine.as_mut()).is_err() {
+                return None;
+            }
+            return self.draw(cx, None, runs, out);
         }
         if file.gens[g].exhausted() {
             // The map is full inside a loop that went on from the last, or

@@ -4,9 +4,10 @@
 //! at or under the target reaches `latency_percentile` doubles the depth,
 //! until a window fails; from then on the depth is bisected between the
 //! highest depth that met the target and the lowest that did not. When a
-//! success leaves the depth where it was, the depth is found: its
-//! statistics start afresh for one more window, after which the job ends
-//! (`latency_run=1` instead keeps adjusting for the whole run). At 100% a
+//! success leaves the depth where it was, the depth is found: the queue
+//! drains, then the statistics start afresh for one more window, after
+//! which the job ends (`latency_run=1` instead keeps adjusting for the
+//! whole run). At 100% a
 //! single I/O over the target fails its window at once, and one at depth 1
 //! ends the job with ETIMEDOUT, as in fio.
 //!
@@ -15,14 +16,15 @@
 //! the I/Os in flight have completed (fio's quiesce): they count in no
 //! window, but at 100% each of them over the target lowers the depth
 //! again, and one at depth 1 ends the job with ETIMEDOUT, as fio's
-//! completions during its quiesce do. The worker asks `admit` before
-//! issuing and reports each completion; nothing here exists unless the
-//! job sets a target.
+//! completions during its quiesce do. As fio resets its statistics after
+//! that drain, the I/Os in flight when the depth is found are in none of
+//! the final figures. The worker asks `admit` before issuing (and then
+//! `begin_final`) and reports each completion; nothing here exists unless
+//! the job sets a target.
 
 use iolab_stats::JobResult;
 
 use super::complete::{Cx, Meta};
-use super::measure::Measure;
 use super::Worker;
 use crate::plan::LatencyTarget;
 
@@ -37,7 +39,6 @@ impl Worker {
     pub(super) fn latency_after_io(
         &mut self,
         cx: &Cx,
-        m: &mut Measure,
         out: &mut JobResult,
         io: &Meta,
         t_done: u64,
@@ -49,10 +50,6 @@ impl Worker {
             .then(|| cx.clock.ns_between(io.t_issue, t_done));
         match search.completed(lat, t_done) {
             Step::Go => true,
-            Step::Restart => {
-                m.restart_at(t_done, out);
-                true
-            }
             Step::Done => false,
             Step::Fatal => {
                 out.error = ETIMEDOUT;
@@ -74,8 +71,6 @@ impl Worker {
 pub(super) enum Step {
     /// Go on.
     Go,
-    /// The depth is found: statistics start afresh for the final window.
-    Restart,
     /// The final window is over: the job ends.
     Done,
     /// An I/O at depth 1 took longer than the target (at 100%): the job
@@ -101,8 +96,11 @@ pub(super) struct LatSearch {
     high: u32,
     /// Successes in a row one below `high`.
     stable: u32,
-    /// The final window is running.
+    /// The final window is running (or waits for the queue to drain).
     end_run: bool,
+    /// The depth is found and the queue drains: the final window, and the
+    /// statistics, start once it is empty (`begin_final`).
+    final_due: bool,
     /// When the window began (ticks).
     start: u64,
     /// I/Os of the window, and those over the target.
@@ -129,6 +127,7 @@ impl LatSearch {
             high: iodepth.max(1),
             stable: 0,
             end_run: false,
+            final_due: false,
             start: now,
             ios: 0,
             failed: 0,
@@ -151,6 +150,26 @@ impl LatSearch {
             self.quiesce = false;
         }
         queued < self.depth
+    }
+
+    /// Whether the final window waits to begin (see `begin_final`).
+    #[inline]
+    pub fn awaits_final(&self) -> bool {
+        self.final_due
+    }
+
+    /// After `admit` let an I/O in: whether the queue has drained since the
+    /// depth was found, so that the final window starts now (at `now`,
+    /// ticks) and the worker starts its statistics afresh, as fio does
+    /// after its quiesce (`reset_all_stats`). True once.
+    #[inline]
+    pub fn begin_final(&mut self, now: u64) -> bool {
+        if !self.final_due || self.quiesce {
+            return false;
+        }
+        self.final_due = false;
+        self.new_window(now);
+        true
     }
 
     /// Whether the queue is full at the current depth with `queued` in it.
@@ -235,14 +254,15 @@ impl LatSearch {
         .min(self.max);
         let mut step = Step::Go;
         if !self.run && self.depth == was {
-            step = if self.end_run {
-                Step::Done
+            if self.end_run {
+                step = Step::Done;
             } else {
-                // fio drains the queue before its final window.
+                // fio drains the queue before its final window, which
+                // starts with its statistics afresh (`begin_final`).
                 self.end_run = true;
+                self.final_due = true;
                 self.quiesce = true;
-                Step::Restart
-            };
+            }
         }
         self.new_window(now);
         step
@@ -269,11 +289,29 @@ mod tests {
         }
     }
 
+    /// How a drive ended: still going, the final window begun (the
+    /// statistics start afresh), or a `Step` that ends the job.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum End {
+        Go,
+        Final,
+        Done,
+        Fatal,
+    }
+
+    fn end_of(step: Step) -> End {
+        match step {
+            Step::Go => End::Go,
+            Step::Done => End::Done,
+            Step::Fatal => End::Fatal,
+        }
+    }
+
     /// Drives a search with a synthetic device whose latency at depth `d`
     /// is `lat(d)` ns, in ticks of 1 ns with windows of `WINDOW` ticks
     /// and one I/O completing every tick per I/O in flight; returns the
     /// depths it visited and how it ended.
-    fn drive(s: &mut LatSearch, mut lat: impl FnMut(u32) -> u64, ticks: u64) -> (Vec<u32>, Step) {
+    fn drive(s: &mut LatSearch, mut lat: impl FnMut(u32) -> u64, ticks: u64) -> (Vec<u32>, End) {
         let mut seen = vec![s.depth()];
         let mut now = 0u64;
         while now < ticks {
@@ -281,6 +319,9 @@ mod tests {
             // The queue is kept as full as the search admits.
             let mut queued = 0;
             while s.admit(queued) {
+                if queued == 0 && s.begin_final(now) {
+                    return (seen, End::Final);
+                }
                 queued += 1;
             }
             let d = queued.max(1);
@@ -289,10 +330,10 @@ mod tests {
                 seen.push(s.depth());
             }
             if step != Step::Go {
-                return (seen, step);
+                return (seen, end_of(step));
             }
         }
-        (seen, Step::Go)
+        (seen, End::Go)
     }
 
     const WINDOW: u64 = 100;
@@ -309,11 +350,11 @@ mod tests {
         let lat = |d: u32| u64::from(d) * 10_000;
         let mut s = search(&spec(55, 100.0, false), 64);
         let (seen, end) = drive(&mut s, lat, 1_000_000);
-        assert_eq!(end, Step::Restart, "{seen:?}");
+        assert_eq!(end, End::Final, "{seen:?}");
         assert_eq!(s.depth(), 5, "{seen:?}");
         assert_eq!(&seen[..5], &[1, 2, 4, 8, 6], "{seen:?}");
         let (_, end) = drive(&mut s, lat, 1_000_000);
-        assert_eq!(end, Step::Done);
+        assert_eq!(end, End::Done);
         assert_eq!(s.depth(), 5);
         // Everywhere in 1..=64 the search lands on the last depth under
         // the target.
@@ -321,7 +362,7 @@ mod tests {
             let target_us = u64::from(want) * 10 + 5;
             let mut s = search(&spec(target_us, 100.0, false), 64);
             let (seen, end) = drive(&mut s, lat, 10_000_000);
-            assert_eq!((end, s.depth()), (Step::Restart, want), "{seen:?}");
+            assert_eq!((end, s.depth()), (End::Final, want), "{seen:?}");
         }
     }
 
@@ -330,7 +371,7 @@ mod tests {
         let mut s = search(&spec(1_000, 100.0, false), 16);
         let (seen, end) = drive(&mut s, |_| 1_000, 1_000_000);
         assert_eq!(seen, [1, 2, 4, 8, 16]);
-        assert_eq!((end, s.depth()), (Step::Restart, 16));
+        assert_eq!((end, s.depth()), (End::Final, 16));
     }
 
     #[test]
@@ -349,15 +390,19 @@ mod tests {
         };
         let mut s = search(&spec(10, 90.0, false), 8);
         let mut now = 0;
-        let mut end = Step::Go;
-        while end == Step::Go && now < 100_000 {
+        let mut end = End::Go;
+        while end == End::Go && now < 100_000 {
             now += 1;
-            end = s.completed(Some(spiky(0)), now);
+            if s.admit(0) && s.begin_final(now) {
+                end = End::Final;
+                break;
+            }
+            end = end_of(s.completed(Some(spiky(0)), now));
         }
-        assert_eq!((end, s.depth()), (Step::Restart, 8));
+        assert_eq!((end, s.depth()), (End::Final, 8));
         let mut s = search(&spec(10, 99.0, false), 8);
         let (_, end) = drive(&mut s, spiky, 100_000);
-        assert_eq!((end, s.depth()), (Step::Go, 1));
+        assert_eq!((end, s.depth()), (End::Go, 1));
     }
 
     #[test]
@@ -375,10 +420,10 @@ mod tests {
         // instead of ending.
         let mut s = search(&spec(55, 100.0, true), 64);
         let (_, end) = drive(&mut s, |d| u64::from(d) * 10_000, 200_000);
-        assert_eq!(end, Step::Go);
+        assert_eq!(end, End::Go);
         assert!((5..=6).contains(&s.depth()), "{}", s.depth());
         let (_, end) = drive(&mut s, |d| u64::from(d) * 25_000, 200_000);
-        assert_eq!(end, Step::Go);
+        assert_eq!(end, End::Go);
         assert!((1..=3).contains(&s.depth()), "{}", s.depth());
     }
 
@@ -423,6 +468,40 @@ mod tests {
         s.quiesce = true;
         assert_eq!(s.completed(Some(50_000), 1), Step::Go);
         assert_eq!((s.depth(), s.ios, s.failed), (4, 0, 0));
+    }
+
+    #[test]
+    fn the_final_window_and_its_statistics_start_after_the_drain_as_fio() {
+        // The synthetic device: 10 us per I/O in the queue, a 45 us target,
+        // so depth 4 is found. At the success that finds it, 3 I/Os are
+        // still in flight: fio drains them (io_u_quiesce), then resets its
+        // statistics and starts the final window; they are in neither.
+        let mut s = search(&spec(45, 100.0, false), 4);
+        s.depth = 4;
+        s.low = 2;
+        s.high = 4;
+        s.start = 0;
+        // The window's last completion: a success that leaves depth 4.
+        assert_eq!(s.completed(Some(40_000), WINDOW), Step::Go);
+        assert_eq!(s.depth(), 4);
+        assert!(s.end_run);
+        // Nothing is issued, and the final window has not begun, while
+        // the three in flight drain; they count in no window.
+        for (left, t) in [(3, 101), (2, 102), (1, 103)] {
+            assert!(!s.admit(left));
+            assert!(!s.begin_final(t));
+            assert_eq!(s.completed(Some(40_000), t), Step::Go);
+            assert_eq!(s.ios, 0);
+        }
+        // Drained: the final window (and the statistics) start now, once.
+        assert!(s.admit(0));
+        assert!(s.begin_final(104));
+        assert!(!s.begin_final(105));
+        assert_eq!(s.start, 104);
+        // It counts what completes from then on, and its end ends the job.
+        assert_eq!(s.completed(Some(40_000), 150), Step::Go);
+        assert_eq!(s.ios, 1);
+        assert_eq!(s.completed(Some(40_000), 104 + WINDOW), Step::Done);
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! wrap to a new pass (a sequential job past the end of its region, a
 //! random one whose map has given every block). Without it, a buffered job
 //! whose runtime outlasts one pass reads memory from the second pass on.
+//! fio does the same for a random map that fills under its skewed file
+//! choice (`file_service_type=zipf`, `pareto`, `normal`), which resets the
+//! file then.
 //!
 //! The drop happens between I/Os, before the first offset of the new pass
 //! is drawn: it counts in the job's runtime but in no I/O's latency. As in
@@ -47,7 +50,13 @@ pub(super) fn wanted(job: &PlanJob, pattern: &Pattern) -> bool {
             ..
         } => matches!(distribution, Distribution::Random) && !norandommap,
     };
-    job.time_based
+    // fio's skewed file choice resets a file whose random map is full
+    // and drops its cache then, time_based or not.
+    let resets = job.time_based
+        || (job.file_service.skewed()
+            && job.files.len() > 1
+            && matches!(pattern, Pattern::Random { .. }));
+    resets
         && job.invalidate
         && !job.pre_read
         && !job.direct

@@ -4,9 +4,11 @@
 //! Nothing here is timed.
 
 use iolab_engine::{create, Access, Engine, EngineOpts, FileSpec};
+use iolab_spec::value::Distribution;
 use iolab_stats::Dir;
 
 use crate::data::DataGen;
+use crate::gen::fiodist::FioSkew;
 use crate::gen::taus::{jhash, Generator};
 use crate::gen::{
     BsGen, FioOffsets, FioSeeds, OffsetGen, OffsetRand, Pattern, Purpose, Region, RwMix, Stream,
@@ -78,16 +80,23 @@ impl Worker {
     /// (see `OffsetGen::fio_done`); when not, fio's next loop goes on
     /// where this one stopped.
     pub(super) fn files_done(&self) -> bool {
-        self.files
-            .files
-            .iter()
-            .all(|f| f.gens.iter().all(crate::gen::OffsetGen::fio_done))
+        // fio's skewed file choice never finds a file done.
+        !self.files.is_skewed()
+            && self
+                .files
+                .files
+                .iter()
+                .all(|f| f.gens.iter().all(crate::gen::OffsetGen::fio_done))
     }
 
     /// The next loop goes on from this one, as fio's does when its files
     /// are not done: nothing starts over; a random draw that finds the map
     /// full then starts fio's next run (`new_run`).
     pub(super) fn go_on(&mut self) {
+        if self.files.is_skewed() {
+            // fio resets a file whose map fills and goes on.
+            return;
+        }
         for f in &mut self.files.files {
             for g in &mut f.gens {
                 g.set_stop_on_full(true);
@@ -151,6 +160,9 @@ impl Worker {
         );
         if job.file_service == FileService::Random {
             fileset.set_fio_pick(fio_seeds.frand(Purpose::FileService), seeds.repeats());
+            fileset.set_lazy_open(job.iodepth <= 1);
+        } else if let Some(skew) = file_skew(job.file_service, job.files.len(), &fio_seeds) {
+            fileset.set_fio_skew(skew, seeds.repeats());
             fileset.set_lazy_open(job.iodepth <= 1);
         }
         fileset.start(engine.as_mut()).map_err(engine_error)?;
@@ -423,7 +435,11 @@ impl Draws<'_> {
             let mixed_seq = !shared_map
                 && job.files.len() > 1
                 && Dir::ALL.iter().filter(|x| mix.uses(**x)).count() > 1;
-            gen.set_ends_runs(plain, plain && mixed_seq);
+            // Under fio's skewed file choice, a sequential direction at
+            // its file's end has no next offset there either: fio resets
+            // the file and chooses again (`FileSet::reset_file`).
+            let skewed = job.file_service.skewed() && job.files.len() > 1;
+            gen.set_ends_runs(plain || skewed, (plain && mixed_seq) || skewed);
             if job.zones.is_none() {
                 gen.set_file_size(pf.size.max(pf.existing.unwrap_or(0)));
             }
@@ -432,6 +448,26 @@ impl Draws<'_> {
         }
         Ok(())
     }
+}
+
+/// fio's generator of a skewed file choice (`file_service_type=zipf`,
+/// `pareto`, `normal`), as fio's `init_rand_file_service` makes it: over
+/// `nrfiles << 10` ranges, seeded with the low 32 bits of the clone's
+/// file-choice seed, its ranks not hashed, its rotation (zipf, pareto)
+/// drawn from its stream as no center is given. None for the other
+/// choices.
+fn file_skew(service: FileService, nrfiles: usize, seeds: &FioSeeds) -> Option<FioSkew> {
+    let dist = match service {
+        FileService::Zipf(theta) => Distribution::Zipf {
+            theta,
+            center: None,
+        },
+        FileService::Pareto(h) => Distribution::Pareto { h, center: None },
+        FileService::Normal(dev) => Distribution::Normal { dev, center: None },
+        _ => return None,
+    };
+    let ranges = (nrfiles as u64) << 10;
+    FioSkew::unhashed(&dist, ranges, seeds.seed(Purpose::FileService) as u32)
 }
 
 /// fio's block-size streams per direction: a verify job's writes draw

@@ -6,9 +6,8 @@
 //! A log with a line per I/O has millions of lines, which `write!` would
 //! format through `std::fmt` one argument at a time.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Bytes gathered before they are written.
@@ -265,14 +264,13 @@ const DIGITS: [u8; 200] = {
 /// symbolic link at its name only as [`crate::links`] allows (the plan
 /// checked the name; this judges a link planted since).
 fn open(path: &Path, append: bool) -> io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.create(true).mode(0o644);
-    if append {
-        o.append(true);
+    let how = if append {
+        libc::O_APPEND
     } else {
-        o.write(true).truncate(true);
-    }
-    crate::links::open(path, &o).map_err(|e| io::Error::new(e.kind(), with_path(path, &e)))
+        libc::O_TRUNC
+    };
+    crate::links::open(path, libc::O_WRONLY | libc::O_CREAT | how, 0o644)
+        .map_err(|e| io::Error::new(e.kind(), with_path(path, &e)))
 }
 
 fn with_path(path: &Path, e: &io::Error) -> String {
