@@ -150,7 +150,9 @@ fn io_uring_buffered_writes_are_the_jobs_own_io() {
         .filter_map(|w| w["text"].as_str())
         .collect();
     assert!(
-        texts.iter().any(|t| t.contains("the rest came from memory")),
+        texts
+            .iter()
+            .any(|t| t.contains("the rest came from memory")),
         "{texts:?}"
     );
 }
