@@ -506,3 +506,30 @@ fn shell_word(a: &str) -> String {
         a.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_database_name_is_where_its_own_links_lead_and_no_link_beside_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = &std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir(d.join("real")).unwrap();
+        std::os::unix::fs::symlink("real", d.join("via")).unwrap();
+        // The links of one's own, in the middle and at the name, are
+        // followed: SQLite gets a name without links.
+        std::os::unix::fs::symlink("kept.db", d.join("real/r.db")).unwrap();
+        assert_eq!(
+            db_name(&d.join("via/r.db")).unwrap(),
+            d.join("real/kept.db")
+        );
+        // A link at the -wal name beside the file: refused, named.
+        std::os::unix::fs::symlink("elsewhere", d.join("real/kept.db-wal")).unwrap();
+        let e = db_name(&d.join("via/r.db")).unwrap_err();
+        assert!(
+            e.contains("real/kept.db-wal` is a symbolic link") && e.contains("SQLite opens no"),
+            "{e}"
+        );
+    }
+}

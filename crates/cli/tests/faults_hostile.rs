@@ -248,7 +248,7 @@ const LOGGED: &str =
     "[j]\nfilename=data\nrw=write\nbs=4k\nsize=64k\nwrite_bw_log=p\nwrite_lat_log=p\n";
 
 #[test]
-fn another_users_link_in_a_shared_dir_is_refused_at_log_report_and_db_names() {
+fn another_users_link_in_a_shared_dir_is_refused_at_data_log_report_and_db_names() {
     require!(root);
     // A fresh sticky, world-writable directory of root's (like /tmp): a
     // link nobody planted there at a name root will write is refused;
@@ -257,7 +257,8 @@ fn another_users_link_in_a_shared_dir_is_refused_at_log_report_and_db_names() {
     let d = dir.path();
     let precious = victim(d);
     std::fs::write(d.join("j.fio"), LOGGED).unwrap();
-    let cases: [(&str, &[&str]); 4] = [
+    let cases: [(&str, &[&str]); 5] = [
+        ("data", &["--no-store"]),
         ("p_bw.1.log", &["--no-store"]),
         ("p_clat.1.log", &["--no-store"]),
         ("report.txt", &["--no-store", "--output=report.txt"]),
@@ -289,8 +290,10 @@ fn another_users_link_in_a_shared_dir_is_refused_at_log_report_and_db_names() {
         let mut left = vec!["j.fio", name, "precious"];
         left.sort();
         assert_eq!(entries(d), left, "{name}");
-        // root's own link at the name: followed, to a file of its own.
+        // root's own link at the name: followed, to a file of its own
+        // (one that exists: a data file is laid out only where none is).
         std::fs::remove_file(&link).unwrap();
+        std::fs::write(d.join("mine"), b"").unwrap();
         std::os::unix::fs::symlink("mine", &link).unwrap();
         let out = run(extra);
         assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
@@ -318,8 +321,8 @@ fn link_of(uid: u32, to: &Path, link: &Path) {
 fn another_users_link_in_the_middle_of_a_name_is_refused() {
     require!(root);
     // /tmp/evil/NAME, where /tmp/evil is nobody's link, in a sticky shared
-    // directory, to a directory of root's: refused at the log, report and
-    // database names, naming the link, its owner and the directory;
+    // directory, to a directory of root's: refused at the data file, log,
+    // report and database names, naming the link, its owner and the directory;
     // nothing is laid out, logged, stored, or made in root's directory.
     let dir = shared_dir();
     let d = &std::fs::canonicalize(dir.path()).unwrap();
@@ -330,7 +333,9 @@ fn another_users_link_in_the_middle_of_a_name_is_refused() {
     link_of(NOBODY, r, &evil);
     std::fs::write(d.join("j.fio"), PLAIN).unwrap();
     std::fs::write(d.join("l.fio"), LOGGED.replace("_log=p", "_log=evil/p")).unwrap();
-    let cases: [&[&str]; 4] = [
+    std::fs::write(d.join("f.fio"), PLAIN.replace("=data", "=evil/data")).unwrap();
+    let cases: [&[&str]; 5] = [
+        &["f.fio", "--no-store"],
         &["l.fio", "--no-store"],
         &["j.fio", "--no-store", "--output=evil/report.txt"],
         &["j.fio", "--db=evil/r.db"],
@@ -354,7 +359,7 @@ fn another_users_link_in_the_middle_of_a_name_is_refused() {
         );
         assert_untouched(&precious);
         assert_eq!(entries(r), ["precious"], "{args:?}");
-        assert_eq!(entries(d), ["evil", "j.fio", "l.fio"], "{args:?}");
+        assert_eq!(entries(d), ["evil", "f.fio", "j.fio", "l.fio"], "{args:?}");
     }
     // The same link, root's own: followed, the database made beyond it.
     std::os::unix::fs::lchown(&evil, Some(0), Some(0)).unwrap();

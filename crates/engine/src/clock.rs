@@ -20,7 +20,7 @@ pub struct Clock {
 }
 
 impl Clock {
-    /// The process's clock, calibrated on first use (about 20 ms).
+    /// The process's clock, calibrated on first use (20 ms of sleep).
     pub fn get() -> &'static Clock {
         static CLOCK: OnceLock<Clock> = OnceLock::new();
         CLOCK.get_or_init(Clock::calibrate)
@@ -35,13 +35,13 @@ impl Clock {
                 base,
             };
         }
-        let t0 = Instant::now();
-        let c0 = read_tsc();
-        while t0.elapsed() < Duration::from_millis(20) {
-            std::hint::spin_loop();
-        }
-        let c1 = read_tsc();
-        let ns = t0.elapsed().as_nanos() as u64;
+        // The counter runs at a constant rate whether the thread runs or
+        // sleeps, so the 20 ms between the two readings are slept, not
+        // spun: they cost no CPU time.
+        let (t0, c0) = paired_reading();
+        std::thread::sleep(Duration::from_millis(20));
+        let (t1, c1) = paired_reading();
+        let ns = t1.duration_since(t0).as_nanos() as u64;
         let ticks = c1.wrapping_sub(c0);
         if ticks == 0 || ns == 0 {
             return Clock {
@@ -98,6 +98,25 @@ fn read_tsc() -> u64 {
 #[inline]
 fn read_tsc() -> u64 {
     0
+}
+
+/// A reading of CLOCK_MONOTONIC and of the TSC taken together: the TSC
+/// between two monotonic readings, paired with their midpoint. Of a few
+/// tries, the one whose two monotonic readings are closest (a thread
+/// preempted between them gives a wide bracket).
+fn paired_reading() -> (Instant, u64) {
+    let mut best: Option<(Duration, Instant, u64)> = None;
+    for _ in 0..5 {
+        let i0 = Instant::now();
+        let c = read_tsc();
+        let i1 = Instant::now();
+        let gap = i1.duration_since(i0);
+        if best.is_none_or(|(g, _, _)| gap < g) {
+            best = Some((gap, i0 + gap / 2, c));
+        }
+    }
+    let (_, at, c) = best.unwrap_or((Duration::ZERO, Instant::now(), read_tsc()));
+    (at, c)
 }
 
 /// Whether the CPU says its TSC runs at a constant rate through frequency

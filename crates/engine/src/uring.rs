@@ -14,6 +14,11 @@
 //! `sqthread_poll` (with
 //! `sqthread_poll_cpu`) lets a kernel thread take the submissions.
 //!
+//! Every io_uring_enter is the `syscall` instruction itself (rawsys), the
+//! ring named by its registered index where the kernel has them (5.18) and
+//! by its descriptor otherwise; the io-uring crate sets the ring up and
+//! lays out the SQEs, and is not on the path of a submission.
+//!
 //! A ring the kernel refuses (ENOSYS, EPERM from seccomp or
 //! `kernel.io_uring_disabled`) is `EngineError::Refused` at creation.
 
@@ -65,6 +70,8 @@ pub(crate) struct UringEngine {
     /// lookup and the reference count of the ring's file on every call.
     /// `None` when the kernel refuses, and with a polling SQ thread.
     ring_index: Option<u32>,
+    /// A kernel thread polls the submission queue (`sqthread_poll`).
+    sqpoll: bool,
 }
 
 /// The slots' iovecs, pointing into the engine's own buffer pool.
@@ -86,6 +93,7 @@ impl UringEngine {
             hint: SETUP_HINT,
         })?;
         let max_in_flight = ring.params().cq_entries() as usize;
+        let sqpoll = ring.params().is_setup_sqpoll();
         let mut engine = Self {
             ring,
             base,
@@ -98,6 +106,7 @@ impl UringEngine {
             in_flight: 0,
             max_in_flight,
             ring_index: None,
+            sqpoll,
         };
         if !opts.sqthread_poll {
             engine.ring_index = register_ring_fd(engine.ring.as_raw_fd());
@@ -224,37 +233,54 @@ impl UringEngine {
             })
     }
 
-    /// Submits the queued SQEs and waits for `want` completions, as
-    /// `Submitter::submit_and_wait` does, naming the ring by its registered
-    /// index when it has one.
+    /// Submits the queued SQEs and waits for `want` completions with one
+    /// io_uring_enter, the `syscall` instruction itself (rawsys), as
+    /// `Submitter::submit_and_wait` decides: the ring is named by its
+    /// registered index when it has one (Linux 5.18), by its descriptor
+    /// otherwise. With a polling SQ thread that is awake, nothing needs
+    /// the call unless completions are wanted or the kernel holds work
+    /// for this thread.
     #[inline]
     fn submit_and_wait(&mut self, want: usize) -> io::Result<usize> {
-        let Some(index) = self.ring_index else {
-            return self.ring.submit_and_wait(want);
-        };
+        let sqpoll = self.sqpoll;
         let (len, flags) = {
             let sq = self.ring.submission();
             // Deferred task work, an overflowed completion queue and a
             // polled ring all need GETEVENTS to make progress.
-            let events = want > 0 || self.hipri || sq.cq_overflow() || sq.taskrun();
-            (
-                sq.len(),
-                IORING_ENTER_REGISTERED_RING | if events { IORING_ENTER_GETEVENTS } else { 0 },
-            )
+            let work = sq.cq_overflow() || sq.taskrun();
+            let mut flags = if want > 0 || self.hipri || work {
+                IORING_ENTER_GETEVENTS
+            } else {
+                0
+            };
+            // need_wakeup orders the tail written above before the flag
+            // it reads (a SeqCst fence), as the kernel's sleep requires.
+            if sqpoll {
+                if sq.need_wakeup() {
+                    flags |= IORING_ENTER_SQ_WAKEUP;
+                } else if flags == 0 {
+                    // The SQ thread takes the entries by itself.
+                    return Ok(sq.len());
+                }
+            }
+            (sq.len(), flags)
+        };
+        let (target, flags) = match self.ring_index {
+            Some(index) => (index, flags | IORING_ENTER_REGISTERED_RING),
+            None => (self.ring.as_raw_fd() as u32, flags),
         };
         // SAFETY: io_uring_enter with no argument block; the SQEs it
-        // submits were checked when they were queued. The call is the
-        // `syscall` instruction itself (rawsys).
+        // submits were checked when they were queued.
         let r = unsafe {
-            rawsys::io_uring_enter(index, len as u32, want as u32, flags, std::ptr::null(), 0)
+            rawsys::io_uring_enter(target, len as u32, want as u32, flags, std::ptr::null(), 0)
         };
         match r {
             Ok(n) => Ok(n),
             // The index is not this thread's (the engine moved to another
             // thread): nothing was submitted; go on by descriptor.
-            Err(libc::EBADF | libc::EINVAL) => {
+            Err(libc::EBADF | libc::EINVAL) if self.ring_index.is_some() => {
                 self.ring_index = None;
-                self.ring.submit_and_wait(want)
+                self.submit_and_wait(want)
             }
             Err(errno) => Err(io::Error::from_raw_os_error(errno)),
         }
@@ -276,6 +302,33 @@ impl UringEngine {
         }
         self.in_flight -= n;
         n
+    }
+}
+
+impl UringEngine {
+    /// Ends the registration of the ring's descriptor with this thread,
+    /// if any: it holds the ring open, which would otherwise live as long
+    /// as the thread. io_uring_enter names the ring by descriptor after.
+    fn unregister_ring(&mut self) {
+        let Some(index) = self.ring_index.take() else {
+            return;
+        };
+        let up = RsrcUpdate {
+            offset: index,
+            resv: 0,
+            data: 0,
+        };
+        // SAFETY: `up` is one valid io_uring_rsrc_update, read by the
+        // kernel during the call.
+        unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_register,
+                self.ring.as_raw_fd(),
+                IORING_UNREGISTER_RING_FDS,
+                &up as *const RsrcUpdate,
+                1,
+            );
+        }
     }
 }
 
@@ -345,6 +398,7 @@ struct RsrcUpdate {
 const IORING_REGISTER_RING_FDS: libc::c_uint = 20;
 const IORING_UNREGISTER_RING_FDS: libc::c_uint = 21;
 const IORING_ENTER_GETEVENTS: libc::c_uint = 1;
+const IORING_ENTER_SQ_WAKEUP: libc::c_uint = 2;
 const IORING_ENTER_REGISTERED_RING: libc::c_uint = 16;
 
 /// Registers the ring's descriptor with the calling thread; its index, or
@@ -572,7 +626,7 @@ impl Drop for UringEngine {
         let mut sink = Vec::new();
         while self.in_flight > 0 {
             let want = self.in_flight;
-            if retry_eintr(|| self.ring.submit_and_wait(want)).is_err() && {
+            if retry_eintr(|| self.submit_and_wait(want)).is_err() && {
                 let got = self.drain(usize::MAX, &mut sink);
                 sink.clear();
                 got == 0
@@ -582,31 +636,13 @@ impl Drop for UringEngine {
                 if let Ok(empty) = crate::BufPool::new(0, 0, 0) {
                     std::mem::forget(std::mem::replace(&mut self.base.bufs, empty));
                 }
+                self.unregister_ring();
                 return;
             }
             self.drain(usize::MAX, &mut sink);
             sink.clear();
         }
-        if let Some(index) = self.ring_index.take() {
-            // The registration holds the ring open: end it, or the ring
-            // would live as long as the thread.
-            let up = RsrcUpdate {
-                offset: index,
-                resv: 0,
-                data: 0,
-            };
-            // SAFETY: `up` is one valid io_uring_rsrc_update, read by the
-            // kernel during the call.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_io_uring_register,
-                    self.ring.as_raw_fd(),
-                    IORING_UNREGISTER_RING_FDS,
-                    &up as *const RsrcUpdate,
-                    1,
-                );
-            }
-        }
+        self.unregister_ring();
     }
 }
 
@@ -643,7 +679,11 @@ mod tests {
 
     /// Writes 8 extents at once, then reads them back at once, and checks.
     fn eight_in_flight(o: &EngineOpts, path: &Path, direct: bool) {
-        let mut e = iolab_testkit::need!(uring(o));
+        eight_in_flight_on(iolab_testkit::need!(uring(o)), path, direct);
+    }
+
+    /// `eight_in_flight` through engine `e`.
+    fn eight_in_flight_on(mut e: Box<dyn Engine>, path: &Path, direct: bool) {
         let mut s = spec(path, true, true);
         s.direct = direct;
         let f = e.open(&s).unwrap();
@@ -926,6 +966,24 @@ mod tests {
             }
         }
         check(e.as_mut(), 1, 0, 4096, 4);
+    }
+
+    /// Without a registered ring descriptor (kernels before 5.18), each
+    /// io_uring_enter names the ring by its descriptor, and the same I/O
+    /// goes through.
+    #[test]
+    fn ring_named_by_descriptor_round_trip() {
+        let mut e = match super::UringEngine::new(&opts(8, 8192)) {
+            Ok(e) => e,
+            Err(EngineError::Refused { errno, .. }) => {
+                iolab_testkit::skip!("io_uring_setup refused, errno {errno}")
+            }
+            Err(e) => panic!("{e}"),
+        };
+        e.unregister_ring();
+        assert_eq!(e.ring_index, None);
+        let dir = temp();
+        eight_in_flight_on(Box::new(e), &dir.path().join("by-fd"), false);
     }
 
     #[test]

@@ -866,14 +866,27 @@ struct Placing<'a> {
 }
 
 impl Placing<'_> {
-    /// Refuses a file the job cannot do its I/O on: trims of what is not
-    /// a block device, writes to a device in use, zoned I/O.
+    /// Refuses a file the job cannot do its I/O on: one reached through a
+    /// link the rule of [`crate::links`] refuses, trims of what is not a
+    /// block device, writes to a device in use, zoned I/O.
     fn check_target(&self, path: &Path, disk: &OnDisk) -> Result<(), PlanError> {
         let (cx, pj) = (self.cx, self.pj);
         // The null engine does no I/O: its files are never made or read.
         // The engines that create files or create, stat or remove
         // directories work on paths that must not be laid out first.
         let diskless = pj.engine.diskless();
+        // Another user's link in a shared sticky directory, anywhere in
+        // the name, is not followed (the rule of `crate::links`).
+        if !diskless {
+            if let Err(e) = crate::links::resolve(path) {
+                if crate::links::is_foreign(&e) {
+                    return Err(cx.err(
+                        Some(Opt::Filename),
+                        format!("data file `{}`: {e}", path.display()),
+                    ));
+                }
+            }
+        }
         // The falloc engine trims a regular file by punching holes in it.
         if pj.rw.mode.trims() && !diskless && !disk.block_device && pj.engine != EngineKind::Falloc
         {
