@@ -234,6 +234,8 @@ EVICTED = []
 # Bytes the last run (one() or limit_one()) read from storage, from its
 # rusage (the kernel's per-task I/O accounting): a warm run reads none.
 LAST_READ = [0]
+# The page faults (minor) of the last run's process.
+LAST_MINFLT = [0]
 # A warm run that read more than this from storage lost its file from the
 # page cache (another user's drop_caches, reclaim) and measured the disk
 # for that part; a random pass reads each block again and so puts the file
@@ -274,6 +276,7 @@ def one(cmd, cwd=None, env=None):
     os.close(r)
     _, status, ru = os.wait4(pid, 0)
     LAST_READ[0] = ru.ru_inblock * 512
+    LAST_MINFLT[0] = ru.ru_minflt
     out = b"".join(chunks)
     if status != 0:
         sys.exit(f"{' '.join(cmd)} exited with {status}")
@@ -650,12 +653,16 @@ def run_logging(a, d):
         + LOG_EVERY_IO,
     }
     res = {k: [] for k in cmds}
+    # Page faults per 1,000 I/Os of each run (the process's minor faults).
+    faults = {k: [] for k in cmds}
     logs = tempfile.mkdtemp(prefix="iolab-bench-logs-", dir=d)
     try:
         for i in range(a.runs):
             order = list(cmds) if i % 2 == 0 else list(reversed(cmds))
             for k in order:
-                res[k].append(one(cmds[k], logs))
+                r = one(cmds[k], logs)
+                res[k].append(r)
+                faults[k].append(1000 * LAST_MINFLT[0] / max(r[0] * 3, 1))
                 for x in os.listdir(logs):
                     os.unlink(os.path.join(logs, x))
     finally:
@@ -665,10 +672,13 @@ def run_logging(a, d):
         off, on = (tool, False), (tool, True)
         iops = [statistics.median(x[0] for x in res[k]) for k in (off, on)]
         c, cc = cost(res, on, off, 0), cost(res, on, off, 4)
+        flt = [statistics.median(faults[k]) for k in (off, on)]
         print(f"logging cost {tool}: IOPS without {iops[0]:,.0f}, with {iops[1]:,.0f}: "
-              f"{100 * c:.0f}% of IOPS, {100 * cc:.0f}% per core")
+              f"{100 * c:.0f}% of IOPS, {100 * cc:.0f}% per core; page faults per "
+              f"1,000 I/Os {flt[0]:.1f} without, {flt[1]:.1f} with")
         cells.append(f"{tool} {100 * c:.0f}% of IOPS, {100 * cc:.0f}% per core "
-                     f"(IOPS {iops[0]:,.0f} without, {iops[1]:,.0f} with)")
+                     f"(IOPS {iops[0]:,.0f} without, {iops[1]:,.0f} with; page faults "
+                     f"per 1,000 I/Os {flt[0]:.1f} / {flt[1]:.1f})")
     ROWS.append(("logging-cost (bw, iops, lat logs, a line per I/O, null QD1)", "", "", "",
                  "; ".join(cells), load()))
 

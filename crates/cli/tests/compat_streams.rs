@@ -783,6 +783,7 @@ fn both_jobs(
         let out = Proc::new("strace")
             .args([
                 "-ff",
+                "-v",
                 "-y",
                 "-s",
                 "0",
@@ -828,6 +829,54 @@ fn both_jobs(
     jobs.iter()
         .map(|(name, _)| (name.clone(), of(&from_fio, name), of(&from_iolab, name)))
         .collect()
+}
+
+#[test]
+fn random_file_choice_under_openfiles_with_a_deep_queue_is_fios() {
+    require!(fio, strace);
+    // libaio, iodepth above 1, openfiles below nrfiles: fio finds a file
+    // done when a draw of its offset finds none left, closes it once its
+    // I/Os in flight complete (it counts among the open files until
+    // then), and on a draw of a file it has no room to open while I/Os
+    // are in flight it reaps before it draws again. The I/O compared is
+    // what io_submit carries, in submission order.
+    let job = |extra: &[&str]| -> Vec<String> {
+        ["--file_service_type=random", "--nrfiles=4", "--openfiles=2"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let jobs = [
+        ("randread", job(&["--rw=randread"])),
+        ("randrw", job(&["--rw=randrw"])),
+        ("read", job(&["--rw=read"])),
+        ("randwrite", job(&["--rw=randwrite", "--iodepth=2"])),
+        ("randrw-loops", job(&["--rw=randrw", "--loops=2"])),
+        (
+            "randread-5-3-qd8",
+            job(&[
+                "--rw=randread",
+                "--nrfiles=5",
+                "--openfiles=3",
+                "--iodepth=8",
+            ]),
+        ),
+        (
+            "zipf",
+            vec![
+                "--file_service_type=zipf".to_string(),
+                "--nrfiles=4".to_string(),
+                "--openfiles=2".to_string(),
+                "--rw=randread".to_string(),
+            ],
+        ),
+    ]
+    .map(|(n, o)| (n.to_string(), o));
+    let common = ["--size=256k", "--bs=4k", "--ioengine=libaio", "--iodepth=4"];
+    for (job, f, i) in both_jobs(&common, &jobs, true) {
+        assert_same(&format!("libaio openfiles {job}"), &f, &i);
+    }
 }
 
 #[test]

@@ -41,6 +41,12 @@ pub(crate) struct WFile {
     /// fio's random file choice has drawn this file since it was done:
     /// fio found it done then, after a draw of its offset.
     seen_done: bool,
+    /// I/Os issued to the file and not yet completed (counted under
+    /// `lazy` only).
+    inflight: u32,
+    /// Found done with I/Os in flight: still open, and counted among the
+    /// open files, until the last of them completes (fio's closing file).
+    closing: bool,
 }
 
 impl WFile {
@@ -56,6 +62,8 @@ impl WFile {
             pass_bytes: 0,
             done: false,
             seen_done: false,
+            inflight: 0,
+            closing: false,
         }
     }
 }
@@ -94,6 +102,13 @@ pub(crate) struct FileSet {
     /// file a draw falls on is opened while fewer than `limit` are, and
     /// a draw on a closed file otherwise is spent (fio's busy file).
     lazy: bool,
+    /// `lazy` with a queue deeper than one I/O: a file is found done when
+    /// its offsets are given out (its I/Os may still be in flight), a done
+    /// file closes when its last I/O completes, and a busy file with I/Os
+    /// in flight makes the clone reap before it draws again, as fio's.
+    deep: bool,
+    /// I/Os in flight over all files (counted under `lazy` only).
+    inflight: u32,
 }
 
 impl FileSet {
@@ -122,6 +137,8 @@ impl FileSet {
             fsync_on_close,
             resume: None,
             lazy: false,
+            deep: false,
+            inflight: 0,
         }
     }
 
@@ -152,12 +169,48 @@ impl FileSet {
     }
 
     /// With fio's random or skewed choice and fewer files open than there
-    /// are, open them as fio does (see `lazy`); only for a job with one
-    /// I/O in flight, whose files close with nothing pending. Before
-    /// `start`.
-    pub fn set_lazy_open(&mut self, on: bool) {
+    /// are, open them as fio does (see `lazy`), for a job of `iodepth`
+    /// I/Os in flight (see `deep`). Before `start`.
+    pub fn set_lazy_open(&mut self, iodepth: u32) {
         let fio = self.fio_pick.is_some() || self.skew.is_some();
-        self.lazy = on && fio && self.limit < self.files.len();
+        self.lazy = fio && self.limit < self.files.len();
+        self.deep = self.lazy && iodepth > 1;
+    }
+
+    /// Whether files open and close as fio's choice meets them (`lazy`),
+    /// which counts the I/Os in flight per file (`issued`, `unissued`).
+    #[inline]
+    pub fn is_lazy(&self) -> bool {
+        self.lazy
+    }
+
+    /// An I/O to file `fi` was issued (counted under `lazy` only).
+    #[inline]
+    pub fn issued(&mut self, fi: usize) {
+        if self.lazy {
+            self.files[fi].inflight += 1;
+            self.inflight += 1;
+        }
+    }
+
+    /// An I/O counted by `issued` was not queued after all.
+    #[inline]
+    pub fn unissued(&mut self, fi: usize) {
+        if self.lazy {
+            let f = &mut self.files[fi];
+            f.inflight = f.inflight.saturating_sub(1);
+            self.inflight = self.inflight.saturating_sub(1);
+        }
+    }
+
+    /// Closes a done file now, or marks it closing while it has I/Os in
+    /// flight (the last completion closes it).
+    fn close_when_idle(&mut self, fi: usize, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        if self.files[fi].inflight > 0 {
+            self.files[fi].closing = true;
+            return Ok(());
+        }
+        self.close(fi, engine)
     }
 
     /// fio's next file number: the random choice's draw scaled onto the
@@ -187,36 +240,58 @@ impl FileSet {
     }
 
     /// The file of the next I/O (`pick`), opening it when fio would (see
-    /// `set_lazy_open`).
+    /// `set_lazy_open`). None: fio's busy file (no room to open the file
+    /// drawn) while I/Os are in flight, where fio reaps before it draws
+    /// again.
     #[inline]
-    pub fn pick_with(&mut self, engine: &mut dyn Engine) -> Result<usize, EngineError> {
+    pub fn pick_with(&mut self, engine: &mut dyn Engine) -> Result<Option<usize>, EngineError> {
         if !self.lazy {
-            return Ok(self.pick());
+            return Ok(Some(self.pick()));
         }
-        while !self.active.is_empty() {
+        loop {
+            if self.active.is_empty() {
+                // Every file found done as its offsets were given out,
+                // under a deep queue: fio's run ends once they complete.
+                if self.inflight > 0 {
+                    return Ok(None);
+                }
+                self.end_pass(engine)?;
+            }
             let Some(fi) = self.fio_draw() else {
-                break;
+                return Ok(Some(self.pick()));
             };
+            // (Never under the skewed choice, whose files are reset instead.)
+            let deep = self.deep && self.skew.is_none();
             let f = &mut self.files[fi];
-            if f.done {
+            // fio knows a file is done when a draw of its offset finds
+            // none left, which a deep queue sees before its I/Os complete.
+            let given_out = deep && !f.gens.is_empty() && f.gens.iter().all(OffsetGen::fio_done);
+            if f.done || given_out {
                 if !f.seen_done {
-                    // fio found it done by trying it, and closed it.
+                    // fio found it done by trying it, and closed it (once
+                    // its I/Os complete).
                     f.seen_done = true;
+                    let was_done = f.done;
                     self.found_done.push(fi);
-                    self.close(fi, engine)?;
+                    if !was_done {
+                        self.leave(fi, engine)?;
+                    }
+                    self.close_when_idle(fi, engine)?;
                 }
                 continue;
             }
             if f.open {
-                return Ok(fi);
+                return Ok(Some(fi));
             }
             if self.files.iter().filter(|f| f.open).count() < self.limit {
                 self.open(fi, engine)?;
-                return Ok(fi);
+                return Ok(Some(fi));
+            }
+            if self.inflight > 0 {
+                return Ok(None);
             }
             // Otherwise fio's busy file: the draw is spent.
         }
-        Ok(self.pick())
     }
 
     /// fio's random file: a draw scaled onto all the clone's files, drawn
@@ -327,6 +402,15 @@ impl FileSet {
         bytes: u64,
         engine: &mut dyn Engine,
     ) -> Result<(), EngineError> {
+        if self.lazy {
+            let f = &mut self.files[fi];
+            f.inflight = f.inflight.saturating_sub(1);
+            self.inflight = self.inflight.saturating_sub(1);
+            if f.closing && f.inflight == 0 {
+                f.closing = false;
+                self.close(fi, engine)?;
+            }
+        }
         if self.single || self.skew.is_some() {
             return Ok(());
         }
@@ -354,7 +438,7 @@ impl FileSet {
         // fio found it done by trying it: its random choice knows it.
         self.files[fi].seen_done = true;
         if self.lazy {
-            self.close(fi, engine)?;
+            self.close_when_idle(fi, engine)?;
         }
         if self.active.is_empty() {
             // fio's round robin goes on from the file after the last it
@@ -368,14 +452,20 @@ impl FileSet {
     fn finish(&mut self, fi: usize, engine: &mut dyn Engine) -> Result<(), EngineError> {
         self.leave(fi, engine)?;
         if self.active.is_empty() {
-            if self.fio_pick.is_some() {
-                self.unseen.clear();
-                let unseen = (0..self.files.len()).filter(|&i| !self.files[i].seen_done);
-                self.unseen.extend(unseen);
-            }
-            self.new_pass(engine)?;
+            self.end_pass(engine)?;
         }
         Ok(())
+    }
+
+    /// Every file is done: the files fio's random choice has not found
+    /// done yet are noted (see `fio_tries_at_end`), and a new pass begins.
+    fn end_pass(&mut self, engine: &mut dyn Engine) -> Result<(), EngineError> {
+        if self.fio_pick.is_some() {
+            self.unseen.clear();
+            let unseen = (0..self.files.len()).filter(|&i| !self.files[i].seen_done);
+            self.unseen.extend(unseen);
+        }
+        self.new_pass(engine)
     }
 
     /// File `fi` is done: out of the service, closed and the next one
@@ -418,6 +508,7 @@ impl FileSet {
             let f = &mut self.files[i];
             f.done = false;
             f.seen_done = false;
+            f.closing = false;
             f.pass_bytes = 0;
             if self.lazy {
                 // fio opens each file when a draw first falls on it.
@@ -655,7 +746,7 @@ mod tests {
         // are opened, draws on the others are spent, none is closed.
         let (mut s, mut e) = set(4, FileService::Zipf(1.2), 2);
         s.set_fio_skew(skew.clone(), false);
-        s.set_lazy_open(true);
+        s.set_lazy_open(1);
         s.start(e.as_mut()).unwrap();
         let mut opened: Vec<usize> = Vec::new();
         for &fi in &want {
@@ -665,13 +756,45 @@ mod tests {
         }
         let got: Vec<usize> = (0..32)
             .map(|_| {
-                let fi = s.pick_with(e.as_mut()).unwrap();
+                let fi = s.pick_with(e.as_mut()).unwrap().unwrap();
                 s.account(fi, 4096, e.as_mut()).unwrap();
                 fi
             })
             .collect();
         assert!(got.iter().all(|f| opened.contains(f)), "{got:?} {opened:?}");
         assert!(s.open_count() <= 2);
+    }
+
+    #[test]
+    fn a_deep_queue_reaps_before_it_opens_a_file_past_openfiles_as_fio() {
+        let (mut s, mut e) = set(4, FileService::Random, 2);
+        s.set_fio_pick(Frand::new(5, false), false);
+        s.set_lazy_open(4);
+        s.start(e.as_mut()).unwrap();
+        assert_eq!(s.open_count(), 0, "no file opened ahead");
+        // I/Os issued and none completed: the first two files drawn are
+        // opened; a draw on a third is fio's busy file, reaped for.
+        let mut seen: Vec<usize> = Vec::new();
+        while let Some(fi) = s.pick_with(e.as_mut()).unwrap() {
+            s.issued(fi);
+            if !seen.contains(&fi) {
+                seen.push(fi);
+            }
+            assert!(seen.len() <= 2, "{seen:?}");
+        }
+        assert_eq!((seen.len(), s.open_count()), (2, 2));
+        // Once they complete, a draw on a closed file is spent instead,
+        // and the next one on an open file is served.
+        for &fi in &seen {
+            while s.files[fi].inflight > 0 {
+                s.account(fi, 0, e.as_mut()).unwrap();
+            }
+        }
+        let fi = s
+            .pick_with(e.as_mut())
+            .unwrap()
+            .expect("a file, nothing in flight");
+        assert!(seen.contains(&fi));
     }
 
     #[test]

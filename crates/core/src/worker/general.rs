@@ -56,6 +56,9 @@ enum Issued {
     /// The job stops once what is in flight is reaped: its rate, offsets
     /// or zones are spent, a completion or an fsync said so.
     Stop,
+    /// Nothing issued: fio's file choice drew a file it has no room to
+    /// open while I/Os are in flight; reap, then draw again.
+    Busy,
 }
 
 impl Worker {
@@ -226,6 +229,17 @@ impl Worker {
                         s.stop = true;
                         continue;
                     }
+                    Issued::Busy => {
+                        // fio reaps what it can (at least one) and draws
+                        // again.
+                        if !s.q.pending.is_empty() {
+                            self.submit(cx, &mut s.q, out)?;
+                        }
+                        if s.q.inflight > 0 {
+                            self.reap_some(cx, m, s, out, true)?;
+                        }
+                        continue;
+                    }
                 }
                 // Submit a batch when it is full or the queue is.
                 if s.q.pending.len() as u32 >= s.q.batch
@@ -276,8 +290,12 @@ impl Worker {
             }
         }
         let Some((dir, fi, offset, len)) = self.draw(cx, s.last, &mut s.runs, out) else {
+            if std::mem::take(&mut self.busy) {
+                return Ok(Issued::Busy);
+            }
             return Ok(Issued::Stop);
         };
+        self.files.issued(fi);
         s.last = Some((fi, offset, len));
         let len = if self.noio { 0 } else { len };
         let op = match dir {
@@ -334,6 +352,7 @@ impl Worker {
                 Ok(Issued::Queued)
             }
             Ok(Queued::Busy) => {
+                self.files.unissued(fi);
                 s.q.free.push(slot);
                 s.budget.uncount(out, d, len);
                 Ok(Issued::Queued)
@@ -358,6 +377,11 @@ impl Worker {
         runs: &mut u32,
         out: &JobResult,
     ) -> Option<(Dir, usize, u64, u32)> {
+        // fio chooses the file before the direction: a busy file (see
+        // `Issued::Busy`) leaves the direction of its I/O undrawn, so the
+        // mix is kept as it was before that draw.
+        let lazy = self.files.is_lazy();
+        let mut undrawn = lazy.then(|| (self.mix.clone(), self.mix_rng.clone()));
         let pick = self.mix.next(&mut self.mix_rng);
         let mut dir = pick.dir;
         if let Some(rate) = &self.rate {
@@ -370,7 +394,7 @@ impl Worker {
             }
         }
         let mut d = dir as usize;
-        let fi = self.files.pick_with(self.engine.as_mut()).ok()?;
+        let picked = self.files.pick_with(self.engine.as_mut());
         while let Some(done) = self.files.found_done() {
             // fio tried the file: a direction drawn, an offset draw that
             // found the map full; then a direction again for the next.
@@ -378,12 +402,26 @@ impl Worker {
             if let Some(g) = f.gen_of[d] {
                 f.gens[g].spend_draw_on_full_map(&mut self.off_rng);
             }
+            if lazy {
+                undrawn = Some((self.mix.clone(), self.mix_rng.clone()));
+            }
             let again = self.mix.next(&mut self.mix_rng).dir;
             if self.rate.is_none() {
                 dir = again;
                 d = dir as usize;
             }
         }
+        let fi = match picked {
+            Ok(Some(fi)) => fi,
+            Ok(None) => {
+                if let Some((mix, rng)) = undrawn {
+                    (self.mix, self.mix_rng) = (mix, rng);
+                }
+                self.busy = true;
+                return None;
+            }
+            Err(_) => return None,
+        };
         let skewed = self.files.is_skewed();
         let file = &mut self.files.files[fi];
         let g = file.gen_of[d]?;

@@ -199,6 +199,8 @@ struct Worker {
     first_streams: Option<Box<(Frand, [Frand; 3], OffsetRand)>>,
     /// Strided zones, flow and latency target, when the job asks.
     ctl: control::Control,
+    /// The last draw found fio's busy file (see `general::Issued::Busy`).
+    busy: bool,
 }
 
 impl Worker {

@@ -160,10 +160,10 @@ impl Worker {
         );
         if job.file_service == FileService::Random {
             fileset.set_fio_pick(fio_seeds.frand(Purpose::FileService), seeds.repeats());
-            fileset.set_lazy_open(job.iodepth <= 1);
+            fileset.set_lazy_open(job.iodepth);
         } else if let Some(skew) = file_skew(job.file_service, job.files.len(), &fio_seeds) {
             fileset.set_fio_skew(skew, seeds.repeats());
-            fileset.set_lazy_open(job.iodepth <= 1);
+            fileset.set_lazy_open(job.iodepth);
         }
         fileset.start(engine.as_mut()).map_err(engine_error)?;
         let needs_data = engine.caps().needs_buffers && (mode.writes());
@@ -203,6 +203,7 @@ impl Worker {
         let first_streams = seeds
             .repeats()
             .then(|| Box::new((mix_rng.clone(), bs_rng.clone(), off_rng.clone())));
+        let sync = engine.caps().sync;
         Ok(Worker {
             engine,
             files: fileset,
@@ -224,12 +225,13 @@ impl Worker {
             logs: job
                 .logs
                 .as_ref()
-                .map(|spec| Box::new(Logs::new(spec, job.reported, job.stats.disable_bw))),
+                .map(|spec| Box::new(Logs::new(spec, job.reported, job.stats.disable_bw, sync))),
             rewind,
             rate: RateLimit::new(&job.pace, data_rng.substream(1), both),
             think: Think::new(&job.pace),
             min_rate: MinRate::new(&job.pace),
             ctl: super::control::Control::new(job, files),
+            busy: false,
         })
     }
 }

@@ -103,6 +103,31 @@ impl Lines<'_> {
         self.pos += len;
     }
 
+    /// Appends the `len` bytes before the end again (the line before).
+    #[inline(always)]
+    fn repeat(&mut self, len: usize) {
+        let from = self.pos - len;
+        if len <= 64 {
+            // A fixed-size move is a few loads and stores, not a call;
+            // what it copies past the line is overwritten after.
+            self.buf.copy_within(from..from + 64, self.pos);
+        } else {
+            self.buf.copy_within(from..self.pos, self.pos);
+        }
+        self.pos += len;
+    }
+
+    /// The text appended from `start` on, as a piece (at most 32 bytes).
+    #[inline(always)]
+    fn piece_since(&self, start: usize) -> Piece {
+        let mut text = [0; Piece::MAX];
+        text.copy_from_slice(&self.buf[start..start + Piece::MAX]);
+        Piece {
+            text,
+            len: (self.pos - start).min(Piece::MAX),
+        }
+    }
+
     /// A line begins: the block is written out once it is full. Between
     /// two calls no more than `SLACK` bytes may be added.
     #[inline(always)]
@@ -187,7 +212,10 @@ impl Piece {
 /// `time, value, direction, block size, [offset, ]priority`, with the
 /// text that repeats from line to line (the time, most often the same
 /// for thousands of lines; direction, block size and priority) kept from
-/// the line before.
+/// the line before. Without the offset column a line the same as the one
+/// before (an IOPS log's, mostly) is copied whole, and the text of
+/// recent values is kept by value (a fast device's latencies are a few
+/// values over and over).
 pub(super) struct Format {
     /// `log_offset=1`: the offset before the priority.
     offset: bool,
@@ -198,6 +226,20 @@ pub(super) struct Format {
     /// Direction and block size of the line before (as one key), and
     /// their text, with the priority when there is no offset.
     tail: (u64, Piece),
+    /// The line before this format wrote to its file (time, value, key),
+    /// and its length (0: none to copy).
+    last: (u64, u64, u64, usize),
+    /// Value texts, by a hash of the value.
+    values: Box<[(u64, Piece); VALUES]>,
+}
+
+/// Value texts a format keeps.
+const VALUES: usize = 256;
+
+/// The slot of `v` among `VALUES`.
+#[inline(always)]
+fn slot(v: u64) -> usize {
+    (v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
 }
 
 impl Format {
@@ -209,7 +251,17 @@ impl Format {
             prio: Piece::new(if prio { ", 0x0000\n" } else { ", 0\n" }),
             ms: (u64::MAX, Piece::new("")),
             tail: (u64::MAX, Piece::new("")),
+            last: (0, 0, 0, 0),
+            // Every slot holds a true value's text from the start.
+            values: Box::new([(u64::MAX, Piece::new(&u64::MAX.to_string())); VALUES]),
         }
+    }
+
+    /// The line before in the file is not this format's (it was copied
+    /// from another log's): the next line is made in full.
+    #[inline(always)]
+    pub fn forget(&mut self) {
+        self.last.3 = 0;
     }
 
     /// One line.
@@ -224,12 +276,27 @@ impl Format {
         offset: u64,
     ) -> io::Result<()> {
         out.line()?;
+        let key = u64::from(dir) << 32 | u64::from(bs);
+        let (l_ms, l_value, l_key, len) = self.last;
+        // The line before is still in the block (written since the last
+        // write to the file, which leaves `pos` at 0).
+        if l_ms == ms && l_value == value && l_key == key && len > 0 && out.pos() >= len {
+            out.repeat(len);
+            return Ok(());
+        }
+        let start = out.pos();
         if ms != self.ms.0 {
             self.ms = (ms, Piece::new(&format!("{ms}, ")));
         }
         out.piece(&self.ms.1);
-        out.num(value);
-        let key = u64::from(dir) << 32 | u64::from(bs);
+        let known = &mut self.values[slot(value)];
+        if known.0 == value {
+            out.piece(&known.1);
+        } else {
+            let at = out.pos();
+            out.num(value);
+            *known = (value, out.piece_since(at));
+        }
         if key != self.tail.0 {
             let prio = std::str::from_utf8(&self.prio.text[..self.prio.len]).unwrap_or("\n");
             let text = if self.offset {
@@ -243,6 +310,8 @@ impl Format {
         if self.offset {
             out.field(offset);
             out.piece(&self.prio);
+        } else {
+            self.last = (ms, value, key, out.pos() - start);
         }
         Ok(())
     }
@@ -329,5 +398,26 @@ mod tests {
             plain,
             "5, 155902, 1, 4096, 0\n5, 7, 1, 4096, 0\n12, 7, 0, 4096, 0\n"
         );
+    }
+
+    #[test]
+    fn repeated_lines_and_values_are_written_as_they_are_across_blocks() {
+        // Few values and times, so that most lines are the line before
+        // again, over several blocks (a block's first line is made in
+        // full); values that share a slot of the value texts.
+        let mut want = String::new();
+        let text = written(|out| {
+            let mut f = Format::new(false, false);
+            for i in 0..100_000u64 {
+                let (ms, dir) = (i / 1000, (i / 5 % 2) as u8);
+                let v = [1, 1, 7, 1 << 40, u64::MAX - 3, 7][(i % 6) as usize] + i / 30_000;
+                want += &format!("{ms}, {v}, {dir}, 4096, 0\n");
+                want += &format!("{ms}, {v}, {dir}, 4096, 0\n");
+                f.line(out, ms, v, dir, 4096, 0)?;
+                f.line(out, ms, v, dir, 4096, 0)?;
+            }
+            Ok(())
+        });
+        assert_eq!(text, want);
     }
 }

@@ -45,7 +45,7 @@ use iolab_stats::{DirResult, Moments, PLAT_NR};
 use crate::plan::LogSpec;
 
 use lines::{Format, LogOut};
-use per_io::{PerIo, PerIoFiles, PerIoLog, Rec};
+use per_io::{PerIo, PerIoFiles, PerIoLog, Rec, SyncRec};
 
 /// Averaged and histogram entries kept in memory before they are written
 /// out mid-run.
@@ -238,6 +238,37 @@ pub(super) struct Logged {
     pub lat: Option<u64>,
 }
 
+/// The per-I/O logs of a clone, with a synchronous engine's compact
+/// records or a queued engine's.
+enum PerIoLogs {
+    Sync(PerIo<SyncRec>),
+    Queued(PerIo<Rec>),
+}
+
+impl PerIoLogs {
+    #[inline(always)]
+    fn full(&self) -> bool {
+        match self {
+            PerIoLogs::Sync(p) => p.full(),
+            PerIoLogs::Queued(p) => p.full(),
+        }
+    }
+
+    fn hand_off(&mut self) -> io::Result<()> {
+        match self {
+            PerIoLogs::Sync(p) => p.hand_off(),
+            PerIoLogs::Queued(p) => p.hand_off(),
+        }
+    }
+
+    fn finish(&mut self, dirs: &mut [DirResult; 3]) -> io::Result<()> {
+        match self {
+            PerIoLogs::Sync(p) => p.finish(dirs),
+            PerIoLogs::Queued(p) => p.finish(dirs),
+        }
+    }
+}
+
 /// A clone's logs.
 pub(super) struct Logs {
     /// False with stats=0: the files are made, nothing is logged.
@@ -245,7 +276,7 @@ pub(super) struct Logs {
     avg_msec: u64,
     /// log_avg_msec=0: the latency, bandwidth and IOPS logs, which also
     /// make the report's per-I/O bandwidth and IOPS samples.
-    per_io: Option<PerIo>,
+    per_io: Option<PerIoLogs>,
     /// log_avg_msec=N: the averaged logs.
     bw: Option<LogFile>,
     iops: Option<LogFile>,
@@ -258,7 +289,9 @@ pub(super) struct Logs {
 }
 
 impl Logs {
-    pub fn new(spec: &LogSpec, record: bool, disable_bw: bool) -> Logs {
+    /// The logs of `spec`; `sync` when the engine is synchronous (no
+    /// slat, lat is clat: its records are the compact ones).
+    pub fn new(spec: &LogSpec, record: bool, disable_bw: bool, sync: bool) -> Logs {
         let per_io = spec.avg_msec == 0;
         let averaged = |prefix: &Option<String>, kind: &str| {
             prefix
@@ -286,7 +319,13 @@ impl Logs {
         Logs {
             record,
             avg_msec: spec.avg_msec,
-            per_io: wanted.then(|| PerIo::new(files, record, format!("iolab-log-{}", spec.thread))),
+            per_io: wanted.then(|| {
+                let name = format!("iolab-log-{}", spec.thread);
+                match sync {
+                    true => PerIoLogs::Sync(PerIo::new(files, record, name)),
+                    false => PerIoLogs::Queued(PerIo::new(files, record, name)),
+                }
+            }),
             bw: averaged(&spec.bw, "bw"),
             iops: averaged(&spec.iops, "iops"),
             slat: averaged(&spec.lat, "slat"),
@@ -311,24 +350,11 @@ impl Logs {
         if !self.record {
             return;
         }
-        if let Some(p) = &mut self.per_io {
-            let bit = |v: Option<u64>, b: u8| if v.is_some() { b } else { 0 };
-            p.push(Rec {
-                ms: io.ms,
-                slat_ms: io.slat_ms,
-                offset: io.offset,
-                slat: io.slat.unwrap_or(0),
-                clat: io.clat.unwrap_or(0),
-                lat: io.lat.unwrap_or(0),
-                bytes: io.bytes,
-                len: io.len,
-                dir: io.dir as u8,
-                has: bit(io.slat, per_io::SLAT)
-                    | bit(io.clat, per_io::CLAT)
-                    | bit(io.lat, per_io::LAT),
-            });
-        } else if self.avg_msec > 0 {
-            self.averaged(io);
+        match &mut self.per_io {
+            Some(PerIoLogs::Sync(p)) => p.push(&io),
+            Some(PerIoLogs::Queued(p)) => p.push(&io),
+            None if self.avg_msec > 0 => self.averaged(io),
+            None => {}
         }
         if self.hist.is_some() {
             self.histogram(io, r);
@@ -401,7 +427,7 @@ impl Logs {
     /// Whether lines are to be written out (or handed on) now.
     #[inline(always)]
     pub fn full(&self) -> bool {
-        self.per_io.as_ref().is_some_and(PerIo::full) || self.pending >= FLUSH_AT
+        self.per_io.as_ref().is_some_and(PerIoLogs::full) || self.pending >= FLUSH_AT
     }
 
     fn averaged_mut(&mut self) -> impl Iterator<Item = &mut LogFile> {
@@ -479,7 +505,7 @@ mod tests {
             prio: true,
             ..spec(d.path(), 0)
         };
-        let mut logs = Logs::new(&s, true, false);
+        let mut logs = Logs::new(&s, true, false, false);
         logs.io(io(5, 1, 155_902), &DirResult::default());
         logs.finish(6, &mut Default::default()).unwrap();
         assert_eq!(
@@ -509,7 +535,7 @@ mod tests {
     #[test]
     fn every_io_is_a_line_in_fios_format() {
         let d = tempfile::tempdir().unwrap();
-        let mut logs = Logs::new(&spec(d.path(), 0), true, false);
+        let mut logs = Logs::new(&spec(d.path(), 0), true, false, false);
         let mut dirs = <[DirResult; 3]>::default();
         logs.io(io(0, 0, 924_163), &dirs[0]);
         logs.io(io(1, 1, 6_240), &dirs[1]);
@@ -542,23 +568,51 @@ mod tests {
     #[test]
     fn lines_handed_to_the_writer_buffer_after_buffer_are_all_in_order() {
         // Several buffers' worth of I/Os, handed on as the worker hands
-        // them (when full), with lat the same as clat for most (its line
-        // is copied) and not for some, in both directions.
+        // them (when full), in both directions. A queued engine's lat is
+        // the same as clat for most (its line is copied) and not for
+        // some; a synchronous engine's (compact records) always.
+        // Latencies of a few values (lines repeat whole without the
+        // offset column) and of many.
+        for (sync, offset, few) in [
+            (false, true, false),
+            (false, false, true),
+            (true, false, true),
+            (true, true, false),
+        ] {
+            several_buffers(sync, offset, few);
+        }
+    }
+
+    /// Held by the tests that make compact records, whose buffers one
+    /// of them counts.
+    static SYNC: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn several_buffers(sync: bool, offset: bool, few: bool) {
+        let _one = sync.then(|| SYNC.lock().unwrap_or_else(|e| e.into_inner()));
         let d = tempfile::tempdir().unwrap();
         let s = LogSpec {
-            offset: true,
+            offset,
             ..spec(d.path(), 0)
         };
-        let mut logs = Logs::new(&s, true, false);
+        let mut logs = Logs::new(&s, true, false, sync);
         let mut dirs = <[DirResult; 3]>::default();
         let (mut clat, mut lat, mut bw) = (String::new(), String::new(), String::new());
-        for i in 0..40_000u64 {
-            let (ms, dir, ns) = (i / 9, (i % 7 == 0) as usize, 1000 + i * 13 % 90_000);
-            let extra = if i % 5 == 0 { 10 } else { 0 };
+        for i in 0..80_000u64 {
+            let (ms, dir) = (i / 9, (i % 7 == 0) as usize);
+            let ns = match few {
+                true => 1000 + i * 13 % 3 * 10,
+                false => 1000 + i * 13 % 90_000,
+            };
+            let extra = if i % 5 == 0 && !sync { 10 } else { 0 };
             let off = (i * 7919 % 1000) << 12;
-            clat += &format!("{ms}, {ns}, {dir}, 4096, {off}, 0\n");
-            lat += &format!("{ms}, {}, {dir}, 4096, {off}, 0\n", ns + extra);
-            bw += &format!("{ms}, {}, {dir}, 4096, {off}, 0\n", 4096 * 1_000_000 / ns);
+            let o = if offset {
+                format!("{off}, ")
+            } else {
+                String::new()
+            };
+            clat += &format!("{ms}, {ns}, {dir}, 4096, {o}0\n");
+            lat += &format!("{ms}, {}, {dir}, 4096, {o}0\n", ns + extra);
+            bw += &format!("{ms}, {}, {dir}, 4096, {o}0\n", 4096 * 1_000_000 / ns);
             let logged = Logged {
                 offset: off,
                 lat: Some(ns + extra),
@@ -569,13 +623,60 @@ mod tests {
                 logs.write().unwrap();
             }
         }
-        logs.finish(4445, &mut dirs).unwrap();
+        logs.finish(8889, &mut dirs).unwrap();
         assert_eq!(read(d.path(), "p_clat.3.log"), clat);
         assert_eq!(read(d.path(), "p_lat.3.log"), lat);
         assert_eq!(read(d.path(), "p_bw.3.log"), bw);
-        assert_eq!(read(d.path(), "p_iops.3.log").lines().count(), 40_000);
+        assert_eq!(read(d.path(), "p_iops.3.log").lines().count(), 80_000);
+        assert_eq!(read(d.path(), "p_slat.3.log"), "");
         let n = |d: usize| dirs[d].iops_samples.count();
-        assert_eq!((n(0) + n(1), n(1)), (40_000, 40_000 / 7 + 1));
+        assert_eq!((n(0) + n(1), n(1)), (80_000, 80_000 / 7 + 1));
+    }
+
+    #[test]
+    fn a_synchronous_engines_lone_clat_or_lat_goes_to_its_own_log() {
+        // disable_lat: clat alone; disable_clat: lat alone (no bandwidth).
+        let _one = SYNC.lock().unwrap_or_else(|e| e.into_inner());
+        let d = tempfile::tempdir().unwrap();
+        let mut logs = Logs::new(&spec(d.path(), 0), true, false, true);
+        let mut dirs = <[DirResult; 3]>::default();
+        let only = |clat, lat| Logged {
+            clat,
+            lat,
+            ..io(5, 1, 0)
+        };
+        logs.io(only(Some(2000), None), &dirs[1]);
+        logs.io(only(None, Some(3000)), &dirs[1]);
+        logs.finish(6, &mut dirs).unwrap();
+        assert_eq!(read(d.path(), "p_clat.3.log"), "5, 2000, 1, 4096, 0\n");
+        assert_eq!(read(d.path(), "p_lat.3.log"), "5, 3000, 1, 4096, 0\n");
+        assert_eq!(
+            read(d.path(), "p_bw.3.log"),
+            "5, 2048000, 1, 4096, 0\n5, 0, 1, 4096, 0\n"
+        );
+    }
+
+    #[test]
+    fn buffers_of_a_clone_that_ended_serve_the_next() {
+        // A clone's buffers are kept when its logs end, and the next
+        // clone's logs take them rather than new ones.
+        let _one = SYNC.lock().unwrap_or_else(|e| e.into_inner());
+        let d = tempfile::tempdir().unwrap();
+        let s = spec(d.path(), 0);
+        let kept = || per_io::kept::<SyncRec>();
+        let mut logs = Logs::new(&s, true, false, true);
+        let same = Logged {
+            lat: Some(1000),
+            ..io(0, 0, 1000)
+        };
+        logs.io(same, &DirResult::default());
+        logs.finish(1, &mut Default::default()).unwrap();
+        drop(logs);
+        assert!(kept() >= per_io::OWN, "{} kept", kept());
+        let before = kept();
+        let next = Logs::new(&s, true, false, true);
+        assert!(kept() < before, "the next clone took kept buffers");
+        drop(next);
     }
 
     #[test]
@@ -585,7 +686,7 @@ mod tests {
             offset: true,
             ..spec(d.path(), 0)
         };
-        let mut logs = Logs::new(&s, true, false);
+        let mut logs = Logs::new(&s, true, false, false);
         logs.io(io(5, 1, 155_902), &DirResult::default());
         logs.finish(6, &mut Default::default()).unwrap();
         assert_eq!(
@@ -598,7 +699,7 @@ mod tests {
     #[test]
     fn averaged_latencies_are_a_rounded_mean_per_window_and_direction() {
         let d = tempfile::tempdir().unwrap();
-        let mut logs = Logs::new(&spec(d.path(), 300), true, false);
+        let mut logs = Logs::new(&spec(d.path(), 300), true, false, false);
         let r = DirResult::default();
         // Reads at 0, 143, 286 and 429 ms: the window ends with the I/O at
         // 429 and the next one begins at 300.
@@ -625,7 +726,7 @@ mod tests {
     #[test]
     fn slat_is_logged_at_submission_so_the_last_ios_in_flight_close_no_window() {
         let d = tempfile::tempdir().unwrap();
-        let mut logs = Logs::new(&spec(d.path(), 100), true, false);
+        let mut logs = Logs::new(&spec(d.path(), 100), true, false, false);
         let r = DirResult::default();
         // Four I/Os in flight: each completes 5 ms after its submission.
         // The last window (from 100 ms) is not closed by the I/Os that
@@ -656,7 +757,7 @@ mod tests {
     #[test]
     fn per_io_slat_lines_are_in_submission_order() {
         let d = tempfile::tempdir().unwrap();
-        let mut logs = Logs::new(&spec(d.path(), 0), true, false);
+        let mut logs = Logs::new(&spec(d.path(), 0), true, false, false);
         let r = DirResult::default();
         // Submitted at 1, 2 and 3 ms; the second completes last.
         for (sub, done) in [(1, 4), (3, 5), (2, 6)] {
@@ -681,7 +782,7 @@ mod tests {
     #[test]
     fn histogram_entries_count_the_ios_since_the_last_one() {
         let d = tempfile::tempdir().unwrap();
-        let mut logs = Logs::new(&spec(d.path(), 0), true, false);
+        let mut logs = Logs::new(&spec(d.path(), 0), true, false, false);
         let mut r = DirResult::default();
         // Periods of 100 ms from the first I/O after 0 ms (at 10 ms), as
         // fio 3.33 counts them.
@@ -723,7 +824,7 @@ mod tests {
             ..spec(d.path(), 0)
         };
         for clone in 0..2 {
-            let mut logs = Logs::new(&s, true, false);
+            let mut logs = Logs::new(&s, true, false, false);
             logs.io(io(clone, 0, 1000), &DirResult::default());
             logs.finish(3, &mut Default::default()).unwrap();
         }
@@ -731,7 +832,7 @@ mod tests {
             read(d.path(), "p_clat.log"),
             "0, 1000, 0, 4096, 0\n1, 1000, 0, 4096, 0\n"
         );
-        let mut off = Logs::new(&spec(d.path(), 0), false, false);
+        let mut off = Logs::new(&spec(d.path(), 0), false, false, false);
         off.io(io(0, 0, 1000), &DirResult::default());
         off.finish(1, &mut Default::default()).unwrap();
         assert_eq!(read(d.path(), "p_clat.3.log"), "");
@@ -741,7 +842,7 @@ mod tests {
     #[test]
     fn disable_bw_measurement_leaves_the_per_io_bandwidth_log_empty() {
         let d = tempfile::tempdir().unwrap();
-        let mut logs = Logs::new(&spec(d.path(), 0), true, true);
+        let mut logs = Logs::new(&spec(d.path(), 0), true, true, false);
         let mut dirs = <[DirResult; 3]>::default();
         logs.io(io(0, 0, 1000), &dirs[0]);
         logs.finish(1, &mut dirs).unwrap();

@@ -1,8 +1,10 @@
 //! The logs with a line per I/O (`log_avg_msec=0`), written off the
 //! worker's thread. Per I/O the worker appends one fixed-size record to
-//! a buffer; a full buffer (16,384 I/Os) goes whole to a thread of the
-//! clone's own that makes the lines of every per-I/O log from it and
-//! writes them, and comes back empty to be filled again. At the job's
+//! a buffer of 1 MiB (a synchronous engine's record, `SyncRec`, is 32
+//! bytes: 32,768 I/Os; a queued engine's, `Rec`, 64 bytes with its slat
+//! and lat); a full buffer goes whole to a thread of the clone's own that
+//! makes the lines of every per-I/O log from it and writes them, and
+//! comes back empty to be filled again. At the job's
 //! end the last buffer is written and the thread ends; what the files
 //! hold is what writing every line on the worker's thread would have
 //! made. Where no thread can be started the lines are written on the
@@ -20,6 +22,13 @@
 //! writes its logs, and a long job's worker waits for its writer rather
 //! than hold more memory.
 //!
+//! Buffers are faulted in before they are filled: a clone's first `OWN`
+//! when its logs are made (before the measured part of the job), a pool
+//! buffer in one call (`host::prefault`) when taken. When a clone's logs
+//! end, its buffers are kept for the next clone or run of the process
+//! (a sweep, a lab campaign), up to the pool's size, rather than given
+//! back to the allocator and faulted in again.
+//!
 //! The slat log's lines are timed at submission and put in time order
 //! one buffer at a time, as fio's are (an I/O in flight while its
 //! buffer is handed on is written with the next).
@@ -35,8 +44,10 @@ use iolab_engine::host;
 use iolab_stats::{DirResult, Moments};
 
 use super::lines::{Format, Lines, LogOut};
+use super::Logged;
 
-/// One completed I/O as the per-I/O logs see it.
+/// One completed I/O as the per-I/O logs see it: the record of a queued
+/// engine's I/O, and what the writer reads of any record.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Rec {
     /// ms since the measured part began, at completion and submission.
@@ -72,10 +83,150 @@ impl Rec {
     }
 }
 
-/// I/Os per buffer (64 bytes each: 1 MiB).
-const RECS: usize = 1 << 14;
+/// The record of an I/O of a synchronous engine, 32 bytes: it has no
+/// slat (no submission step), and its lat is its clat (or it measured
+/// one of the two alone), so one latency is kept.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct SyncRec {
+    /// ms at completion << 5 | `has` << 2 | direction (ms since the
+    /// measured part began is below 2^45: a u64 of ns over 10^6).
+    head: u64,
+    offset: u64,
+    /// The latency in ns: clat, lat or both, as `has` says.
+    value: u64,
+    bytes: u32,
+    len: u32,
+}
+
+/// A kind of record: made from an I/O by the worker, read by the writer.
+pub(super) trait Record: Copy + Default + Send + 'static {
+    /// The record of `io`.
+    fn of(io: &Logged) -> Self;
+    /// What the writer reads of it.
+    fn rec(&self) -> Rec;
+    /// The buffers of this kind that no clone holds, faulted in.
+    fn shelf() -> &'static Mutex<Vec<Vec<Self>>>;
+    /// Records per buffer.
+    const CAP: usize = (BUFFER_BYTES as usize) / std::mem::size_of::<Self>();
+}
+
+/// `has`'s bit `b` when `v` was measured.
+#[inline(always)]
+fn bit(v: Option<u64>, b: u8) -> u8 {
+    if v.is_some() {
+        b
+    } else {
+        0
+    }
+}
+
+impl Record for Rec {
+    #[inline(always)]
+    fn of(io: &Logged) -> Rec {
+        Rec {
+            ms: io.ms,
+            slat_ms: io.slat_ms,
+            offset: io.offset,
+            slat: io.slat.unwrap_or(0),
+            clat: io.clat.unwrap_or(0),
+            lat: io.lat.unwrap_or(0),
+            bytes: io.bytes,
+            len: io.len,
+            dir: io.dir as u8,
+            has: bit(io.slat, SLAT) | bit(io.clat, CLAT) | bit(io.lat, LAT),
+        }
+    }
+
+    #[inline(always)]
+    fn rec(&self) -> Rec {
+        *self
+    }
+
+    fn shelf() -> &'static Mutex<Vec<Vec<Rec>>> {
+        static SPARE: Mutex<Vec<Vec<Rec>>> = Mutex::new(Vec::new());
+        &SPARE
+    }
+}
+
+impl Record for SyncRec {
+    /// `io` is a synchronous engine's: no slat, and lat equal to clat
+    /// where both were measured (see `Cx::lat_is_clat`).
+    #[inline(always)]
+    fn of(io: &Logged) -> SyncRec {
+        debug_assert!(io.slat.is_none(), "a synchronous I/O has no slat");
+        debug_assert!(io.clat.is_none() || io.lat.is_none() || io.clat == io.lat);
+        let has = bit(io.clat, CLAT) | bit(io.lat, LAT);
+        SyncRec {
+            head: io.ms << 5 | u64::from(has) << 2 | io.dir as u64,
+            offset: io.offset,
+            value: io.clat.or(io.lat).unwrap_or(0),
+            bytes: io.bytes,
+            len: io.len,
+        }
+    }
+
+    #[inline(always)]
+    fn rec(&self) -> Rec {
+        let has = (self.head >> 2 & 7) as u8;
+        let ms = self.head >> 5;
+        let v = |b: u8| if has & b != 0 { self.value } else { 0 };
+        Rec {
+            ms,
+            slat_ms: ms,
+            offset: self.offset,
+            slat: 0,
+            clat: v(CLAT),
+            lat: v(LAT),
+            bytes: self.bytes,
+            len: self.len,
+            dir: (self.head & 3) as u8,
+            has,
+        }
+    }
+
+    fn shelf() -> &'static Mutex<Vec<Vec<SyncRec>>> {
+        static SPARE: Mutex<Vec<Vec<SyncRec>>> = Mutex::new(Vec::new());
+        &SPARE
+    }
+}
+
+/// An empty buffer: a spare one, or a new one faulted in.
+fn fresh<R: Record>() -> Vec<R> {
+    if let Some(b) = R::shelf().lock().ok().and_then(|mut s| s.pop()) {
+        return b;
+    }
+    let mut b = Vec::with_capacity(R::CAP);
+    if host::prefault(b.spare_capacity_mut()).is_err() {
+        // An older kernel: a write to each page.
+        b.resize(R::CAP, R::default());
+        std::hint::black_box(&mut b);
+        b.clear();
+    }
+    b
+}
+
+/// How many buffers of kind `R` are kept.
+#[cfg(test)]
+pub(super) fn kept<R: Record>() -> usize {
+    R::shelf().lock().map_or(0, |s| s.len())
+}
+
+/// Keeps an emptied buffer for the next clone or run, while fewer than
+/// the pool's buffers are kept; frees it otherwise.
+fn keep<R: Record>(mut b: Vec<R>) {
+    if b.capacity() != R::CAP {
+        return;
+    }
+    b.clear();
+    if let Ok(mut s) = R::shelf().lock() {
+        if s.len() < pool() {
+            s.push(b);
+        }
+    }
+}
+
 /// Bytes of one buffer.
-pub(super) const BUFFER_BYTES: u64 = (RECS * std::mem::size_of::<Rec>()) as u64;
+pub(super) const BUFFER_BYTES: u64 = 1 << 20;
 /// Buffers a clone may have filled and not yet written, whatever the
 /// others hold.
 pub(super) const OWN: usize = 4;
@@ -147,6 +298,38 @@ pub(super) struct PerIoFiles {
     /// The slat entries of a buffer in submission order.
     pub by_submission: Vec<Rec>,
     pub samples: Samples,
+    pub rates: Rates,
+}
+
+/// Bandwidths of recent I/Os by their completion latency and size: a
+/// fast device's latencies are a few values over and over, and a known
+/// one spares a division.
+pub(super) struct Rates {
+    /// (clat, bytes, bandwidth) by a hash of clat; clat 0 matches none.
+    known: Box<[(u64, u32, u64); 256]>,
+}
+
+impl Default for Rates {
+    fn default() -> Rates {
+        Rates {
+            known: Box::new([(0, 0, 0); 256]),
+        }
+    }
+}
+
+impl Rates {
+    /// `r.rate()`.
+    #[inline(always)]
+    fn of(&mut self, r: &Rec) -> u64 {
+        if r.has & CLAT == 0 || r.clat == 0 {
+            return 0;
+        }
+        let k = &mut self.known[(r.clat.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize];
+        if k.0 != r.clat || k.1 != r.bytes {
+            *k = (r.clat, r.bytes, r.rate());
+        }
+        k.2
+    }
 }
 
 impl PerIoFiles {
@@ -161,14 +344,16 @@ impl PerIoFiles {
 
     /// Writes the lines of `recs` to each log, in one pass over them; a
     /// lat line the same as the clat line before it is copied from it.
-    fn write(&mut self, recs: &[Rec]) -> io::Result<()> {
+    fn write<R: Record>(&mut self, recs: &[R]) -> io::Result<()> {
         if let Some(log) = &mut self.slat {
             let sorted = &mut self.by_submission;
             sorted.clear();
-            sorted.extend(recs.iter().filter(|r| r.has & SLAT != 0).map(|r| Rec {
-                ms: r.slat_ms,
-                ..*r
-            }));
+            sorted.extend(
+                recs.iter()
+                    .map(R::rec)
+                    .filter(|r| r.has & SLAT != 0)
+                    .map(|r| Rec { ms: r.slat_ms, ..r }),
+            );
             // Stable: entries of the same ms keep their order.
             sorted.sort_by_key(|r| r.ms);
             let (mut out, fmt) = log.begin()?;
@@ -184,6 +369,7 @@ impl PerIoFiles {
         let mut iops = self.iops.as_mut().map(PerIoLog::begin).transpose()?;
         let s = &mut self.samples;
         for r in recs {
+            let r = r.rec();
             let d = usize::from(r.dir);
             let mut clat_at = None;
             if let (Some((out, fmt)), true) = (&mut clat, r.has & CLAT != 0) {
@@ -197,12 +383,13 @@ impl PerIoFiles {
                     (Some((from, _)), Some(at)) if r.lat == r.clat => {
                         out.line()?;
                         out.copy(from, at);
+                        fmt.forget();
                     }
                     _ => fmt.line(out, r.ms, r.lat, r.dir, r.len, r.offset)?,
                 }
             }
             if let Some((out, fmt)) = &mut bw {
-                let rate = r.rate();
+                let rate = self.rates.of(&r);
                 s.bw[d].record(rate);
                 fmt.line(out, r.ms, rate, r.dir, r.len, r.offset)?;
             }
@@ -236,12 +423,14 @@ impl PerIoFiles {
 }
 
 /// Where full buffers go.
-enum Sink {
-    /// To the writer thread, and back on `back`; `made` buffers exist.
+enum Sink<R> {
+    /// To the writer thread, and back on `back`; `made` buffers exist,
+    /// `ready` of them empty and never handed on.
     Thread {
-        to: Option<Sender<Vec<Rec>>>,
-        back: Receiver<Vec<Rec>>,
+        to: Option<Sender<Vec<R>>>,
+        back: Receiver<Vec<R>>,
         made: usize,
+        ready: Vec<Vec<R>>,
         writer: Option<JoinHandle<(PerIoFiles, io::Result<()>)>>,
         sched: Arc<Sched>,
     },
@@ -294,69 +483,82 @@ impl Sched {
     }
 }
 
-/// The per-I/O logs as the worker sees them.
-pub(super) struct PerIo {
-    buf: Vec<Rec>,
-    sink: Sink,
+/// The per-I/O logs as the worker sees them, with records of kind `R`.
+pub(super) struct PerIo<R: Record> {
+    buf: Vec<R>,
+    sink: Sink<R>,
 }
 
-impl PerIo {
+impl<R: Record> PerIo<R> {
     /// The logs that `files` makes, written by a thread of their own
-    /// when `threaded` and one can be started (named `name`).
-    pub fn new(files: impl Fn() -> PerIoFiles, threaded: bool, name: String) -> PerIo {
+    /// when `threaded` and one can be started (named `name`). Its own
+    /// buffers are faulted in now.
+    pub fn new(files: impl Fn() -> PerIoFiles, threaded: bool, name: String) -> PerIo<R> {
         let sink = match threaded {
             true => spawn(files(), name).unwrap_or_else(|_| Sink::Here(Box::new(files()))),
             false => Sink::Here(Box::new(files())),
         };
-        PerIo {
-            buf: Vec::with_capacity(RECS),
-            sink,
-        }
+        let buf = match &sink {
+            Sink::Thread { .. } => fresh(),
+            Sink::Here(_) => Vec::with_capacity(R::CAP),
+        };
+        PerIo { buf, sink }
     }
 
     #[inline(always)]
-    pub fn push(&mut self, r: Rec) {
-        self.buf.push(r);
+    pub fn push(&mut self, io: &Logged) {
+        self.buf.push(R::of(io));
     }
 
     /// Whether the buffer is to be handed on now.
     #[inline(always)]
     pub fn full(&self) -> bool {
-        self.buf.len() >= RECS
+        self.buf.len() >= R::CAP
     }
 
     /// Hands the buffer on (or writes it where there is no thread) and
     /// takes an empty one. An error is the writer's: the job stops.
     pub fn hand_off(&mut self) -> io::Result<()> {
+        self.hand_on(false)
+    }
+
+    /// `hand_off`, taking no buffer after the `last`.
+    fn hand_on(&mut self, last: bool) -> io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let (to, back, made, sched) = match &mut self.sink {
+        let (to, back, made, ready, sched) = match &mut self.sink {
             Sink::Thread {
                 to,
                 back,
                 made,
+                ready,
                 sched,
                 ..
-            } => (to, back, made, sched),
+            } => (to, back, made, ready, sched),
             Sink::Here(files) => {
                 files.write(&self.buf)?;
                 self.buf.clear();
                 return Ok(());
             }
         };
-        let next = match back.try_recv() {
-            Ok(b) => b,
-            Err(_) if *made < OWN || take_spare() => {
-                *made += 1;
-                Vec::with_capacity(RECS)
-            }
-            // The writer is behind and no buffer is left: it runs as any
-            // thread does until it has caught up, and the worker waits
-            // for a buffer (or its end, which the send below finds).
-            Err(_) => {
-                sched.raise(false);
-                back.recv().unwrap_or_else(|_| Vec::with_capacity(RECS))
+        let next = if last {
+            Vec::new()
+        } else {
+            match back.try_recv() {
+                Ok(b) => b,
+                Err(_) if !ready.is_empty() => ready.pop().unwrap_or_default(),
+                Err(_) if take_spare() => {
+                    *made += 1;
+                    fresh()
+                }
+                // The writer is behind and no buffer is left: it runs as any
+                // thread does until it has caught up, and the worker waits
+                // for a buffer (or its end, which the send below finds).
+                Err(_) => {
+                    sched.raise(false);
+                    back.recv().unwrap_or_else(|_| Vec::with_capacity(R::CAP))
+                }
             }
         };
         let full = std::mem::replace(&mut self.buf, next);
@@ -373,10 +575,11 @@ impl PerIo {
     fn join(&mut self) -> io::Result<()> {
         let Sink::Thread {
             to,
+            back,
             writer,
             made,
+            ready,
             sched,
-            ..
         } = &mut self.sink
         else {
             return Ok(());
@@ -391,7 +594,11 @@ impl PerIo {
                 Err(io::Error::other("the log writer thread ended early")),
             ),
         };
-        // The buffers it had are freed; those left to the worker go with it.
+        // The buffers it gave back, and those never handed on, are kept
+        // for the next; the worker keeps the one it fills.
+        for b in back.try_iter().chain(ready.drain(..)) {
+            keep(b);
+        }
         TAKEN.fetch_sub(made.saturating_sub(OWN), Ordering::Relaxed);
         *made = 0;
         self.sink = Sink::Here(Box::new(files));
@@ -401,7 +608,7 @@ impl PerIo {
     /// The job has ended: every line is written, every file made, and
     /// the samples of the I/Os logged are added to `dirs`.
     pub fn finish(&mut self, dirs: &mut [DirResult; 3]) -> io::Result<()> {
-        self.hand_off()?;
+        self.hand_on(true)?;
         self.join()?;
         if let Sink::Here(files) = &mut self.sink {
             files.finish()?;
@@ -415,17 +622,18 @@ impl PerIo {
     }
 }
 
-impl Drop for PerIo {
+impl<R: Record> Drop for PerIo<R> {
     /// A job that ends without `finish` (a panic) leaves no thread
-    /// writing behind it.
+    /// writing behind it. The buffer is kept for the next.
     fn drop(&mut self) {
         let _ = self.join();
+        keep(std::mem::take(&mut self.buf));
     }
 }
 
-fn spawn(mut files: PerIoFiles, name: String) -> io::Result<Sink> {
-    let (to, from) = channel::<Vec<Rec>>();
-    let (give_back, back) = channel::<Vec<Rec>>();
+fn spawn<R: Record>(mut files: PerIoFiles, name: String) -> io::Result<Sink<R>> {
+    let (to, from) = channel::<Vec<R>>();
+    let (give_back, back) = channel::<Vec<R>>();
     let sched = Arc::new(Sched::default());
     let its = Arc::clone(&sched);
     let writer = std::thread::Builder::new().name(name).spawn(move || {
@@ -446,10 +654,13 @@ fn spawn(mut files: PerIoFiles, name: String) -> io::Result<Sink> {
         }
         (files, Ok(()))
     })?;
+    // The clone's own buffers but the one it fills first.
+    let ready = (1..OWN).map(|_| fresh()).collect();
     Ok(Sink::Thread {
         to: Some(to),
         back,
-        made: 1,
+        made: OWN,
+        ready,
         writer: Some(writer),
         sched,
     })
