@@ -427,6 +427,35 @@ fn own_links_and_dev_stdout_are_followed_at_log_and_report_names() {
     assert!(d.join("p_bw.1.log").is_symlink());
 }
 
+#[test]
+fn a_data_file_through_ones_own_link_is_made_where_it_leads_and_the_link_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |name: &str| {
+        iolab()
+            .current_dir(d)
+            .args(["run", "--no-store", "--name=x", "--rw=write", "--bs=4k"])
+            .args(["--size=64k", "--unlink=0", &format!("--filename={name}")])
+            .output()
+            .unwrap()
+    };
+    // A link of one's own to a file not made yet: the file is made where
+    // it leads, as fio's open makes it.
+    std::os::unix::fs::symlink("data", d.join("l")).unwrap();
+    let out = run("l");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(std::fs::metadata(d.join("data")).unwrap().len(), 64 << 10);
+    assert!(d.join("l").is_symlink());
+    // A link whose file cannot be made: the layout fails, naming the
+    // errno, and the link, which is not iolab's, stays.
+    std::os::unix::fs::symlink("absent/data", d.join("m")).unwrap();
+    let out = run("m");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("No such file or directory"), "{err}");
+    assert!(d.join("m").is_symlink(), "the link was removed");
+}
+
 /// Waits until `ready` holds, while `child` runs.
 fn wait_until(child: &mut Child, what: &str, ready: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);

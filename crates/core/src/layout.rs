@@ -9,6 +9,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
 
 use iolab_engine::file::{fallocate, ftruncate, lock_exclusive, FallocMode};
 
@@ -19,13 +20,17 @@ use crate::plan::{Layout, PlanFile};
 const CHUNK: usize = 1 << 20;
 
 /// Why a file could not be made ready: the call that failed (fio's
-/// `func=`) and its error.
+/// `func=`), its error, and whether this layout had created the file
+/// (then what it left half made is iolab's to remove; a name it found
+/// taken, a link or another's file, is not).
 #[derive(Debug, thiserror::Error)]
 #[error("{call}: {source}")]
 pub struct LayoutError {
     pub call: &'static str,
     #[source]
     pub source: io::Error,
+    /// The name this layout created, when it created the file.
+    pub made: Option<PathBuf>,
 }
 
 impl LayoutError {
@@ -36,16 +41,36 @@ impl LayoutError {
     }
 }
 
-/// The error of a failed `call`.
+/// The error of a failed `call`, before the file was created.
 fn at(call: &'static str) -> impl FnOnce(io::Error) -> LayoutError {
-    move |source| LayoutError { call, source }
+    move |source| LayoutError {
+        call,
+        source,
+        made: None,
+    }
+}
+
+/// The file as opened for layout, and the name it was created at when
+/// this open created it.
+struct Opened {
+    file: File,
+    made: Option<PathBuf>,
+}
+
+impl Opened {
+    /// The error of a failed `call` on the opened file.
+    fn at(&self, call: &'static str) -> impl FnOnce(io::Error) -> LayoutError {
+        let made = self.made.clone();
+        move |source| LayoutError { call, source, made }
+    }
 }
 
 /// What preparing a file did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Prepared {
-    /// The file did not exist before.
-    pub created: bool,
+    /// The name the file was created at, when it did not exist before:
+    /// the job's name, or where the job's own links lead.
+    pub made: Option<PathBuf>,
     /// Bytes written to lay it out.
     pub written: u64,
 }
@@ -65,42 +90,46 @@ pub fn fill_random(buf: &mut [u8], rng: &mut Rng) {
 
 /// Makes `file` ready for its jobs.
 pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> Result<Prepared, LayoutError> {
-    let created = file.existing.is_none();
     match file.layout {
         Layout::AsIs => Ok(Prepared {
-            created: false,
+            made: None,
             written: 0,
         }),
         // The job's open will make it.
         Layout::OnOpen => Ok(Prepared {
-            created,
+            made: file.existing.is_none().then(|| file.path.clone()),
             written: 0,
         }),
         Layout::Allocate => {
-            let f = open_for_layout(file).map_err(at("open"))?;
-            lock(&f);
+            let o = open_for_layout(file).map_err(at("open"))?;
+            let f = &o.file;
+            lock(f);
             let have = file.existing.unwrap_or(0);
             // truncate is the extension below, which never shrinks.
             if mode != FallocMode::Truncate {
-                fallocate(&f, mode, have, file.size - have).map_err(at("fallocate"))?;
+                fallocate(f, mode, have, file.size - have).map_err(o.at("fallocate"))?;
             }
-            extend(&f, file.size)?;
+            extend(f, file.size).map_err(|e| LayoutError {
+                made: o.made.clone(),
+                ..e
+            })?;
             Ok(Prepared {
-                created,
+                made: o.made,
                 written: 0,
             })
         }
         Layout::Write => {
-            let mut f = open_for_layout(file).map_err(at("open"))?;
-            lock(&f);
+            let o = open_for_layout(file).map_err(at("open"))?;
+            let mut f = &o.file;
+            lock(f);
             // From the file's length now, not when the plan was made:
             // another process laying out the same file (a rank of an MPI
             // run, with its own region of it) may have written it since.
-            let have = f.metadata().map_err(at("fstat"))?.len().min(file.size);
+            let have = f.metadata().map_err(o.at("fstat"))?.len().min(file.size);
             // Reserve the space first where the filesystem can, so the
             // file is laid out in as few extents as possible.
-            let _ = fallocate(&f, FallocMode::Keep, have, file.size - have);
-            f.seek(SeekFrom::Start(have)).map_err(at("lseek"))?;
+            let _ = fallocate(f, FallocMode::Keep, have, file.size - have);
+            f.seek(SeekFrom::Start(have)).map_err(o.at("lseek"))?;
             let mut buf = vec![0u8; CHUNK];
             let mut pos = have;
             while pos < file.size {
@@ -111,15 +140,15 @@ pub fn prepare(file: &PlanFile, mode: FallocMode, rng: &mut Rng) -> Result<Prepa
                     // fill_device: the filesystem is full, and the file
                     // holds what fitted.
                     Err(e) if file.fill && is_full(&e) => {
-                        pos = f.metadata().map_err(at("fstat"))?.len();
+                        pos = f.metadata().map_err(o.at("fstat"))?.len();
                         break;
                     }
-                    Err(e) => return Err(at("write")(e)),
+                    Err(e) => return Err(o.at("write")(e)),
                 }
             }
-            f.sync_all().map_err(at("fsync"))?;
+            f.sync_all().map_err(o.at("fsync"))?;
             Ok(Prepared {
-                created,
+                made: o.made,
                 written: pos - have,
             })
         }
@@ -157,31 +186,36 @@ fn is_full(e: &io::Error) -> bool {
 }
 
 /// Opens `file` to lay it out. A file that existed when the plan was made
-/// is opened as fio opens it. One that did not is created exclusively and
-/// without following a symlink, so that a name planted in a shared
-/// directory between the plan and the layout is never written through;
-/// should a regular file have appeared there meanwhile (an earlier phase
-/// of the same run made it), it is opened, still without following a
-/// symlink.
-fn open_for_layout(file: &PlanFile) -> io::Result<File> {
+/// is opened as fio opens it. One that did not is created where the
+/// job's name leads (its links followed as [`crate::links`] allows, so a
+/// link of the user's own to a file not made yet makes that file, as
+/// fio's open does), exclusively and without following a symlink there,
+/// so that a name planted between the plan and the layout is never
+/// written through. Should a regular file have appeared at the job's
+/// name meanwhile (an earlier phase of the same run made it), it is
+/// opened, without following a symlink, and is not iolab's to remove.
+fn open_for_layout(file: &PlanFile) -> io::Result<Opened> {
     let mut o = OpenOptions::new();
     o.read(true).write(true);
     if file.existing.is_some() {
-        return o.create(true).truncate(false).open(&file.path);
+        let file = o.create(true).truncate(false).open(&file.path)?;
+        return Ok(Opened { file, made: None });
     }
+    let at = crate::links::resolve(&file.path)?;
     o.custom_flags(libc::O_NOFOLLOW);
-    match o.clone().create_new(true).open(&file.path) {
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => o.open(&file.path).map_err(|e| {
-            if e.raw_os_error() == Some(libc::ELOOP) {
-                io::Error::new(
-                    e.kind(),
-                    format!("{e}: a symbolic link appeared where iolab was to create the file"),
-                )
-            } else {
-                e
-            }
+    match o.clone().create_new(true).open(&at) {
+        Ok(file) => Ok(Opened {
+            file,
+            made: Some(at),
         }),
-        r => r,
+        // Only a regular file at the job's name itself is taken: a link
+        // there (ELOOP, fio's `error=` says so) is not written through,
+        // whoever's it is and wherever it leads.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let file = o.open(&file.path)?;
+            Ok(Opened { file, made: None })
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -204,13 +238,32 @@ mod tests {
         std::os::unix::fs::symlink(&victim, &p).unwrap();
         let e = prepare(&planned, FallocMode::Native, &mut Rng::from_seed(1)).unwrap_err();
         assert_eq!(e.call, "open");
-        assert!(e.to_string().contains("a symbolic link appeared"), "{e}");
+        assert_eq!(e.errno(), libc::ELOOP, "{e}");
+        assert_eq!(e.made, None);
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         // A regular file made meanwhile (by an earlier phase) is used.
         std::fs::remove_file(&p).unwrap();
         std::fs::write(&p, b"").unwrap();
         let r = prepare(&planned, FallocMode::Native, &mut Rng::from_seed(1)).unwrap();
         assert_eq!(r.written, 1 << 20);
+        assert_eq!(r.made, None, "a file found there is not iolab's");
+    }
+
+    #[test]
+    fn a_link_of_ones_own_to_a_file_not_made_yet_makes_that_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (link, target) = (dir.path().join("l"), dir.path().join("t"));
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let planned = plan_file(&link, 8192, Layout::Write);
+        let r = prepare(&planned, FallocMode::Native, &mut Rng::from_seed(1)).unwrap();
+        // The file is made where the link leads, as fio's open makes it,
+        // and the link stays a link.
+        assert_eq!(r.made, Some(target.clone()));
+        assert_eq!(std::fs::metadata(&target).unwrap().len(), 8192);
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
     }
 
     fn plan_file(path: &Path, size: u64, layout: Layout) -> PlanFile {
@@ -239,7 +292,7 @@ mod tests {
         assert_eq!(
             r,
             Prepared {
-                created: true,
+                made: Some(p.clone()),
                 written: 3 << 20 | 100
             }
         );
@@ -276,7 +329,7 @@ mod tests {
         assert_eq!(
             r,
             Prepared {
-                created: false,
+                made: None,
                 written: 8192 - 7
             }
         );
@@ -304,6 +357,7 @@ mod tests {
         let e = LayoutError {
             call: "write",
             source: io::Error::other("short"),
+            made: None,
         };
         assert_eq!(e.errno(), 5);
     }
@@ -322,7 +376,7 @@ mod tests {
         assert_eq!(
             r,
             Prepared {
-                created: true,
+                made: Some(p.clone()),
                 written: 0
             }
         );

@@ -5,7 +5,7 @@
 //! and the clones' results merged into fio's jobs and reporting groups.
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -175,7 +175,7 @@ impl<'a> Flags<'a> {
 struct Ledger {
     before: Vec<crate::warn::Warning>,
     prepared: Vec<bool>,
-    created: Vec<bool>,
+    created: Vec<Option<PathBuf>>,
     clones: Vec<Option<JobResult>>,
     failure: Option<String>,
     layout_rng: Rng,
@@ -190,7 +190,7 @@ impl Ledger {
         Ledger {
             before: crate::warn::sparse_reads(plan),
             prepared: vec![false; plan.files.len()],
-            created: vec![false; plan.files.len()],
+            created: vec![None; plan.files.len()],
             clones: vec![None; plan.jobs.len()],
             failure: None,
             layout_rng: Rng::for_job(0x1a7, 0, Stream::Data),
@@ -263,7 +263,7 @@ impl Ledger {
                 continue;
             }
             match prepare(pf, job.fallocate, &mut self.layout_rng) {
-                Ok(p) => self.created[jf.file] = p.created,
+                Ok(p) => self.created[jf.file] = p.made,
                 Err(e) => {
                     // Recorded on the job as fio records it: its error
                     // field, and the call and file in the detail.
@@ -280,9 +280,10 @@ impl Ledger {
                     ));
                     self.clones[ji] = Some(r);
                     // A file half made is iolab's to remove, whatever
-                    // the job says.
-                    if pf.existing.is_none() && !pf.block_device && !pf.char_device {
-                        let _ = std::fs::remove_file(&pf.path);
+                    // the job says; a name found taken (a link, another's
+                    // file) is not.
+                    if let Some(made) = &e.made {
+                        let _ = std::fs::remove_file(made);
                     }
                     return false;
                 }
@@ -390,21 +391,24 @@ impl Ledger {
     }
 }
 
-/// unlink=1 removes the job's files; after a failure (`failed`), the
-/// files iolab created (`created`) for such jobs go too, and so does every
-/// file iolab created when the run failed before any job did I/O
+/// unlink=1 removes the job's files (their names, as fio unlinks them);
+/// after a failure (`failed`), the files iolab created (`created`, where
+/// it created them) for such jobs go instead, and so does every file
+/// iolab created when the run failed before any job did I/O
 /// (`none_did_io`: nothing was measured on them).
-fn remove_files(plan: &Plan, created: &[bool], failed: bool, none_did_io: bool) {
+fn remove_files(plan: &Plan, created: &[Option<PathBuf>], failed: bool, none_did_io: bool) {
     for job in &plan.jobs {
         for jf in &job.files {
             let pf = &plan.files[jf.file];
-            let remove = if job.unlink {
-                !failed || created[jf.file]
-            } else {
-                none_did_io && created[jf.file]
-            };
-            if remove && !pf.block_device && !pf.char_device {
+            if pf.block_device || pf.char_device {
+                continue;
+            }
+            if job.unlink && !failed {
                 let _ = std::fs::remove_file(&pf.path);
+            } else if job.unlink || none_did_io {
+                if let Some(made) = &created[jf.file] {
+                    let _ = std::fs::remove_file(made);
+                }
             }
         }
     }
