@@ -115,3 +115,32 @@ fn mmap_with_direct_is_refused_before_anything_is_created() {
     );
     assert!(common::entries(dir.path()).is_empty());
 }
+
+#[test]
+fn a_failed_file_operation_is_named_for_what_it_did() {
+    // filecreate's operation is the create of each file, not a read of
+    // it: a file in a directory that does not exist cannot be created.
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::iolab()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--no-store",
+            "--name=c",
+            "--ioengine=filecreate",
+            "--size=4k",
+            "--filename=absent/f",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "iolab: job `c`: ENOENT (No such file or directory) on the create of the file \
+             `absent/f` (filecreate: open(2) with O_CREAT)"
+        ),
+        "{err}"
+    );
+    assert!(common::entries(dir.path()).is_empty());
+}

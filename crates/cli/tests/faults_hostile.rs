@@ -322,7 +322,7 @@ fn another_users_link_in_the_middle_of_a_name_is_refused() {
     require!(root);
     // /tmp/evil/NAME, where /tmp/evil is nobody's link, in a sticky shared
     // directory, to a directory of root's: refused at the data file, log,
-    // report and database names, naming the link, its owner and the directory;
+    // report and database names and as quick's and meta's directory, naming the link, its owner and the directory;
     // nothing is laid out, logged, stored, or made in root's directory.
     let dir = shared_dir();
     let d = &std::fs::canonicalize(dir.path()).unwrap();
@@ -341,13 +341,13 @@ fn another_users_link_in_the_middle_of_a_name_is_refused() {
         &["j.fio", "--db=evil/r.db"],
         &["j.fio", "--db=evil/sub/r.db"],
     ];
-    for args in cases {
-        let out = iolab()
-            .current_dir(d)
-            .arg("run")
-            .args(args)
-            .output()
-            .unwrap();
+    let quick_meta: [&[&str]; 2] = [
+        &["quick", "--no-store", "evil"],
+        &["meta", "--no-store", "--files", "10", "evil"],
+    ];
+    let runs = cases.iter().map(|args| [&["run"][..], args].concat());
+    for args in runs.chain(quick_meta.iter().map(|a| a.to_vec())) {
+        let out = iolab().current_dir(d).args(&args).output().unwrap();
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(

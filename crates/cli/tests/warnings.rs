@@ -102,6 +102,61 @@ fn buffered_writes_the_device_did_not_see_measure_memory() {
     );
 }
 
+/// io_uring hands ext4's buffered writes and every fsync to worker
+/// threads of its own (`iou-wrk-<tid>`), which the kernel counts apart
+/// from the job's thread: their I/O is the job's.
+#[test]
+fn io_uring_buffered_writes_are_the_jobs_own_io() {
+    iolab_testkit::require!(io_uring);
+    let dir = tempfile::tempdir().unwrap();
+    let fs = need!(common::LoopFs::new(dir.path(), "ext4", 128, ""));
+    // The quick suite's write+fsync test, with larger blocks to stay
+    // short: every write reaches the device before the next.
+    let v = common::run_json(
+        &fs.mnt,
+        &[
+            "--name=w",
+            "--filename=f",
+            "--ioengine=io_uring",
+            "--rw=randwrite",
+            "--bs=64k",
+            "--size=16m",
+            "--fsync=1",
+        ],
+    );
+    assert!(!has(&v, "page-cache"), "{:?}", codes(&v));
+    // Buffered io_uring jobs that measured memory are still flagged: a
+    // write that ends with its data in memory, and reads of it served
+    // by the page cache (the workers read nothing either).
+    let write = [
+        "--name=w",
+        "--filename=g",
+        "--ioengine=io_uring",
+        "--bs=64k",
+    ];
+    let v = common::run_json(
+        &fs.mnt,
+        &[&write[..], &["--rw=write", "--size=16m"]].concat(),
+    );
+    assert!(has(&v, "page-cache"), "{:?}", codes(&v));
+    let v = common::run_json(
+        &fs.mnt,
+        &[&write[..], &["--rw=read", "--size=16m", "--invalidate=0"]].concat(),
+    );
+    let texts: Vec<&str> = v["jobs"][0]["iolab"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["text"].as_str())
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("the rest came from memory")),
+        "{texts:?}"
+    );
+}
+
 #[test]
 fn compressible_data_on_a_compressing_filesystem_is_flagged() {
     let dir = tempfile::tempdir().unwrap();

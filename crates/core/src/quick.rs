@@ -53,6 +53,10 @@ pub struct QuickOpts {
 pub enum QuickError {
     #[error("`{}` is not a directory", .0.display())]
     NotADirectory(PathBuf),
+    /// A link in the directory's name that the rule of `crate::links`
+    /// does not follow.
+    #[error("{0}")]
+    Linked(std::io::Error),
     #[error("cannot write in `{}`: {}", .0.display(), .1)]
     NotWritable(PathBuf, std::io::Error),
     #[error(
@@ -282,6 +286,13 @@ pub struct QuickSetup {
 /// and checks every test's job. Creates the suite's private directory
 /// (removed again on an error), after removing what killed runs left.
 pub fn prepare(opts: &QuickOpts) -> Result<QuickSetup, QuickError> {
+    // Another user's link in a shared sticky directory, anywhere in the
+    // name, is not followed (the rule of `crate::links`).
+    if let Err(e) = crate::links::resolve(&opts.dir) {
+        if crate::links::is_foreign(&e) {
+            return Err(QuickError::Linked(e));
+        }
+    }
     if !opts.dir.is_dir() {
         return Err(QuickError::NotADirectory(opts.dir.clone()));
     }

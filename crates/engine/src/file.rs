@@ -549,7 +549,8 @@ struct OpenHow {
 /// `mode`, following no symbolic link anywhere in it: a link at any
 /// component, the last one included, fails with `ELOOP`. That is
 /// openat2's `RESOLVE_NO_SYMLINKS` (Linux 5.6); a kernel without openat2
-/// (`ENOSYS`, which seccomp filters also answer) gets open(2) with
+/// (`ENOSYS`), or a seccomp filter that refuses it (`ENOSYS` or `EPERM`;
+/// a true `EPERM` comes back from open(2) as well), gets open(2) with
 /// `O_NOFOLLOW`, which refuses a link at the last component only.
 pub fn open_no_links(path: &Path, flags: i32, mode: u32) -> io::Result<File> {
     use std::os::fd::FromRawFd;
@@ -573,7 +574,8 @@ pub fn open_no_links(path: &Path, flags: i32, mode: u32) -> io::Result<File> {
             std::mem::size_of::<OpenHow>(),
         )
     };
-    if fd < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
+    let refused = io::Error::last_os_error().raw_os_error();
+    if fd < 0 && matches!(refused, Some(libc::ENOSYS) | Some(libc::EPERM)) {
         // SAFETY: `cpath` is NUL-terminated and lives across the call.
         fd = libc::c_long::from(unsafe { libc::open(cpath.as_ptr(), flags, mode) });
     }

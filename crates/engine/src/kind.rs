@@ -25,6 +25,26 @@ pub struct KindCaps {
     pub no_io: bool,
     /// fio 3.33 lacks it (fio added it in 3.34).
     pub newer_than_fio_3_33: bool,
+    /// Which threads do the job's I/O, as the kernel's per-thread I/O
+    /// accounting sees it.
+    pub io_threads: IoThreads,
+}
+
+/// Which threads do an engine's I/O: whose /proc/.../io counts tell what
+/// a job caused the storage to read and write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoThreads {
+    /// The thread that calls the engine: the synchronous engines, mmap's
+    /// page faults, libaio (whose io_submit does buffered I/O before it
+    /// returns).
+    Caller,
+    /// The caller and its io_uring workers (`iou-wrk-<tid>`), to which
+    /// the kernel hands what it cannot do without blocking: buffered
+    /// writes on ext4, fsync, some reads.
+    CallerAndUringWorkers,
+    /// Threads the job's count cannot be found in (posixaio's C library
+    /// threads, io_uring's submission-polling thread).
+    Unknown,
 }
 
 const fn caps(synchronous: bool, moves_file_data: bool, diskless: bool, no_io: bool) -> KindCaps {
@@ -35,6 +55,7 @@ const fn caps(synchronous: bool, moves_file_data: bool, diskless: bool, no_io: b
         diskless,
         no_io,
         newer_than_fio_3_33: false,
+        io_threads: IoThreads::Caller,
     }
 }
 
@@ -94,11 +115,12 @@ engine_kinds! {
     Pvsync = "pvsync", DATA_SYNC, "preadv(2) and pwritev(2)";
     Pvsync2 = "pvsync2", DATA_SYNC,
         "preadv2(2) and pwritev2(2), with per-I/O flags such as RWF_HIPRI";
-    IoUring = "io_uring", DATA_QUEUED,
+    IoUring = "io_uring", KindCaps { io_threads: IoThreads::CallerAndUringWorkers, ..DATA_QUEUED },
         "Linux io_uring: asynchronous submission and completion rings";
     Libaio = "libaio", DATA_QUEUED,
         "Linux native AIO (io_submit); asynchronous only with direct=1";
-    Posixaio = "posixaio", KindCaps { synchronous: false, ..LATER },
+    Posixaio = "posixaio",
+        KindCaps { synchronous: false, io_threads: IoThreads::Unknown, ..LATER },
         "POSIX aio_read(3) and aio_write(3)";
     Mmap = "mmap", DATA_SYNC, "copy to and from a shared memory mapping of the file";
     Null = "null", caps(true, false, true, false),
@@ -192,6 +214,26 @@ impl EngineKind {
     pub const fn no_io(self) -> bool {
         self.caps().no_io
     }
+
+    /// Which threads do the job's I/O.
+    pub const fn io_threads(self) -> IoThreads {
+        self.caps().io_threads
+    }
+
+    /// For an engine that performs one operation on each file (its first
+    /// I/O after the open; the others do nothing), what that operation
+    /// is, for messages: the operation on what, and the system call.
+    pub const fn file_op(self) -> Option<(&'static str, &'static str)> {
+        Some(match self {
+            Self::FileCreate => ("create of the file", "open(2) with O_CREAT"),
+            Self::FileStat => ("stat of the file", "stat(2)"),
+            Self::FileDelete => ("unlink of the file", "unlink(2)"),
+            Self::DirCreate => ("mkdir of the directory", "mkdir(2)"),
+            Self::DirStat => ("stat of the directory", "stat(2)"),
+            Self::DirDelete => ("rmdir of the directory", "rmdir(2)"),
+            _ => return None,
+        })
+    }
 }
 
 impl std::fmt::Display for EngineKind {
@@ -242,5 +284,29 @@ mod tests {
         assert!(EngineKind::Psync.moves_file_data() && !EngineKind::Null.moves_file_data());
         assert!(EngineKind::Null.diskless() && !EngineKind::FileStat.diskless());
         assert!(EngineKind::Cpuio.no_io() && EngineKind::Exec.no_io());
+        assert_eq!(
+            EngineKind::IoUring.io_threads(),
+            IoThreads::CallerAndUringWorkers
+        );
+        assert_eq!(EngineKind::Libaio.io_threads(), IoThreads::Caller);
+        assert_eq!(EngineKind::Posixaio.io_threads(), IoThreads::Unknown);
+        // The file-operation engines say what they do; the others move
+        // data at offsets.
+        use EngineKind as K;
+        let per_file = [
+            K::FileCreate,
+            K::FileStat,
+            K::FileDelete,
+            K::DirCreate,
+            K::DirStat,
+            K::DirDelete,
+        ];
+        for &k in EngineKind::ALL {
+            assert_eq!(k.file_op().is_some(), per_file.contains(&k), "{k}");
+        }
+        assert_eq!(
+            EngineKind::FileCreate.file_op(),
+            Some(("create of the file", "open(2) with O_CREAT"))
+        );
     }
 }

@@ -10,6 +10,7 @@
 //! opened, an engine the kernel refuses, an unknown engine name) or a caller
 //! bug (an I/O unit naming a slot or file that does not exist).
 
+pub mod accounting;
 pub mod buf;
 pub mod clock;
 pub mod file;
@@ -46,7 +47,7 @@ use std::path::PathBuf;
 pub use buf::BufPool;
 pub use error::{errno_name, errno_text, EngineError};
 pub use exec::ExecSpec;
-pub use kind::{EngineKind, KindCaps, FIO_ONLY_ENGINES};
+pub use kind::{EngineKind, IoThreads, KindCaps, FIO_ONLY_ENGINES};
 
 /// How writes reach stable storage, fio's `sync=` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -72,6 +72,9 @@ pub(crate) struct UringEngine {
     ring_index: Option<u32>,
     /// A kernel thread polls the submission queue (`sqthread_poll`).
     sqpoll: bool,
+    /// By `FileId`: the file takes no nonblocking I/O (see `takes_nowait`),
+    /// so its SQEs go straight to io_uring's workers (`IOSQE_ASYNC`).
+    punted: Vec<bool>,
 }
 
 /// The slots' iovecs, pointing into the engine's own buffer pool.
@@ -107,6 +110,7 @@ impl UringEngine {
             max_in_flight,
             ring_index: None,
             sqpoll,
+            punted: Vec::new(),
         };
         if !opts.sqthread_poll {
             engine.ring_index = register_ring_fd(engine.ring.as_raw_fd());
@@ -306,6 +310,37 @@ impl UringEngine {
 }
 
 impl UringEngine {
+    /// Whether open file `id` takes nonblocking I/O (`FMODE_NOWAIT`): a
+    /// read with `RWF_NOWAIT` is refused with EOPNOTSUPP before anything
+    /// else when it does not. io_uring tries each SQE without blocking
+    /// first and hands an SQE such a file refuses to its worker threads;
+    /// handed over that way, work goes to one worker at a time while that
+    /// worker runs (a zram device's reads never sleep, so one worker does
+    /// them all, woken for each). Marked `IOSQE_ASYNC` from the start, the
+    /// SQEs skip the try and may run on several workers at once, as fio's
+    /// `force_async=1` makes them. The probe reads past the end of the
+    /// file (a block device or a regular file returns 0 there without
+    /// I/O); true unless the answer is EOPNOTSUPP.
+    fn takes_nowait(&mut self, id: FileId) -> bool {
+        let Ok(file) = self.base.files.get_mut(id) else {
+            return true;
+        };
+        let fd = file.raw();
+        // Nothing is read into it (past the end), but the kernel checks
+        // that the memory is the process's.
+        let mut buf = [0u8; 512];
+        let iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        // Far past any end, and far from overflowing with the length.
+        let past_end: libc::off_t = 1 << 60;
+        // SAFETY: the iovec names `buf`, live and exclusively borrowed
+        // across the call; the kernel writes at most its length there.
+        let rc = unsafe { libc::preadv2(fd, &iov, 1, past_end, libc::RWF_NOWAIT) };
+        !(rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EOPNOTSUPP))
+    }
+
     /// Ends the registration of the ring's descriptor with this thread,
     /// if any: it holds the ring open, which would otherwise live as long
     /// as the thread. io_uring_enter names the ring by descriptor after.
@@ -456,6 +491,11 @@ impl Engine for UringEngine {
             )));
         }
         let id = self.base.open(file)?;
+        let index = id.0 as usize;
+        if self.punted.len() <= index {
+            self.punted.resize(index + 1, false);
+        }
+        self.punted[index] = file.read && !self.takes_nowait(id);
         if self.registerfiles {
             let fd = self.base.files.get_mut(id)?.raw();
             if let Err(e) = self.update_file(id, fd) {
@@ -558,6 +598,11 @@ impl Engine for UringEngine {
             entry!(types::Fd(fd))
         }
         .user_data(u64::from(io.slot));
+        let sqe = if self.punted.get(io.file.0 as usize) == Some(&true) {
+            sqe.flags(squeue::Flags::ASYNC)
+        } else {
+            sqe
+        };
         // SAFETY: the SQE points at `len` bytes of the slot's buffer
         // (checked against the pool's size above), directly or through the
         // slot's iovec in `iovecs` (never resized), which stays allocated
@@ -984,6 +1029,41 @@ mod tests {
         assert_eq!(e.ring_index, None);
         let dir = temp();
         eight_in_flight_on(Box::new(e), &dir.path().join("by-fd"), false);
+    }
+
+    /// A file that takes no nonblocking I/O (a /proc file here, as a zram
+    /// device or a tmpfs file) gets its SQEs marked IOSQE_ASYNC, and they
+    /// complete as any other.
+    #[test]
+    fn files_without_nowait_go_to_the_workers_at_once() {
+        let mut e = match super::UringEngine::new(&opts(2, 4096)) {
+            Ok(e) => e,
+            Err(EngineError::Refused { errno, .. }) => {
+                iolab_testkit::skip!("io_uring_setup refused, errno {errno}")
+            }
+            Err(e) => panic!("{e}"),
+        };
+        let proc_version = Path::new("/proc/version");
+        let want = std::fs::read(proc_version).unwrap();
+        let f = e.open(&spec(proc_version, true, false)).unwrap();
+        assert!(e.punted[f.0 as usize], "/proc/version takes RWF_NOWAIT?");
+        // Written only: no probe, nothing marked.
+        let dir = temp();
+        let w = e.open(&spec(&dir.path().join("w"), false, true)).unwrap();
+        assert!(!e.punted[w.0 as usize]);
+        for slot in 0..2 {
+            let q = e.queue(&io(slot, f, Op::Read, 0, 64)).unwrap();
+            assert_eq!(q, Queued::InFlight);
+        }
+        e.commit().unwrap();
+        let mut out = Vec::new();
+        e.reap(2, usize::MAX, &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+        for c in out {
+            let n = c.result.unwrap() as usize;
+            assert_eq!(n, want.len().min(64), "slot {}", c.slot);
+            assert_eq!(&e.buf(c.slot)[..n], &want[..n]);
+        }
     }
 
     #[test]

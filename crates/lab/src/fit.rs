@@ -300,6 +300,27 @@ mod tests {
         // The metadata suite's files fit the image the VM test gives it.
         let m = suite::builtin("meta").unwrap();
         assert!(check(&m, 160 << 20, &["nilfs2"], HOST).is_ok());
+        // Each suite's NILFS2 minimum, which `compare --list-suites` and
+        // docs/compare.md give beside the general one.
+        let mins: Vec<(&str, u64)> = suite::NAMES
+            .iter()
+            .map(|name| {
+                let s = suite::builtin(name).unwrap();
+                let m = minimum_for(&s, Some("nilfs2"), HOST).unwrap();
+                assert!(check(&s, m, &["nilfs2"], HOST).is_ok(), "{name}");
+                assert!(check(&s, m - (1 << 20), &["nilfs2"], HOST).is_err());
+                (*name, m >> 20)
+            })
+            .collect();
+        assert_eq!(
+            mins,
+            [
+                ("studies", 240),
+                ("basic", 120),
+                ("meta", 128),
+                ("bs-sweep", 352)
+            ]
+        );
     }
 
     #[test]

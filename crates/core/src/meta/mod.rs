@@ -157,6 +157,13 @@ pub fn validate(opts: &MetaOptions) -> Result<Tree, MetaError> {
         }
     }
     let dir = &opts.dir;
+    // Another user's link in a shared sticky directory, anywhere in the
+    // name, is not followed (the rule of `crate::links`).
+    if let Err(e) = crate::links::resolve(dir) {
+        if crate::links::is_foreign(&e) {
+            return Err(invalid(format!("directory {}: {e}", dir.display())));
+        }
+    }
     match std::fs::metadata(dir) {
         Err(e) => {
             return Err(invalid(format!(

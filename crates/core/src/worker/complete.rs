@@ -361,14 +361,23 @@ impl Worker {
         }
         if !job.errors.continues_after(io.dir, errno) {
             out.error = errno;
-            out.error_detail = format!(
-                "{} (errno {errno}) on {} of {} bytes at offset {} in `{}`",
-                errno_text(errno),
-                io.dir.key(),
-                io.len,
-                io.offset,
-                cx.files[self.files.files[io.fi].path_index].path.display()
-            );
+            let path = cx.files[self.files.files[io.fi].path_index].path.display();
+            out.error_detail = match job.engine.file_op() {
+                // The engine's operation on the file failed, not a read
+                // or write of it (errno_text names the errno).
+                Some((what, call)) => format!(
+                    "{} on the {what} `{path}` ({}: {call})",
+                    errno_text(errno),
+                    job.engine
+                ),
+                None => format!(
+                    "{} (errno {errno}) on {} of {} bytes at offset {} in `{path}`",
+                    errno_text(errno),
+                    io.dir.key(),
+                    io.len,
+                    io.offset,
+                ),
+            };
             return false;
         }
         true

@@ -1,16 +1,29 @@
 //! The end of a clone's job, after its last I/O: end_fsync and the files'
 //! close (both inside its runtime, as fio times them), lat copied from
 //! clat for a synchronous engine, the runtime and each direction's share
-//! of it, the logs' last lines, the thread's CPU use and caused I/O, and
-//! what its buffered writes left in the page cache.
+//! of it, the logs' last lines, the thread's CPU use and the I/O it and
+//! the threads working for it caused, and what its buffered writes left
+//! in the page cache.
 
 use iolab_engine::host::thread_cpu_usage;
+use iolab_engine::IoThreads;
 use iolab_stats::{CausedIo, CpuResult, Dir, JobResult};
 
 use super::complete::Cx;
 use super::measure::Measure;
 use super::{Worker, EIO};
-use crate::plan::PlanFile;
+use crate::plan::{PlanFile, PlanJob};
+
+/// Which threads do `job`'s I/O, whose counts of what they had the
+/// storage read and write are the job's: its engine's, unless io_uring
+/// submits from a polling thread of its own (`sqthread_poll`), whose
+/// count and workers hold every job's that shares it.
+pub(super) fn io_threads(job: &PlanJob) -> IoThreads {
+    match job.engine.io_threads() {
+        IoThreads::CallerAndUringWorkers if job.engine_opts.sqthread_poll => IoThreads::Unknown,
+        t => t,
+    }
+}
 
 impl Worker {
     /// Ends the job measured by `m`, whose loops spent `verify_ns`
@@ -43,13 +56,12 @@ impl Worker {
         }
         self.direction_runtimes(runtime, verify_ns, out);
         let cpu = thread_cpu_usage().since(&m.cpu0);
-        out.caused_io = m.io0.and_then(|io0| {
-            iolab_engine::host::thread_io().map(|io| {
-                let d = io.since(&io0);
-                CausedIo {
-                    read_bytes: d.read_bytes,
-                    write_bytes: d.write_bytes,
-                }
+        // The thread's count and, for io_uring, its workers': what they
+        // do for it is counted as theirs.
+        out.caused_io = m.io0.as_ref().and_then(|io0| {
+            io0.caused().map(|d| CausedIo {
+                read_bytes: d.read_bytes,
+                write_bytes: d.write_bytes,
             })
         });
         if !job.direct && out.dirs[Dir::Write as usize].io_bytes > 0 && job.engine.moves_file_data()
@@ -103,5 +115,32 @@ impl Worker {
             total += st.dirty + st.writeback;
         }
         Some(total)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_spec::{Context, Host};
+
+    fn job(opts: &str) -> PlanJob {
+        let ctx = Context::from_env(Host::EXAMPLE);
+        let text = format!("[j]\nfilename=/nonexistent-dir/f\nsize=1m\n{opts}");
+        let set = iolab_spec::parse_text("w.fio", &text, &ctx).unwrap();
+        crate::plan::build(&set).unwrap().jobs.remove(0)
+    }
+
+    #[test]
+    fn io_urings_workers_count_with_the_job_unless_a_polling_thread_submits() {
+        assert_eq!(io_threads(&job("ioengine=psync\n")), IoThreads::Caller);
+        assert_eq!(io_threads(&job("ioengine=libaio\n")), IoThreads::Caller);
+        assert_eq!(
+            io_threads(&job("ioengine=io_uring\n")),
+            IoThreads::CallerAndUringWorkers
+        );
+        assert_eq!(
+            io_threads(&job("ioengine=io_uring\nsqthread_poll=1\n")),
+            IoThreads::Unknown
+        );
     }
 }

@@ -11,8 +11,10 @@
 
 use std::time::Duration;
 
+use iolab_engine::accounting::IoMark;
 use iolab_engine::clock::Clock;
-use iolab_engine::host::{thread_cpu_usage, thread_io, CpuUsage, ThreadIo};
+use iolab_engine::host::{thread_cpu_usage, CpuUsage};
+use iolab_engine::IoThreads;
 use iolab_stats::{DepthDist, Dir, JobResult};
 
 use crate::gen::RwMix;
@@ -51,9 +53,10 @@ impl Window {
     }
 }
 
-/// The thread's I/O as the kernel accounts it, unless the checks are off.
-fn checked_thread_io() -> Option<ThreadIo> {
-    crate::checks::on().then(thread_io).flatten()
+/// The job's I/O as the kernel accounts it, done by `threads`, unless
+/// the checks are off.
+fn checked_io_mark(threads: IoThreads) -> Option<IoMark> {
+    crate::checks::on().then(|| IoMark::now(threads)).flatten()
 }
 
 pub(super) struct Measure {
@@ -65,9 +68,11 @@ pub(super) struct Measure {
     pub start: u64,
     /// The thread's CPU use at `start`.
     pub cpu0: CpuUsage,
-    /// What the thread had caused the storage to read and write at
-    /// `start` (None: the kernel does not say).
-    pub io0: Option<ThreadIo>,
+    /// What the job's threads had caused the storage to read and write
+    /// at `start` (None: the kernel does not say).
+    pub io0: Option<IoMark>,
+    /// Which threads do the job's I/O.
+    io_threads: IoThreads,
     /// Bytes per direction of the current bandwidth window.
     bw: Window,
     /// I/Os per direction of the current IOPS window.
@@ -83,13 +88,15 @@ pub(super) struct Measure {
 impl Measure {
     /// Measuring a clone that starts at `begin` (clock ticks), with
     /// bandwidth samples every `bw_every` and IOPS samples every
-    /// `iops_every` (None: no windows, the logs take samples per I/O).
+    /// `iops_every` (None: no windows, the logs take samples per I/O),
+    /// whose I/O `io_threads` do.
     pub fn new(
         clock: &Clock,
         begin: u64,
         ramp: Duration,
         bw_every: Option<Duration>,
         iops_every: Option<Duration>,
+        io_threads: IoThreads,
     ) -> Measure {
         let every = |d: Option<Duration>| d.map_or(u64::MAX, |d| clock.ticks(d));
         Measure {
@@ -97,7 +104,8 @@ impl Measure {
             ramp_end: begin + clock.ticks(ramp),
             start: begin,
             cpu0: thread_cpu_usage(),
-            io0: checked_thread_io(),
+            io0: checked_io_mark(io_threads),
+            io_threads,
             bw: Window::new(begin, every(bw_every)),
             iops: Window::new(begin, every(iops_every)),
             ramped: [(0, 0); 3],
@@ -161,7 +169,7 @@ impl Measure {
         out.issued = [0; 3];
         self.start = self.ramp_end;
         self.cpu0 = thread_cpu_usage();
-        self.io0 = checked_thread_io();
+        self.io0 = checked_io_mark(self.io_threads);
         self.bw = Window::new(self.ramp_end, self.bw.every);
         self.iops = Window::new(self.ramp_end, self.iops.every);
     }
@@ -232,7 +240,14 @@ mod tests {
         let window = Duration::from_millis(100);
         let every = clock.ticks(window);
         let ms = |n: u64| n / 10 * every / 10;
-        let mut m = Measure::new(clock, 0, Duration::ZERO, Some(window), Some(window));
+        let mut m = Measure::new(
+            clock,
+            0,
+            Duration::ZERO,
+            Some(window),
+            Some(window),
+            IoThreads::Caller,
+        );
         m.cut_off_at(deadline_ms.map(ms));
         let mix = RwMix::new(RwMode::Read, 100);
         let mut out = JobResult::default();

@@ -258,6 +258,7 @@ impl Worker {
             job.ramp_time,
             (!stats.bw_per_io).then_some(stats.bw_avg),
             (!stats.iops_per_io).then_some(stats.iops_avg),
+            end::io_threads(job),
         );
         m.cut_off_at(cx.deadline);
         let mut s = self.loops_of(job, &cx);
