@@ -933,6 +933,33 @@ fn skewed_file_choice_is_fios() {
         "zipf-openfiles".to_string(),
         zipf(&["--rw=randread", "--openfiles=2"]),
     ));
+    // A center after the value: the rotation, as fio's (normal's below
+    // 0.5 wraps through 64 bits, as fio's conversion does).
+    for (name, service) in [
+        ("zipf-center", "zipf:1.2:0.3"),
+        ("pareto-center", "pareto:0.3:0.7"),
+        ("normal-center", "normal:10:0.2"),
+    ] {
+        let opts = [
+            format!("--file_service_type={service}"),
+            "--nrfiles=5".to_string(),
+            "--rw=randrw".to_string(),
+        ];
+        jobs.push((name.to_string(), opts.to_vec()));
+    }
+    // The same rotation for offsets, over 65 ranges (not a power of two);
+    // seeded, as the file's name (another directory per tool) is not.
+    jobs.push((
+        "normal-center-offsets".to_string(),
+        [
+            "--random_distribution=normal:10:0.2",
+            "--size=260k",
+            "--rw=randread",
+            "--randseed=3",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ));
     for (job, f, i) in both_jobs(&["--size=256k", "--bs=4k"], &jobs, false) {
         assert_same(&format!("file_service_type {job}"), &f, &i);
     }

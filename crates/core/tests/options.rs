@@ -541,11 +541,12 @@ fn file_service_types_order_the_files_as_fio_does() {
 fn skewed_file_service_types_are_planned_with_their_value() {
     use plan::FileService as F;
     for (text, want) in [
-        ("zipf:1.2", F::Zipf(1.2)),
-        ("zipf", F::Zipf(1.1)),
-        ("pareto", F::Pareto(0.2)),
-        ("normal:20", F::Normal(20.0)),
-        ("gauss", F::Normal(0.0)),
+        ("zipf:1.2", F::Zipf(1.2, None)),
+        ("zipf", F::Zipf(1.1, None)),
+        ("zipf:1.2:0.3", F::Zipf(1.2, Some(0.3))),
+        ("pareto", F::Pareto(0.2, None)),
+        ("normal:20", F::Normal(20.0, None)),
+        ("gauss", F::Normal(0.0, None)),
     ] {
         let job = format!("[z]\nsize=1m\nnrfiles=2\nfile_service_type={text}\n");
         let set = resolve::parse_text("job.fio", &job, &ctx()).expect("job parses");

@@ -77,8 +77,13 @@ impl FioSkew {
                     }
                 }
                 // fio's normal generator takes no rotation from its stream.
+                // Its rotation is an `unsigned int`: a center below 0.5
+                // wraps through 32 bits (x86-64 converts the negative
+                // double through a 64-bit integer and keeps the low half),
+                // which over ranges that are not a power of two is not the
+                // 64-bit wrap.
                 let rand_off = match center {
-                    Some(c) => (nranges as f64 * (c - 0.5)) as i64 as u64,
+                    Some(c) => u64::from((nranges as f64 * (c - 0.5)) as i64 as u32),
                     None => 0,
                 };
                 return Some(FioSkew {

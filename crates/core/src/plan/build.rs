@@ -772,9 +772,9 @@ fn file_service(cx: &Ctx) -> Result<FileService, PlanError> {
             FileServiceValue::RoundRobin(n) => FileService::RoundRobin(n.unwrap_or(1).max(1)),
             FileServiceValue::Sequential => FileService::Sequential,
             FileServiceValue::Random => FileService::Random,
-            FileServiceValue::Zipf(t) => FileService::Zipf(t),
-            FileServiceValue::Pareto(h) => FileService::Pareto(h),
-            FileServiceValue::Normal(d) => FileService::Normal(d),
+            FileServiceValue::Zipf(t, c) => FileService::Zipf(t, c),
+            FileServiceValue::Pareto(h, c) => FileService::Pareto(h, c),
+            FileServiceValue::Normal(d, c) => FileService::Normal(d, c),
         },
         _ => FileService::RoundRobin(1),
     })
@@ -837,6 +837,10 @@ fn place_files(
 
     // io_size: the bytes to move per loop, by default the regions' total,
     // or size when filesize makes the regions larger than it.
+    // fio's skewed file choice (zipf, pareto, normal) never finds a file
+    // done, so `size` ends its job even where the files' regions add up
+    // to less (`size=256k` over five files of 48 KiB regions).
+    let skewed = pj.file_service.skewed() && regions.len() > 1;
     let io = match (
         job.size(Opt::IoSize),
         job.size(Opt::Filesize),
@@ -844,6 +848,7 @@ fn place_files(
     ) {
         (Some(v), _, _) => resolve_size(v, total),
         (None, Some(_), Some(SizeValue::Bytes(b))) => b.min(total),
+        (None, None, Some(SizeValue::Bytes(b))) if skewed => b.max(total),
         _ => total,
     };
     let io = io - io % p.min_bs;

@@ -252,14 +252,15 @@ pub enum FileService {
     Sequential,
     /// A file at random for every I/O.
     Random,
-    /// A file drawn from fio's zipf generator with this theta, over
-    /// `nrfiles << 10` ranges without hashing; a file is never done (fio
-    /// resets it), so only the job's bytes end it.
-    Zipf(f64),
+    /// A file drawn from fio's zipf generator with this theta (and
+    /// center, when given), over `nrfiles << 10` ranges without hashing;
+    /// a file is never done (fio resets it), so only the job's bytes end
+    /// it.
+    Zipf(f64, Option<f64>),
     /// As `Zipf`, from fio's pareto generator with this h.
-    Pareto(f64),
+    Pareto(f64, Option<f64>),
     /// As `Zipf`, from fio's normal generator with this deviation (percent).
-    Normal(f64),
+    Normal(f64, Option<f64>),
 }
 
 impl FileService {
@@ -267,7 +268,7 @@ impl FileService {
     pub fn skewed(&self) -> bool {
         matches!(
             self,
-            FileService::Zipf(_) | FileService::Pareto(_) | FileService::Normal(_)
+            FileService::Zipf(..) | FileService::Pareto(..) | FileService::Normal(..)
         )
     }
 }

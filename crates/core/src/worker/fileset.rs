@@ -379,7 +379,7 @@ impl FileSet {
                 Some(fi) => fi,
                 None => self.active[self.rng.below(self.active.len() as u64) as usize],
             },
-            FileService::Zipf(_) | FileService::Pareto(_) | FileService::Normal(_) => {
+            FileService::Zipf(..) | FileService::Pareto(..) | FileService::Normal(..) => {
                 // Every file is open (fewer may be only with `lazy`,
                 // which `pick_with` serves), and none is ever done.
                 loop {
@@ -726,7 +726,7 @@ mod tests {
             center: None,
         };
         let skew = FioSkew::unhashed(&dist, 4 << 10, 77).unwrap();
-        let (mut s, mut e) = set(4, FileService::Zipf(1.2), 4);
+        let (mut s, mut e) = set(4, FileService::Zipf(1.2, None), 4);
         s.set_fio_skew(skew.clone(), true);
         s.start(e.as_mut()).unwrap();
         // Four blocks a file: 64 I/Os would end four passes of the
@@ -744,7 +744,7 @@ mod tests {
 
         // openfiles=2 with one I/O in flight: the first two files drawn
         // are opened, draws on the others are spent, none is closed.
-        let (mut s, mut e) = set(4, FileService::Zipf(1.2), 2);
+        let (mut s, mut e) = set(4, FileService::Zipf(1.2, None), 2);
         s.set_fio_skew(skew.clone(), false);
         s.set_lazy_open(1);
         s.start(e.as_mut()).unwrap();

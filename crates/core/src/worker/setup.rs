@@ -455,17 +455,14 @@ impl Draws<'_> {
 /// fio's generator of a skewed file choice (`file_service_type=zipf`,
 /// `pareto`, `normal`), as fio's `init_rand_file_service` makes it: over
 /// `nrfiles << 10` ranges, seeded with the low 32 bits of the clone's
-/// file-choice seed, its ranks not hashed, its rotation (zipf, pareto)
-/// drawn from its stream as no center is given. None for the other
-/// choices.
+/// file-choice seed, its ranks not hashed, its rotation the center's
+/// when given, else (zipf, pareto) drawn from its stream. None for the
+/// other choices.
 fn file_skew(service: FileService, nrfiles: usize, seeds: &FioSeeds) -> Option<FioSkew> {
     let dist = match service {
-        FileService::Zipf(theta) => Distribution::Zipf {
-            theta,
-            center: None,
-        },
-        FileService::Pareto(h) => Distribution::Pareto { h, center: None },
-        FileService::Normal(dev) => Distribution::Normal { dev, center: None },
+        FileService::Zipf(theta, center) => Distribution::Zipf { theta, center },
+        FileService::Pareto(h, center) => Distribution::Pareto { h, center },
+        FileService::Normal(dev, center) => Distribution::Normal { dev, center },
         _ => return None,
     };
     let ranges = (nrfiles as u64) << 10;

@@ -266,19 +266,20 @@ pub enum FileService {
     /// Switch file after N I/Os (`roundrobin:N`); None = 1.
     RoundRobin(Option<u32>),
     Sequential,
-    Zipf(f64),
-    Pareto(f64),
-    Normal(f64),
+    /// The value (theta, h, deviation) and the center, when given.
+    Zipf(f64, Option<f64>),
+    Pareto(f64, Option<f64>),
+    Normal(f64, Option<f64>),
 }
 
 /// Parses `file_service_type`: `random`, `roundrobin[:N]` (N at least 1),
-/// `sequential`, `zipf[:THETA]`, `pareto[:H]`, `normal[:DEV]` (`gauss` is
-/// fio's alias of normal). Values default and are checked as in
-/// [`parse_distribution_kb`].
+/// `sequential`, `zipf[:THETA[:CENTER]]`, `pareto[:H[:CENTER]]`,
+/// `normal[:DEV[:CENTER]]` (`gauss` is fio's alias of normal). Values and
+/// centers default and are checked as in [`parse_distribution_kb`].
 ///
-/// fio also takes `random:N` and `sequential:N` (switch after N I/Os) and a
-/// center after the zipf/pareto/normal value; `FileService` has no place
-/// for them, so they are refused with a message rather than dropped.
+/// fio also takes `random:N` and `sequential:N` (switch after N I/Os);
+/// `FileService` has no place for them, so they are refused with a
+/// message rather than dropped.
 pub fn parse_file_service(text: &str) -> Result<FileService, ValueError> {
     let t = text.trim();
     let (name, rest) = match t.split_once(':') {
@@ -306,28 +307,11 @@ pub fn parse_file_service(text: &str) -> Result<FileService, ValueError> {
         },
         "zipf" | "pareto" | "normal" | "gauss" => {
             let kind = if name == "gauss" { "normal" } else { name };
-            let v = match rest {
-                None => default_skew(kind),
-                Some(s) if s.contains(':') => {
-                    return Err(ValueError::new(format!(
-                        "`{t}`: a distribution center is not supported for \
-                         file_service_type (expected {name}[:VALUE])"
-                    )))
-                }
-                Some(s) => match s.parse::<f64>() {
-                    Ok(v) if v.is_finite() => v,
-                    _ => {
-                        return Err(ValueError::new(format!(
-                            "`{t}`: the value `{s}` is not a number"
-                        )))
-                    }
-                },
-            };
-            check_skew(t, kind, v)?;
+            let (v, center) = skew_args(t, kind, rest)?;
             Ok(match kind {
-                "zipf" => FileService::Zipf(v),
-                "pareto" => FileService::Pareto(v),
-                _ => FileService::Normal(v),
+                "zipf" => FileService::Zipf(v, center),
+                "pareto" => FileService::Pareto(v, center),
+                _ => FileService::Normal(v, center),
             })
         }
         _ => Err(ValueError::new(format!(
@@ -344,10 +328,15 @@ pub fn format_file_service(f: &FileService) -> String {
         FileService::RoundRobin(None) => "roundrobin".to_string(),
         FileService::RoundRobin(Some(n)) => format!("roundrobin:{n}"),
         FileService::Sequential => "sequential".to_string(),
-        FileService::Zipf(v) => format!("zipf:{v}"),
-        FileService::Pareto(v) => format!("pareto:{v}"),
-        FileService::Normal(v) => format!("normal:{v}"),
+        FileService::Zipf(v, c) => format!("zipf:{v}{}", center_suffix(*c)),
+        FileService::Pareto(v, c) => format!("pareto:{v}{}", center_suffix(*c)),
+        FileService::Normal(v, c) => format!("normal:{v}{}", center_suffix(*c)),
     }
+}
+
+/// `:CENTER` when a center is given.
+fn center_suffix(center: Option<f64>) -> String {
+    center.map(|c| format!(":{c}")).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -587,23 +576,26 @@ mod tests {
         assert_eq!(p("roundrobin"), FileService::RoundRobin(None));
         assert_eq!(p("roundrobin:4"), FileService::RoundRobin(Some(4)));
         assert_eq!(p("sequential"), FileService::Sequential);
-        assert_eq!(p("zipf"), FileService::Zipf(1.1));
-        assert_eq!(p("zipf:1.2"), FileService::Zipf(1.2));
-        assert_eq!(p("pareto"), FileService::Pareto(0.2));
-        assert_eq!(p("pareto:0.5"), FileService::Pareto(0.5));
-        assert_eq!(p("normal"), FileService::Normal(0.0));
-        assert_eq!(p("normal:10"), FileService::Normal(10.0));
-        assert_eq!(p("gauss"), FileService::Normal(0.0));
-        assert_eq!(p("gauss:5"), FileService::Normal(5.0));
+        assert_eq!(p("zipf"), FileService::Zipf(1.1, None));
+        assert_eq!(p("zipf:1.2"), FileService::Zipf(1.2, None));
+        assert_eq!(p("zipf:1.2:0.3"), FileService::Zipf(1.2, Some(0.3)));
+        assert_eq!(p("pareto"), FileService::Pareto(0.2, None));
+        assert_eq!(p("pareto:0.5"), FileService::Pareto(0.5, None));
+        assert_eq!(p("normal"), FileService::Normal(0.0, None));
+        assert_eq!(p("normal:10"), FileService::Normal(10.0, None));
+        assert_eq!(p("normal:10:1"), FileService::Normal(10.0, Some(1.0)));
+        assert_eq!(p("gauss"), FileService::Normal(0.0, None));
+        assert_eq!(p("gauss:5"), FileService::Normal(5.0, None));
         assert_eq!(p(" roundrobin : 8 "), FileService::RoundRobin(Some(8)));
         for f in [
             FileService::Random,
             FileService::RoundRobin(None),
             FileService::RoundRobin(Some(3)),
             FileService::Sequential,
-            FileService::Zipf(1.2),
-            FileService::Pareto(0.3),
-            FileService::Normal(7.5),
+            FileService::Zipf(1.2, None),
+            FileService::Zipf(1.2, Some(0.25)),
+            FileService::Pareto(0.3, Some(0.0)),
+            FileService::Normal(7.5, None),
         ] {
             assert_eq!(p(&format_file_service(&f)), f);
         }
@@ -611,7 +603,14 @@ mod tests {
             format_file_service(&FileService::RoundRobin(Some(3))),
             "roundrobin:3"
         );
-        assert_eq!(format_file_service(&FileService::Normal(7.5)), "normal:7.5");
+        assert_eq!(
+            format_file_service(&FileService::Normal(7.5, None)),
+            "normal:7.5"
+        );
+        assert_eq!(
+            format_file_service(&FileService::Zipf(1.2, Some(0.3))),
+            "zipf:1.2:0.3"
+        );
     }
 
     #[test]
@@ -627,7 +626,11 @@ mod tests {
         assert_err(p("zipf:1"), &["`zipf:1`", "must not be 1"]);
         assert_err(p("pareto:2"), &["`pareto:2`", "below 1"]);
         assert_err(p("normal:100"), &["`normal:100`", "below 100"]);
-        assert_err(p("zipf:1.2:0.5"), &["`zipf:1.2:0.5`", "center"]);
+        assert_err(p("zipf:1.2:1.5"), &["`zipf:1.2:1.5`", "center"]);
+        assert_err(
+            p("zipf:1.2:0.5:1"),
+            &["`zipf:1.2:0.5:1`", "too many fields"],
+        );
         assert_err(p("zipf:x"), &["`zipf:x`", "`x`"]);
     }
 
