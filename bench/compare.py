@@ -471,16 +471,14 @@ def run_all(a, jobs, d, warm, loops):
                 figures += (f"; clat {label} fio {fl / 1000:.1f}, iolab {il / 1000:.1f}, "
                             f"C loop {ll:.1f} us")
         elif with_limit:
-            lm = statistics.median(x[0] for x in res["limit"])
-            lc = statistics.median(x[-1] for x in res["limit"])
+            lm, lc = loop_medians(res, "limit")
             print(f"  limit loop {lm:,.0f} IOPS, per core {lc:,.0f}; "
                   f"iolab/limit {ii / lm:.2f}, per core {ic / lc:.2f}; limit/fio {lm / fi:.2f}")
             MEDIANS[name]["limit"] = (lm, lc)
             vs_limit = f"{ii / lm:.2f} ({ic / lc:.2f})"
             figures += f", C loop {lm:,.0f}"
             if untimed_cmd:
-                um = statistics.median(x[0] for x in res["untimed"])
-                uc = statistics.median(x[-1] for x in res["untimed"])
+                um, uc = loop_medians(res, "untimed")
                 print(f"  untimed loop {um:,.0f} IOPS, per core {uc:,.0f}; "
                       f"iolab/untimed {ii / um:.2f}, per core {ic / uc:.2f}")
                 MEDIANS[name]["untimed"] = (um, uc)
@@ -490,6 +488,12 @@ def run_all(a, jobs, d, warm, loops):
             figures += f"; peak RSS iolab / fio {ir / fr:.2f}"
         ROWS.append((name, f"{paired(res, 0):.2f}", f"{paired(res, 4):.2f}", vs_limit,
                      figures, load()))
+
+
+def loop_medians(res, key):
+    """A C loop's median IOPS and I/Os per CPU second over its runs."""
+    return (statistics.median(x[0] for x in res[key]),
+            statistics.median(x[-1] for x in res[key]))
 
 
 def limit_for(opts, loops):
