@@ -78,11 +78,11 @@ pub struct Prepared {
 /// Fills `buf` with pseudo-random bytes: data that neither compresses nor
 /// deduplicates.
 pub fn fill_random(buf: &mut [u8], rng: &mut Rng) {
-    let mut chunks = buf.chunks_exact_mut(8);
-    for c in &mut chunks {
-        c.copy_from_slice(&rng.next_u64().to_le_bytes());
+    // As data::fill_random, then one more draw whatever the tail.
+    let (words, rest) = buf.as_chunks_mut::<8>();
+    for w in words {
+        *w = rng.next_u64().to_le_bytes();
     }
-    let rest = chunks.into_remainder();
     let last = rng.next_u64().to_le_bytes();
     let n = rest.len();
     rest.copy_from_slice(&last[..n]);

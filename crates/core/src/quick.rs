@@ -807,7 +807,7 @@ fn memory_notes(test: &SuiteTest, result: &RunResult, memory: &mut Vec<(String, 
 
 /// The metadata pass's row name: "META 10k files", "META 100 files".
 pub fn meta_label(files: u64) -> String {
-    if files >= 1000 && files % 1000 == 0 {
+    if files >= 1000 && files.is_multiple_of(1000) {
         format!("META {}k files", files / 1000)
     } else {
         format!("META {files} files")

@@ -64,7 +64,7 @@ fn invalid(msg: impl Into<String>) -> SweepError {
 /// A size as fio's suffixes would write it: 4096 -> "4k", 1 << 30 -> "1g".
 pub fn size_label(bytes: u64) -> String {
     for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{suffix}", bytes >> shift);
         }
     }

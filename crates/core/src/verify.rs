@@ -242,7 +242,7 @@ pub fn pattern_is_one_run(spec: &VerifySpec, len: usize) -> bool {
     match (&spec.method, &spec.pattern) {
         (Method::Pattern, Some(p)) => {
             let chunk = spec.chunk(len).max(1);
-            chunk >= len || p.is_empty() || chunk % p.len() == 0
+            chunk >= len || p.is_empty() || chunk.is_multiple_of(p.len())
         }
         _ => false,
     }

@@ -235,7 +235,7 @@ fn check_nilfs2(suite: &Suite, size: u64, host: Host) -> Result<(), String> {
 }
 
 fn mib(bytes: u64) -> String {
-    if bytes % (1 << 20) == 0 {
+    if bytes.is_multiple_of(1 << 20) {
         format!("{}m", bytes >> 20)
     } else {
         format!("{bytes} bytes")

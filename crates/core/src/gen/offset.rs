@@ -1441,7 +1441,7 @@ mod tests {
         let mut distinct = 0u64;
         for _ in 0..n {
             let o = g.next(K4);
-            assert!(o % K4 == 0 && o / K4 < n);
+            assert!(o.is_multiple_of(K4) && o / K4 < n);
             let b = (o / K4) as usize;
             if !seen[b] {
                 seen[b] = true;

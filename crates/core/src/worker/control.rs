@@ -146,7 +146,7 @@ impl Strided {
                 f.start = f.base;
             }
         }
-        if self.bytes % s.range == 0 {
+        if self.bytes.is_multiple_of(s.range) {
             gens.iter_mut().for_each(OffsetGen::restart);
         }
     }

@@ -382,7 +382,7 @@ mod tests {
         let mut n = 0u64;
         let mut spiky = |_: u32| {
             n += 1;
-            if n % 10 == 0 {
+            if n.is_multiple_of(10) {
                 1_000_000
             } else {
                 1_000

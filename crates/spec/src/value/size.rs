@@ -99,7 +99,7 @@ pub fn format_size(bytes: u64, kb: KbBase) -> String {
     let unit = kb.unit();
     for (power, letter) in [(5u32, 'p'), (4, 't'), (3, 'g'), (2, 'm'), (1, 'k')] {
         let mult = unit.pow(power);
-        if bytes % mult == 0 {
+        if bytes.is_multiple_of(mult) {
             return format!("{}{letter}", bytes / mult);
         }
     }

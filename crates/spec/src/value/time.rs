@@ -123,7 +123,7 @@ pub fn format_time(usec: u64) -> String {
         (SEC, "s"),
         (1_000, "ms"),
     ] {
-        if usec % mult == 0 {
+        if usec.is_multiple_of(mult) {
             return format!("{}{suffix}", usec / mult);
         }
     }
