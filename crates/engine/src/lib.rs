@@ -184,6 +184,10 @@ pub struct EngineOpts {
     /// `io_uring`: move data with READV/WRITEV and a one-entry iovec
     /// rather than READ/WRITE (fio's `nonvectored=0`).
     pub vectored: bool,
+    /// `io_uring`: every Nth SQE is marked `IOSQE_ASYNC`, handed to the
+    /// ring's worker threads without a nonblocking try (fio's
+    /// `force_async`); 0: only those of files that refuse nonblocking I/O.
+    pub force_async: u32,
     /// `cpuio`: microseconds of CPU burnt per I/O (fio's `cpuchunks`).
     pub cpu_cycle_us: u32,
     /// `cpuio`: burn by sorting rather than spinning (`cpumode=qsort`).
@@ -202,6 +206,7 @@ impl Default for EngineOpts {
             sqthread_poll: false,
             sqthread_poll_cpu: None,
             vectored: false,
+            force_async: 0,
             cpu_cycle_us: 50_000,
             cpu_qsort: false,
         }
