@@ -323,6 +323,40 @@ mod tests {
         assert_eq!(resolve(&link).unwrap(), victim);
     }
 
+    /// The engines open a job's data file by the rule too: a link planted
+    /// after the plan and the layout is met at the open, not followed.
+    #[test]
+    fn an_engine_opens_a_data_file_by_the_rule() {
+        use iolab_engine::{EngineKind, EngineOpts, FileSpec, Opener};
+        iolab_testkit::require!(root);
+        let keep = tempfile::tempdir().unwrap();
+        let victim = std::fs::canonicalize(keep.path()).unwrap().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let (dir, link) = shared_with_planted("data", &victim);
+        let spec = |path: &Path| FileSpec {
+            path: path.to_path_buf(),
+            write: true,
+            create: true,
+            opener: Some(Opener(open)),
+            ..Default::default()
+        };
+        for kind in [EngineKind::Psync, EngineKind::Libaio, EngineKind::IoUring] {
+            let mut e = match iolab_engine::create(kind, &EngineOpts::default()) {
+                Ok(e) => e,
+                // A kernel without io_uring or libaio: psync still shows it.
+                Err(_) if kind != EngineKind::Psync => continue,
+                Err(e) => panic!("{e}"),
+            };
+            let err = e.open(&spec(&link)).unwrap_err().to_string();
+            assert!(err.contains("uid 65534"), "{kind:?}: {err}");
+            assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+            // A name of one's own in the same directory opens as before.
+            let own = dir.path().join(format!("own-{kind:?}"));
+            e.open(&spec(&own)).unwrap();
+            assert!(own.is_file());
+        }
+    }
+
     #[test]
     fn another_users_link_in_the_middle_of_a_name_is_refused() {
         iolab_testkit::require!(root);

@@ -119,18 +119,30 @@ fn open_file(spec: &FileSpec) -> Result<OpenFile, EngineError> {
             ),
         })?;
     let mode: libc::c_uint = 0o644;
-    // SAFETY: `cpath` is NUL-terminated and outlives the call; the mode
-    // argument is passed as the variadic C int open(2) reads with O_CREAT.
-    let raw = unsafe { libc::open(cpath.as_ptr(), open_flags(spec), mode) };
-    if raw < 0 {
-        let errno = std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO);
-        return Err(open_error(spec, errno));
-    }
-    // SAFETY: open returned a new descriptor that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let file = File::from(fd);
+    let file = if let Some(opener) = spec.opener {
+        (opener.0)(path, open_flags(spec), mode).map_err(|e| match e.raw_os_error() {
+            Some(errno) => open_error(spec, errno),
+            // The opener's own refusal (a link it does not follow) says
+            // why in its own words.
+            None => EngineError::Open {
+                path: path.clone(),
+                errno: libc::EACCES,
+                message: format!("cannot open {}: {e}", path.display()),
+            },
+        })?
+    } else {
+        // SAFETY: `cpath` is NUL-terminated and outlives the call; the mode
+        // argument is passed as the variadic C int open(2) reads with O_CREAT.
+        let raw = unsafe { libc::open(cpath.as_ptr(), open_flags(spec), mode) };
+        if raw < 0 {
+            let errno = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
+            return Err(open_error(spec, errno));
+        }
+        // SAFETY: open returned a new descriptor that nothing else owns.
+        File::from(unsafe { OwnedFd::from_raw_fd(raw) })
+    };
     // Advice is a hint: a filesystem that ignores it changes nothing.
     let _ = crate::file::advise(&file, spec.access);
     let is_block = file

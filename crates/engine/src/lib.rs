@@ -42,7 +42,7 @@ mod refusal_tests;
 #[cfg(test)]
 mod testutil;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use buf::BufPool;
 pub use error::{errno_name, errno_text, EngineError};
@@ -88,7 +88,31 @@ pub struct FileSpec {
     /// The end of the region the job uses (0: unknown). The mmap engine
     /// extends a file it writes to this size and maps that much.
     pub size: u64,
+    /// What opens the name in place of open(2), given open(2)'s flags and
+    /// mode: the job's files go through core's link rule (another user's
+    /// link in a shared sticky directory is not followed, wherever in the
+    /// name it is, however late it was planted). None: open(2).
+    pub opener: Option<Opener>,
 }
+
+/// A function that opens a name as open(2) would with the flags and mode
+/// given, or refuses to.
+#[derive(Clone, Copy)]
+pub struct Opener(pub fn(&Path, i32, u32) -> std::io::Result<std::fs::File>);
+
+impl std::fmt::Debug for Opener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Opener")
+    }
+}
+
+impl PartialEq for Opener {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl Eq for Opener {}
 
 /// An engine's handle for an open file; small and dense, reused after close.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -184,6 +208,10 @@ pub struct EngineOpts {
     /// `io_uring`: move data with READV/WRITEV and a one-entry iovec
     /// rather than READ/WRITE (fio's `nonvectored=0`).
     pub vectored: bool,
+    /// `io_uring`: every Nth SQE is marked `IOSQE_ASYNC`, handed to the
+    /// ring's worker threads without a nonblocking try (fio's
+    /// `force_async`); 0: only those of files that refuse nonblocking I/O.
+    pub force_async: u32,
     /// `cpuio`: microseconds of CPU burnt per I/O (fio's `cpuchunks`).
     pub cpu_cycle_us: u32,
     /// `cpuio`: burn by sorting rather than spinning (`cpumode=qsort`).
@@ -202,6 +230,7 @@ impl Default for EngineOpts {
             sqthread_poll: false,
             sqthread_poll_cpu: None,
             vectored: false,
+            force_async: 0,
             cpu_cycle_us: 50_000,
             cpu_qsort: false,
         }

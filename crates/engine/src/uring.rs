@@ -75,6 +75,11 @@ pub(crate) struct UringEngine {
     /// By `FileId`: the file takes no nonblocking I/O (see `takes_nowait`),
     /// so its SQEs go straight to io_uring's workers (`IOSQE_ASYNC`).
     punted: Vec<bool>,
+    /// `force_async`: every this many SQEs one is marked `IOSQE_ASYNC`
+    /// (0: none), as fio counts its prepared SQEs.
+    force_async: u32,
+    /// SQEs queued since the last one `force_async` marked.
+    prepped: u32,
 }
 
 /// The slots' iovecs, pointing into the engine's own buffer pool.
@@ -111,6 +116,8 @@ impl UringEngine {
             ring_index: None,
             sqpoll,
             punted: Vec::new(),
+            force_async: opts.force_async,
+            prepped: 0,
         };
         if !opts.sqthread_poll {
             engine.ring_index = register_ring_fd(engine.ring.as_raw_fd());
@@ -598,7 +605,15 @@ impl Engine for UringEngine {
             entry!(types::Fd(fd))
         }
         .user_data(u64::from(io.slot));
-        let sqe = if self.punted.get(io.file.0 as usize) == Some(&true) {
+        // The count moves only once the SQE is in the queue: a refused
+        // push comes back with the same I/O.
+        let prepped = if self.force_async == 0 {
+            0
+        } else {
+            (self.prepped + 1) % self.force_async
+        };
+        let forced = self.force_async != 0 && prepped == 0;
+        let sqe = if forced || self.punted.get(io.file.0 as usize) == Some(&true) {
             sqe.flags(squeue::Flags::ASYNC)
         } else {
             sqe
@@ -614,6 +629,7 @@ impl Engine for UringEngine {
         if unsafe { self.ring.submission().push(&sqe) }.is_err() {
             return Ok(Queued::Busy);
         }
+        self.prepped = prepped;
         self.in_flight += 1;
         Ok(Queued::InFlight)
     }
@@ -1064,6 +1080,66 @@ mod tests {
             assert_eq!(n, want.len().min(64), "slot {}", c.slot);
             assert_eq!(&e.buf(c.slot)[..n], &want[..n]);
         }
+    }
+
+    /// io_uring's worker threads that serve the calling thread's ring
+    /// (`iou-wrk-<tid>`).
+    fn own_workers() -> usize {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let name = format!("iou-wrk-{tid}");
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+            .filter(|c| c.trim() == name)
+            .count()
+    }
+
+    /// `force_async=3` marks every third SQE IOSQE_ASYNC, as fio counts
+    /// them: buffered reads of a file in the page cache complete inline
+    /// until the third, which a worker thread serves.
+    #[test]
+    fn force_async_hands_every_nth_io_to_the_workers() {
+        let dir = temp();
+        let path = dir.path().join("cached");
+        std::fs::write(&path, vec![7u8; 4096]).unwrap();
+        // A thread of its own, so that no other ring's workers count.
+        std::thread::spawn(move || {
+            let o = EngineOpts {
+                force_async: 3,
+                ..opts(1, 4096)
+            };
+            let mut e = match super::UringEngine::new(&o) {
+                Ok(e) => e,
+                Err(EngineError::Refused { errno, .. }) => {
+                    iolab_testkit::skip!("io_uring_setup refused, errno {errno}")
+                }
+                Err(e) => panic!("{e}"),
+            };
+            let f = e.open(&spec(&path, true, false)).unwrap();
+            if e.punted[f.0 as usize] {
+                iolab_testkit::skip!(
+                    "{} takes no nonblocking reads: every SQE is marked",
+                    dir.path().display()
+                );
+            }
+            let mut workers = Vec::new();
+            for _ in 0..3 {
+                assert_eq!(
+                    e.queue(&io(0, f, Op::Read, 0, 4096)).unwrap(),
+                    Queued::InFlight
+                );
+                e.commit().unwrap();
+                let mut out = Vec::new();
+                e.reap(1, usize::MAX, &mut out).unwrap();
+                assert_eq!(out[0].result, Ok(4096));
+                assert_eq!(e.buf(0)[..4096], [7u8; 4096]);
+                workers.push(own_workers() > 0);
+            }
+            assert_eq!(workers, [false, false, true]);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

@@ -370,6 +370,10 @@ fn engine_opts(job: &JobSpec) -> EngineOpts {
             .and_then(|_| job.int(Opt::SqthreadPollCpu))
             .map(|n| n.clamp(0, u32::MAX as i64) as u32),
         vectored: job.int(Opt::Nonvectored) == Some(0),
+        force_async: job
+            .int(Opt::ForceAsync)
+            .unwrap_or(0)
+            .clamp(0, u32::MAX as i64) as u32,
         cpu_cycle_us: job
             .int(Opt::Cpuchunks)
             .unwrap_or(50_000)

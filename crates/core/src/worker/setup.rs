@@ -3,7 +3,7 @@
 //! `pre_read` or `invalidate` want it, and the pacing the options ask for.
 //! Nothing here is timed.
 
-use iolab_engine::{create, Access, Engine, EngineOpts, FileSpec};
+use iolab_engine::{create, Access, Engine, EngineOpts, FileSpec, Opener};
 use iolab_spec::value::Distribution;
 use iolab_stats::Dir;
 
@@ -351,6 +351,7 @@ impl Draws<'_> {
                 Fadvise::Pattern => Access::Sequential,
             },
             size: jf.offset.saturating_add(jf.len),
+            opener: Some(Opener(crate::links::open)),
         }
     }
 

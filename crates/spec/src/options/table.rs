@@ -787,6 +787,11 @@ option_table! {
         .range(0, MAX)
         .help("CPU to pin the sqthread_poll kernel thread to")
         .example("2");
+    ForceAsync = opt("force_async", Kind::Int, C::IoUring)
+        .default("0")
+        .range(0, MAX)
+        .help("Hand every Nth I/O to io_uring's worker threads at once (IOSQE_ASYNC); 0: none")
+        .example("4");
     Nonvectored = opt("nonvectored", Kind::Int, C::IoUring)
         .default("-1")
         .help("Use plain read/write instead of readv/writev (-1: if the kernel has them)")

@@ -130,6 +130,7 @@ const REQUIRED: &[&str] = &[
     "sqthread_poll",
     "sqthread_poll_cpu",
     "nonvectored",
+    "force_async",
     "userspace_reap",
 ];
 
