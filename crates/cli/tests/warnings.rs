@@ -139,6 +139,27 @@ fn io_uring_buffered_writes_are_the_jobs_own_io() {
         &[&write[..], &["--rw=write", "--size=16m"]].concat(),
     );
     assert!(has(&v, "page-cache"), "{:?}", codes(&v));
+    // Small blocks rewritten in memory over and over: the workers write
+    // the pages while the job's thread sleeps waiting for them, so their
+    // CPU time tells that the writes never waited for the device.
+    let v = common::run_json(
+        &fs.mnt,
+        &[
+            "--name=w",
+            "--filename=h",
+            "--ioengine=io_uring",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=16m",
+            "--runtime=2",
+            "--time_based",
+        ],
+    );
+    assert!(
+        text(&v, "page-cache").contains("hardly ever waited"),
+        "{:?}",
+        codes(&v)
+    );
     let v = common::run_json(
         &fs.mnt,
         &[&write[..], &["--rw=read", "--size=16m", "--invalidate=0"]].concat(),

@@ -273,6 +273,10 @@ pub struct JobResult {
 pub struct CausedIo {
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Nanoseconds the threads doing the job's I/O for it (io_uring's
+    /// workers) were on a CPU or ready for one; 0 when the job's own
+    /// thread does its I/O.
+    pub workers_busy_ns: u64,
 }
 
 impl JobResult {
@@ -338,6 +342,7 @@ impl JobResult {
             (Some(a), Some(b)) => Some(CausedIo {
                 read_bytes: a.read_bytes + b.read_bytes,
                 write_bytes: a.write_bytes + b.write_bytes,
+                workers_busy_ns: a.workers_busy_ns + b.workers_busy_ns,
             }),
             _ => None,
         };
@@ -607,6 +612,7 @@ mod tests {
             Some(CausedIo {
                 read_bytes: r,
                 write_bytes: w,
+                workers_busy_ns: r + w,
             })
         };
         let mut a = JobResult {

@@ -6,7 +6,7 @@ use iolab_engine::SyncMode;
 use iolab_stats::{CausedIo, Dir, DiskResult, JobResult};
 
 use super::devices::{is_memory_fs, nearest_existing, Devices};
-use super::samples::{busy_pct, BUSY_PCT};
+use super::samples::{io_busy_pct, BUSY_PCT};
 use super::Warning;
 use crate::plan::{Plan, PlanJob};
 use crate::probe::resolve_existing;
@@ -112,7 +112,7 @@ impl<'a> Buffered<'a> {
     }
 
     /// What the writes left in memory when the job ended, and whether the
-    /// job ever waited for the device: not what the device counted over
+    /// threads doing its writes ever waited for the device: not what the device counted over
     /// the run, which background writeback of earlier runs inflates and a
     /// sync by someone else deflates.
     fn left_in_memory(&self, out: &mut Vec<Warning>) -> Judged {
@@ -145,7 +145,9 @@ impl<'a> Buffered<'a> {
                 judged.warned = true;
             }
         }
-        let busy = busy_pct(self.job);
+        // Its own thread's time and that of the io_uring workers doing
+        // its writes: the job's thread alone sleeps while they work.
+        let busy = io_busy_pct(self.job);
         if !judged.warned && !self.synced && busy.is_some_and(|b| b >= BUSY_PCT) {
             out.push(Warning::UnwaitedWrites {
                 job: self.name(),

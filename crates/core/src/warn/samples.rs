@@ -95,6 +95,17 @@ pub(super) fn busy_pct(job: &JobResult) -> Option<f64> {
     (job.runtime_ns > 0).then(|| 100.0 * busy / runtime)
 }
 
+/// Percent of the job's runtime the threads doing its I/O were on a CPU
+/// or ready for one: its own thread and, for io_uring, the kernel workers
+/// that do the I/O it hands on (a buffered write on ext4, say) while it
+/// sleeps waiting for them. Their sum counts twice what overlaps, which
+/// a job that waits for the storage hardly has: its writer sleeps, and
+/// the job thread waits for the writer.
+pub(super) fn io_busy_pct(job: &JobResult) -> Option<f64> {
+    let workers = job.caused_io.map_or(0, |c| c.workers_busy_ns) as f64;
+    busy_pct(job).map(|p| p + 100.0 * workers / job.runtime_ns as f64)
+}
+
 /// CPU-bound: the job's threads busy nearly all of a run of a second or
 /// more, unless that is already explained as writes to the page cache.
 pub(super) fn cpu_bound(job: &JobResult, out: &mut Vec<Warning>) {

@@ -144,6 +144,23 @@ fn buffered_writes_left_in_memory_or_never_waited_for_are_the_page_cache() {
     r.jobs[0].cpu.run_delay_ns = 0;
     r.jobs[0].cpu.user_ns = 300_000_000;
     assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
+    // An io_uring job whose thread slept while its workers wrote to
+    // memory all the run: the workers' time counts as the job's.
+    r.jobs[0].caused_io = Some(iolab_stats::CausedIo {
+        read_bytes: 0,
+        write_bytes: 64 << 20,
+        workers_busy_ns: 2_500_000_000,
+    });
+    let w = run_warnings(&p, &r);
+    assert_eq!(codes(&w), ["page-cache"]);
+    assert!(w[0].to_string().contains("hardly ever waited"), "{}", w[0]);
+    // Workers that slept too (waiting for the device) do not.
+    r.jobs[0].caused_io = Some(iolab_stats::CausedIo {
+        read_bytes: 0,
+        write_bytes: 64 << 20,
+        workers_busy_ns: 900_000_000,
+    });
+    assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
     // end_fsync: timed until the data was on the device.
     let p = plan(&format!("{WRITE}end_fsync=1\n"));
     let mut r = written(&p, 64 << 20, 3);
@@ -202,6 +219,7 @@ fn the_jobs_own_reads_decide_whatever_a_neighbour_did_on_the_device() {
     r.jobs[0].caused_io = Some(iolab_stats::CausedIo {
         read_bytes: 0,
         write_bytes: 0,
+        workers_busy_ns: 0,
     });
     let w = run_warnings(&p, &r);
     assert_eq!(codes(&w), ["page-cache"], "{w:?}");
@@ -216,6 +234,7 @@ fn the_jobs_own_reads_decide_whatever_a_neighbour_did_on_the_device() {
     r.jobs[0].caused_io = Some(iolab_stats::CausedIo {
         read_bytes: 64 << 20,
         write_bytes: 0,
+        workers_busy_ns: 0,
     });
     assert_eq!(codes(&run_warnings(&p, &r)), Vec::<&str>::new());
     // Unknown (an old kernel): the device's counters decide.

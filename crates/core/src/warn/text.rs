@@ -85,8 +85,8 @@ fn memory_text(w: &Warning, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             ),
             Warning::UnwaitedWrites { job, busy_pct } => write!(
                 f,
-                "job `{job}`: its thread hardly ever waited for the device (on a CPU or ready for \
-                 one {busy_pct:.0}% of the run): its buffered writes went to memory, the page \
+                "job `{job}`: the threads doing its writes hardly ever waited for the device (on a \
+                 CPU or ready for one {busy_pct:.0}% of the run): its buffered writes went to memory, the page \
                  cache, and reached the device later or alongside; this measured memory, not the \
                  device: use direct=1, end_fsync=1, or a size above twice the memory"
             ),

@@ -9,7 +9,7 @@ use iolab_engine::clock::Clock;
 use iolab_engine::{errno_text, Completion, Op};
 use iolab_stats::{Dir, JobResult};
 
-use super::errors::strerror;
+use super::errors::{io_failure, strerror};
 use super::logs::Logged;
 use super::measure::Measure;
 use super::setup::engine_error;
@@ -361,7 +361,8 @@ impl Worker {
         }
         if !job.errors.continues_after(io.dir, errno) {
             out.error = errno;
-            let path = cx.files[self.files.files[io.fi].path_index].path.display();
+            let file = &cx.files[self.files.files[io.fi].path_index].path;
+            let path = file.display();
             out.error_detail = match job.engine.file_op() {
                 // The engine's operation on the file failed, not a read
                 // or write of it (errno_text names the errno).
@@ -370,12 +371,13 @@ impl Worker {
                     errno_text(errno),
                     job.engine
                 ),
-                None => format!(
-                    "{} (errno {errno}) on {} of {} bytes at offset {} in `{path}`",
-                    errno_text(errno),
-                    io.dir.key(),
-                    io.len,
+                None => io_failure(
+                    job.engine,
+                    io.dir,
+                    u64::from(io.len),
                     io.offset,
+                    file,
+                    errno,
                 ),
             };
             return false;

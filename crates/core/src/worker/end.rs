@@ -57,11 +57,12 @@ impl Worker {
         self.direction_runtimes(runtime, verify_ns, out);
         let cpu = thread_cpu_usage().since(&m.cpu0);
         // The thread's count and, for io_uring, its workers': what they
-        // do for it is counted as theirs.
+        // do for it is counted as theirs, and so is their CPU time.
         out.caused_io = m.io0.as_ref().and_then(|io0| {
             io0.caused().map(|d| CausedIo {
-                read_bytes: d.read_bytes,
-                write_bytes: d.write_bytes,
+                read_bytes: d.io.read_bytes,
+                write_bytes: d.io.write_bytes,
+                workers_busy_ns: d.workers_busy_ns,
             })
         });
         if !job.direct && out.dirs[Dir::Write as usize].io_bytes > 0 && job.engine.moves_file_data()

@@ -492,8 +492,8 @@ impl Worker {
                 (out.error, out.error_detail) = (
                     e,
                     format!(
-                        "{} (errno {e}) on the verify read of {} bytes at offset {} in `{}`",
-                        strerror(e),
+                        "{} on the verify read of {} bytes at offset {} in `{}`",
+                        iolab_engine::errno_text(e),
                         w.len,
                         w.offset,
                         path.display()
