@@ -998,6 +998,37 @@ fn skewed_file_choice_in_a_time_based_job_is_fios() {
     }
 }
 
+/// `number_ios` in a time_based job ends each of fio's runs, and the
+/// next starts until the runtime is over: the first 160 calls of each
+/// tool's 300 ms (runs of 10 reads and writes over 64 blocks, the random
+/// map going on from run to run) are the same.
+#[test]
+fn number_ios_runs_again_in_a_time_based_job_as_fios() {
+    require!(fio, strace);
+    let jobs = [(
+        "number-ios-time-based".to_string(),
+        [
+            "--rw=randrw",
+            "--time_based",
+            "--runtime=300ms",
+            "--number_ios=10",
+        ]
+        .map(String::from)
+        .to_vec(),
+    )];
+    for (job, mut f, mut i) in both_jobs(&["--size=256k", "--bs=4k"], &jobs, false) {
+        assert!(
+            f.len() >= 160 && i.len() >= 160,
+            "{job}: fio made {} calls, iolab {}",
+            f.len(),
+            i.len()
+        );
+        f.truncate(160);
+        i.truncate(160);
+        assert_same(&format!("{job}, first calls"), &f, &i);
+    }
+}
+
 #[test]
 fn sequential_reads_and_writes_over_several_files_are_fios() {
     require!(fio, strace);

@@ -396,6 +396,17 @@ pub(crate) fn engine_of(job: &iolab_spec::JobSpec) -> EngineKind {
 }
 
 impl PlanJob {
+    /// The most runs of the job fio makes: `loops`; one for a time_based
+    /// job, which its runtime ends, unless `number_ios` ends each run
+    /// first: fio then starts run after run until the runtime is over.
+    pub fn runs(&self) -> u32 {
+        match (self.time_based, self.number_ios) {
+            (true, None) => 1,
+            (true, Some(_)) => u32::MAX,
+            (false, _) => self.loops.max(1),
+        }
+    }
+
     /// What the reports echo of the job's set-up (fio's job header line).
     pub fn setup(&self) -> JobSetup {
         let bs = |b: &BsSpec| (b.min(), b.max());

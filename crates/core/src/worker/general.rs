@@ -91,7 +91,7 @@ impl Worker {
         out: &mut JobResult,
     ) -> u64 {
         let (job, clock) = (cx.job, cx.clock);
-        let loops = if job.time_based { 1 } else { job.loops.max(1) };
+        let loops = job.runs();
         let mut verify_ns = 0u64;
         for lp in 0..loops {
             s.going_on = lp > 0 && self.goes_on(job);
@@ -99,7 +99,7 @@ impl Worker {
                 // fio's loop goes on where the last stopped (see
                 // `files_done`), through the general path, which starts
                 // fio's next run where a draw finds the map full.
-                self.go_on();
+                self.go_on(job);
                 s.burst_fits = false;
                 s.qburst_fits = false;
                 // One run for fio: what the last loop moved past its
@@ -456,7 +456,7 @@ impl Worker {
                 Ok(false) => {}
                 Err(_) => return None,
             }
-            if *runs >= cx.job.loops.max(1) && !self.runs_on(cx.job, out) {
+            if *runs >= cx.job.runs() && !self.runs_on(cx.job, out) {
                 return None;
             }
             *runs += 1;

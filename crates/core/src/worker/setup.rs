@@ -92,9 +92,11 @@ impl Worker {
     /// The next loop goes on from this one, as fio's does when its files
     /// are not done: nothing starts over; a random draw that finds the map
     /// full then starts fio's next run (`new_run`).
-    pub(super) fn go_on(&mut self) {
-        if self.files.is_skewed() {
-            // fio resets a file whose map fills and goes on.
+    pub(super) fn go_on(&mut self, job: &crate::plan::PlanJob) {
+        if self.files.is_skewed() || job.time_based {
+            // fio resets a file whose map fills and goes on (under its
+            // skewed file choice, and in a time_based job, whose runs
+            // `number_ios` ends).
             return;
         }
         for f in &mut self.files.files {
