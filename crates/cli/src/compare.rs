@@ -157,7 +157,7 @@ pub fn run(args: &CompareArgs) -> Result<Status> {
     };
     let store = match args.store.open() {
         Ok(s) => s,
-        Err(e) => return Ok(bad(format!("{e:#}"))),
+        Err(e) => return Ok(bad(crate::said_once(&e))),
     };
     watch_interrupts();
     let display = Display::new("compare", 0);

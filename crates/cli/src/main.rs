@@ -177,12 +177,61 @@ fn finish(outcome: anyhow::Result<exit::Status>) -> ExitCode {
         // newer schema) is refused as a bad command line, as every
         // command refuses it before it measures.
         Err(err) if err.chain().any(|e| e.is::<iolab_store::StoreError>()) => {
-            eprintln!("iolab: {err:#}");
+            eprintln!("iolab: {}", said_once(&err));
             exit::Status::BadInput.into()
         }
         Err(err) => {
-            eprintln!("iolab: {err:#}");
+            eprintln!("iolab: {}", said_once(&err));
             exit::Status::Failed.into()
         }
+    }
+}
+
+/// An error and its causes, each said once: an error whose message
+/// already ends with its cause's ("`f`: Input/output error (os error
+/// 5)") is not followed by the cause again, as anyhow's `{:#}` does.
+pub(crate) fn said_once(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod said_once_tests {
+    use super::said_once;
+
+    #[derive(Debug)]
+    struct Failed {
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for Failed {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "write `f`: {}", self.source)
+        }
+    }
+
+    impl std::error::Error for Failed {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::from_raw_os_error(5);
+        let text = io.to_string();
+        let err = anyhow::Error::new(Failed { source: io }).context("run");
+        assert_eq!(said_once(&err), format!("run: write `f`: {text}"));
+        assert_eq!(said_once(&anyhow::anyhow!("plain")), "plain");
     }
 }

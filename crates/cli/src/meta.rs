@@ -150,7 +150,7 @@ pub fn run(args: &MetaArgs) -> Result<Status> {
     }
     let store = match args.store.open() {
         Ok(s) => s,
-        Err(e) => return Ok(bad(format!("{e:#}"))),
+        Err(e) => return Ok(bad(crate::said_once(&e))),
     };
     interrupt::watch(None);
     let display = Display::new("meta", 0);

@@ -103,7 +103,7 @@ pub fn run(args: &QuickArgs) -> Result<Status> {
         Ok(s) => s,
         Err(e) => {
             quick::discard(&setup);
-            return bad(format!("{e:#}"));
+            return bad(crate::said_once(&e));
         }
     };
 

@@ -83,14 +83,14 @@ impl DbArg {
 pub fn damaged_record(path: &std::path::Path, err: &anyhow::Error) -> anyhow::Error {
     anyhow::Error::new(iolab_store::StoreError::Damaged {
         path: path.to_path_buf(),
-        detail: format!("{err:#}"),
+        detail: crate::said_once(err),
     })
 }
 
 /// Says why the results database cannot be used; exit 2, as for every
 /// command: nothing was measured or written.
 pub fn refused(err: &anyhow::Error) -> Status {
-    eprintln!("iolab: {err:#}");
+    eprintln!("iolab: {}", crate::said_once(err));
     Status::BadInput
 }
 

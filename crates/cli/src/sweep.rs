@@ -279,7 +279,7 @@ pub fn run(args: &[String]) -> Result<Status> {
     }
     let store = match store_args.open() {
         Ok(s) => s,
-        Err(e) => return Ok(bad(format!("{e:#}"))),
+        Err(e) => return Ok(bad(crate::said_once(&e))),
     };
     interrupt::watch(None);
     // One step per run of a point; with --repeat auto, the most rounds.

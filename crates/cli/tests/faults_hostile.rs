@@ -405,6 +405,48 @@ fn another_users_link_beside_the_database_is_refused() {
     }
 }
 
+/// Makes a FIFO (named pipe) at `path`.
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+}
+
+#[test]
+fn a_fifo_at_the_database_name_or_beside_it_is_refused_without_blocking() {
+    // A FIFO planted at the --db name (or its -wal, -shm, -journal) in a
+    // shared directory: an open for writing would wait for a reader
+    // forever. Refused at once, naming the file and what it is; nothing
+    // laid out or stored. The harness kills a run that blocks.
+    let dir = shared_dir();
+    let d = dir.path();
+    std::fs::write(d.join("j.fio"), PLAIN).unwrap();
+    for side in ["", "-wal", "-shm", "-journal"] {
+        let name = format!("r.db{side}");
+        mkfifo(&d.join(&name));
+        for args in [
+            &["run", "j.fio", "--db=r.db"][..],
+            &["history", "--db=r.db"],
+        ] {
+            let out = iolab()
+                .current_dir(d)
+                .args(args)
+                .timeout(Duration::from_secs(60))
+                .output()
+                .unwrap();
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {err}");
+            assert!(
+                err.contains(&format!("{name}: a FIFO (named pipe), not a regular file")),
+                "{name} {args:?}: {err}"
+            );
+            assert_eq!(entries(d), ["j.fio", name.as_str()], "{name} {args:?}");
+        }
+        std::fs::remove_file(d.join(&name)).unwrap();
+    }
+}
+
 #[test]
 fn own_links_and_dev_stdout_are_followed_at_log_and_report_names() {
     // No other user and no shared directory: links are followed, as fio

@@ -63,6 +63,7 @@ impl Store {
     pub fn open_for_reading(path: impl AsRef<Path>) -> Result<Option<Store>, StoreError> {
         let path = path.as_ref().to_path_buf();
         no_link_at(&path)?;
+        regular_files_at(&path)?;
         match schema::inspect(&path)? {
             OnDisk::Missing | OnDisk::Empty => return Ok(None),
             OnDisk::Iolab => {}
@@ -99,6 +100,7 @@ impl Store {
             })?;
         }
         no_link_at(&path)?;
+        regular_files_at(&path)?;
         let on_disk = schema::inspect(&path)?;
         if on_disk != OnDisk::Missing {
             writable_file(&path)?;
@@ -732,7 +734,7 @@ fn writable_file(path: &Path) -> Result<(), StoreError> {
     use std::os::unix::fs::OpenOptionsExt;
     let opened = std::fs::OpenOptions::new()
         .write(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path);
     match opened {
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(linked(path)),
@@ -825,6 +827,53 @@ fn no_link_at(path: &Path) -> Result<(), StoreError> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(linked(path)),
         _ => Ok(()),
+    }
+}
+
+/// Refuses a database whose file or `-wal`, `-shm`, `-journal` file
+/// exists and is neither a regular file nor a symbolic link (links are
+/// [`no_link_at`]'s and SQLite's `O_NOFOLLOW`'s): a FIFO there would
+/// make an open block forever, a device would take the writes. Looked at
+/// with lstat, which opens nothing; [`schema::inspect`] opens the
+/// database itself without blocking and checks again.
+fn regular_files_at(path: &Path) -> Result<(), StoreError> {
+    let names = ["", "-wal", "-shm", "-journal"].map(|suffix| {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(suffix);
+        PathBuf::from(name)
+    });
+    for name in names {
+        match std::fs::symlink_metadata(&name) {
+            Ok(m) if !m.is_file() && !m.file_type().is_symlink() => {
+                return Err(StoreError::NotRegular {
+                    what: file_kind(&m).into(),
+                    path: name,
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// What kind of file `meta` describes, for a message.
+pub(crate) fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "FIFO (named pipe)"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_dir() {
+        "directory"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else {
+        "regular file"
     }
 }
 

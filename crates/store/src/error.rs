@@ -38,6 +38,15 @@ pub enum StoreError {
          had (one planted since?); the results database is opened through no link"
     )]
     Linked { path: PathBuf },
+    /// The database or one of its `-wal`, `-shm`, `-journal` files is
+    /// not a regular file (a FIFO, socket or device another user may have
+    /// planted): opening it could block forever or write elsewhere.
+    #[error(
+        "{path}: a {what}, not a regular file: the results database and its -wal, -shm \
+         and -journal files must be regular files; it was left untouched (remove it or use \
+         another --db)"
+    )]
+    NotRegular { path: PathBuf, what: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

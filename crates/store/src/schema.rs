@@ -3,8 +3,8 @@
 //! for writing, and the schema migrations, numbered by `PRAGMA
 //! user_version` (migration i takes the schema from version i to i + 1).
 
-use std::fs::File;
 use std::io::{ErrorKind, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::StoreError;
@@ -78,16 +78,27 @@ pub fn inspect(path: &Path) -> Result<OnDisk, StoreError> {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = match File::open(path) {
+    // Opened without blocking (a FIFO would wait for a writer forever)
+    // and without following a link: only a regular file is read.
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .open(path);
+    let mut file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(OnDisk::Missing),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(StoreError::Linked {
+                path: path.to_path_buf(),
+            })
+        }
         Err(e) => return Err(io(e)),
     };
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
-        return Err(StoreError::NotIolab {
+        return Err(StoreError::NotRegular {
             path: path.to_path_buf(),
-            why: "not a regular file".into(),
+            what: crate::db::file_kind(&meta).into(),
         });
     }
     if meta.len() == 0 {

@@ -287,3 +287,56 @@ fn provenance_stored_before_the_hypervisor_was_kept_still_loads() {
     let back = store.get(id).unwrap().unwrap().record;
     assert_eq!(back.provenance, rec.provenance);
 }
+
+/// Makes a FIFO (named pipe) at `path`.
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+}
+
+/// `f` on a thread, its result within 20 s: a regression that blocks
+/// fails the test instead of hanging it.
+fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(f()).unwrap());
+    rx.recv_timeout(std::time::Duration::from_secs(20))
+        .expect("blocked: the open waited on a FIFO")
+}
+
+#[test]
+fn a_fifo_at_the_database_or_beside_it_is_refused_without_blocking() {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("r.db");
+        let fifo = dir.path().join(format!("r.db{suffix}"));
+        mkfifo(&fifo);
+        for reading in [false, true] {
+            let p = db.clone();
+            let err = within(move || {
+                if reading {
+                    Store::open_for_reading(&p).map(|_| ())
+                } else {
+                    Store::open(&p).map(|_| ())
+                }
+            })
+            .unwrap_err();
+            assert!(matches!(err, StoreError::NotRegular { .. }), "{err:?}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains(&format!(
+                    "{}: a FIFO (named pipe), not a regular file",
+                    fifo.display()
+                )),
+                "{msg}"
+            );
+            // Nothing was made beside it, and the FIFO is still there.
+            let left: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(left, [fifo.file_name().unwrap()], "{suffix}");
+        }
+    }
+}

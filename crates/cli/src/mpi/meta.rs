@@ -179,7 +179,7 @@ fn prepare(m: &MetaRun, world: &World) -> Result<Option<iolab_store::Store>, (St
     if world.is_root() {
         m.store
             .open()
-            .map_err(|e| (Status::BadInput, format!("{e:#}")))
+            .map_err(|e| (Status::BadInput, crate::said_once(&e)))
     } else {
         Ok(None)
     }

@@ -122,7 +122,7 @@ fn prepare(args: &[String], world: &World) -> Result<Prepared, (Status, String)>
     keep::check_plan_files(&plan, &db_files).map_err(bad)?;
     // Rank 0 alone keeps the result.
     let store = if world.is_root() {
-        keep_args.open().map_err(|e| bad(format!("{e:#}")))?
+        keep_args.open().map_err(|e| bad(crate::said_once(&e)))?
     } else {
         None
     };

@@ -267,7 +267,7 @@ impl Session {
         // A results database that cannot be used is refused before the run.
         let store = match req.keep.open() {
             Ok(s) => s,
-            Err(e) => return Ok(Err(refuse(format!("{e:#}")))),
+            Err(e) => return Ok(Err(refuse(crate::said_once(&e)))),
         };
         // They are in the report either way (each job's warnings).
         if req.to_stderr {
