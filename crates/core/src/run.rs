@@ -88,6 +88,15 @@ pub fn run_ranked(
     ranks: &mut dyn Ranks,
 ) -> Result<RunOutcome, StartError> {
     check_engines(plan)?;
+    // Buffers of log records an earlier run of the process kept for the
+    // next: a run without a line per I/O in its logs has no use for them.
+    if !plan
+        .jobs
+        .iter()
+        .any(|j| j.logs.as_ref().is_some_and(|l| l.per_io()))
+    {
+        crate::worker::release_log_buffers();
+    }
     let mut run = Ledger::new(plan);
     let disks: Vec<DiskSnapshot> = disks_of(device_files(plan))
         .iter()

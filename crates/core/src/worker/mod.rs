@@ -29,7 +29,9 @@ mod setup;
 mod verify;
 
 pub(crate) use errors::strerror;
-pub(crate) use logs::{clone_bytes as log_bytes, pool_bytes as log_pool_bytes};
+pub(crate) use logs::{
+    clone_bytes as log_bytes, pool_bytes as log_pool_bytes, release_kept as release_log_buffers,
+};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -69,6 +69,12 @@ pub(crate) fn pool_bytes() -> u64 {
     per_io::pool() as u64 * per_io::BUFFER_BYTES
 }
 
+/// Frees the buffers of records kept from earlier runs of the process
+/// (see `per_io`): a run without a line per I/O in its logs uses none.
+pub(crate) fn release_kept() {
+    per_io::release_kept();
+}
+
 /// One averaged line of a latency, bandwidth or IOPS log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
@@ -583,12 +589,12 @@ mod tests {
         }
     }
 
-    /// Held by the tests that make compact records, whose buffers one
-    /// of them counts.
+    /// Held by the tests that make records, whose kept buffers (shared by
+    /// the process) some of them count.
     static SYNC: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     fn several_buffers(sync: bool, offset: bool, few: bool) {
-        let _one = sync.then(|| SYNC.lock().unwrap_or_else(|e| e.into_inner()));
+        let _one = SYNC.lock().unwrap_or_else(|e| e.into_inner());
         let d = tempfile::tempdir().unwrap();
         let s = LogSpec {
             offset,
@@ -677,6 +683,31 @@ mod tests {
         let next = Logs::new(&s, true, false, true);
         assert!(kept() < before, "the next clone took kept buffers");
         drop(next);
+    }
+
+    #[test]
+    fn kept_buffers_of_a_kind_not_used_are_freed() {
+        // A queued engine's logs free the synchronous records' kept
+        // buffers, and a run without a line per I/O frees all.
+        let _one = SYNC.lock().unwrap_or_else(|e| e.into_inner());
+        let d = tempfile::tempdir().unwrap();
+        let s = spec(d.path(), 0);
+        let one_clone = |sync: bool| {
+            let mut logs = Logs::new(&s, true, false, sync);
+            let same = Logged {
+                lat: Some(1000),
+                ..io(0, 0, 1000)
+            };
+            logs.io(same, &DirResult::default());
+            logs.finish(1, &mut Default::default()).unwrap();
+        };
+        one_clone(true);
+        assert!(per_io::kept::<SyncRec>() >= per_io::OWN);
+        one_clone(false);
+        assert_eq!(per_io::kept::<SyncRec>(), 0);
+        assert!(per_io::kept::<per_io::Rec>() >= per_io::OWN);
+        release_kept();
+        assert_eq!(per_io::kept::<SyncRec>() + per_io::kept::<per_io::Rec>(), 0);
     }
 
     #[test]

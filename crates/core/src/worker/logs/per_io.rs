@@ -108,6 +108,8 @@ pub(super) trait Record: Copy + Default + Send + 'static {
     fn shelf() -> &'static Mutex<Vec<Vec<Self>>>;
     /// Records per buffer.
     const CAP: usize = (BUFFER_BYTES as usize) / std::mem::size_of::<Self>();
+    /// A synchronous engine's record (`SyncRec`), else a queued one's.
+    const SYNC: bool;
 }
 
 /// `has`'s bit `b` when `v` was measured.
@@ -121,6 +123,7 @@ fn bit(v: Option<u64>, b: u8) -> u8 {
 }
 
 impl Record for Rec {
+    const SYNC: bool = false;
     #[inline(always)]
     fn of(io: &Logged) -> Rec {
         Rec {
@@ -149,6 +152,7 @@ impl Record for Rec {
 }
 
 impl Record for SyncRec {
+    const SYNC: bool = true;
     /// `io` is a synchronous engine's: no slat, and lat equal to clat
     /// where both were measured (see `Cx::lat_is_clat`).
     #[inline(always)]
@@ -212,17 +216,50 @@ pub(super) fn kept<R: Record>() -> usize {
 }
 
 /// Keeps an emptied buffer for the next clone or run, while fewer than
-/// the pool's buffers are kept; frees it otherwise.
+/// the pool's buffers are kept, of both kinds together; frees it
+/// otherwise.
 fn keep<R: Record>(mut b: Vec<R>) {
     if b.capacity() != R::CAP {
         return;
     }
     b.clear();
+    // The other kind's count is read first, without holding this one's.
+    let others = if R::SYNC {
+        shelved(Rec::shelf())
+    } else {
+        shelved(SyncRec::shelf())
+    };
     if let Ok(mut s) = R::shelf().lock() {
-        if s.len() < pool() {
+        if s.len() + others < pool() {
             s.push(b);
         }
     }
+}
+
+fn shelved<T>(shelf: &Mutex<Vec<Vec<T>>>) -> usize {
+    shelf.lock().map_or(0, |s| s.len())
+}
+
+/// Frees the buffers kept of kind `sync` (a synchronous engine's records,
+/// else a queued one's).
+fn release(sync: bool) {
+    fn clear<T>(shelf: &Mutex<Vec<Vec<T>>>) {
+        if let Ok(mut s) = shelf.lock() {
+            *s = Vec::new();
+        }
+    }
+    if sync {
+        clear(SyncRec::shelf());
+    } else {
+        clear(Rec::shelf());
+    }
+}
+
+/// Frees every buffer kept from earlier runs: for a run with no line per
+/// I/O in its logs, which would not use them.
+pub(crate) fn release_kept() {
+    release(true);
+    release(false);
 }
 
 /// Bytes of one buffer.
@@ -498,6 +535,9 @@ impl<R: Record> PerIo<R> {
             true => spawn(files(), name).unwrap_or_else(|_| Sink::Here(Box::new(files()))),
             false => Sink::Here(Box::new(files())),
         };
+        // The other kind's kept buffers would not be used: freed, so
+        // that the clones hold no more than the pool the plan counted.
+        release(!R::SYNC);
         let buf = match &sink {
             Sink::Thread { .. } => fresh(),
             Sink::Here(_) => Vec::with_capacity(R::CAP),
