@@ -8,6 +8,7 @@
 use std::ffi::CString;
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt as _;
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
@@ -31,6 +32,12 @@ pub fn check(named: &Path, db: &DbFiles) -> Result<(), String> {
     };
     let missing = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return fail("a directory".into()),
+        Ok(m) if m.file_type().is_fifo() => {
+            // Opening it here would wait for a reader: another user's in
+            // a shared sticky directory is refused, one's own is written
+            // when the report is (as a shell's redirection would).
+            return iolab_core::links::judge_fifo(path).or_else(|e| fail(e.to_string()));
+        }
         Ok(_) => {
             // Opening for appending changes nothing and tells whether the
             // file may be written.

@@ -507,6 +507,29 @@ fn a_fifo_at_the_database_name_or_beside_it_is_refused_without_blocking() {
         }
         std::fs::remove_file(d.join(&name)).unwrap();
     }
+    // At --output, another user's FIFO in the shared directory is refused
+    // the same way (the kernel's fs.protected_fifos rule); one's own FIFO
+    // is a legitimate report name and is written when a reader opens it.
+    if !iolab_testkit::req::is_root() {
+        println!("skipped: another user's FIFO at --output needs root (lchown)");
+        return;
+    }
+    let fifo = d.join("report.txt");
+    mkfifo(&fifo);
+    std::os::unix::fs::lchown(&fifo, Some(NOBODY), Some(NOBODY)).unwrap();
+    let out = iolab()
+        .current_dir(d)
+        .args(["run", "j.fio", "--no-store", "--output=report.txt"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("report.txt` is a FIFO (named pipe) of uid 65534"),
+        "{err}"
+    );
+    assert_eq!(entries(d), ["j.fio", "report.txt"]);
 }
 
 #[test]

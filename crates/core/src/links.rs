@@ -47,6 +47,49 @@ pub struct ForeignLink {
     pub dir: PathBuf,
 }
 
+/// A FIFO the rule refuses to open: the kernel's `fs.protected_fifos`.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{}` is a FIFO (named pipe) of {owner} in the shared directory `{}` (sticky, \
+     anyone may write in it), neither this user's nor the directory owner's: iolab \
+     writes to no such FIFO (an open of it could wait for a reader forever)",
+    fifo.display(),
+    dir.display()
+)]
+pub struct ForeignFifo {
+    pub fifo: PathBuf,
+    /// `uid N (name)`.
+    pub owner: String,
+    pub dir: PathBuf,
+}
+
+/// Refuses the FIFO at `path` (a name without links) when it belongs to
+/// another user in a sticky shared directory whose owner it is not
+/// either: the kernel's `fs.protected_fifos` rule for opens that may
+/// create, applied whatever the sysctl says. One's own FIFO, or one in a
+/// directory only its owner may write, is opened (and the open waits for
+/// a reader, as a shell's redirection does).
+pub fn judge_fifo(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if !m.file_type().is_fifo() {
+        return Ok(());
+    }
+    let dir = parent(path);
+    let d = std::fs::metadata(&dir)?;
+    if may_follow(iolab_engine::host::euid(), m.uid(), d.mode(), d.uid()) {
+        return Ok(());
+    }
+    let refused = ForeignFifo {
+        fifo: path.to_path_buf(),
+        owner: user(m.uid()),
+        dir: std::fs::canonicalize(&dir).unwrap_or(dir),
+    };
+    Err(io::Error::new(io::ErrorKind::PermissionDenied, refused))
+}
+
 /// Whether a process of effective uid `follower` may follow a link owned
 /// by `link_uid` in a directory of mode `dir_mode` owned by `dir_uid`
 /// (the kernel's `may_follow_link`).
@@ -195,6 +238,7 @@ pub fn open(path: &Path, flags: i32, mode: u32) -> io::Result<File> {
                 .custom_flags(flags)
                 .open(&w.path);
         }
+        judge_fifo(&w.path)?;
         match iolab_engine::file::open_no_links(&w.path, flags, mode) {
             Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {}
             r => return r,
@@ -203,9 +247,10 @@ pub fn open(path: &Path, flags: i32, mode: u32) -> io::Result<File> {
     Err(too_many(path))
 }
 
-/// Whether `e` is the refusal of a link by the rule.
+/// Whether `e` is the refusal of a link (or a FIFO) by the rule.
 pub fn is_foreign(e: &io::Error) -> bool {
-    e.get_ref().is_some_and(|inner| inner.is::<ForeignLink>())
+    e.get_ref()
+        .is_some_and(|inner| inner.is::<ForeignLink>() || inner.is::<ForeignFifo>())
 }
 
 /// `uid N (name)`, the name from /etc/passwd when it has one.
@@ -393,6 +438,32 @@ mod tests {
             .collect();
         left.sort();
         assert_eq!(left, ["report"]);
+    }
+
+    #[test]
+    fn another_users_fifo_in_a_sticky_shared_dir_is_refused_without_blocking() {
+        use std::os::unix::fs::PermissionsExt;
+        iolab_testkit::require!(root);
+        let dir = tempfile::tempdir().unwrap();
+        let d = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let fifo = d.join("report.txt");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        std::os::unix::fs::lchown(&fifo, Some(65534), Some(65534)).unwrap();
+        // Refused before the open, which would wait for a reader.
+        let e = open(&fifo, WRITE, 0o644).unwrap_err();
+        assert!(is_foreign(&e), "{e}");
+        let said = e.to_string();
+        assert!(
+            said.contains("is a FIFO (named pipe) of uid 65534") && said.contains("shared"),
+            "{said}"
+        );
+        // One's own FIFO is opened: without a reader, a non-blocking open
+        // says so (ENXIO) instead of being refused by the rule.
+        std::os::unix::fs::lchown(&fifo, Some(0), Some(0)).unwrap();
+        let e = open(&fifo, libc::O_WRONLY | libc::O_NONBLOCK, 0).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENXIO), "{e}");
     }
 
     #[test]
