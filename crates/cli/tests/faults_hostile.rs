@@ -405,6 +405,68 @@ fn another_users_link_beside_the_database_is_refused() {
     }
 }
 
+#[test]
+fn compare_refuses_another_users_link_at_targets_workdir_device_and_tmpdir() {
+    require!(root);
+    // nobody's link /SHARED/evil, in a fresh sticky shared directory, to a
+    // directory of root's: as a directory target, inside one, as the
+    // --workdir, the --device and TMPDIR, refused before anything is made,
+    // naming the link; root's directory is untouched.
+    let dir = shared_dir();
+    let d = &std::fs::canonicalize(dir.path()).unwrap();
+    let roots = tempfile::tempdir().unwrap();
+    let r = &std::fs::canonicalize(roots.path()).unwrap();
+    let precious = victim(r);
+    let evil = d.join("evil");
+    link_of(NOBODY, r, &evil);
+    let keep = tempfile::tempdir().unwrap();
+    let job = job_file(keep.path(), 100);
+    let target = tempfile::tempdir().unwrap();
+    let t = target.path().to_path_buf();
+    let e = evil.display();
+    let cases: [(Vec<String>, Option<&Path>); 4] = [
+        (vec![format!("t={e}")], None),
+        (
+            vec![
+                format!("t={}", t.display()),
+                "--workdir".into(),
+                format!("{e}/w"),
+            ],
+            None,
+        ),
+        (vec![format!("t={}", t.display())], Some(&evil)),
+        (
+            vec!["ext4".into(), "--device".into(), format!("{e}/dev")],
+            None,
+        ),
+    ];
+    for (args, tmpdir) in cases {
+        let mut c = iolab();
+        c.args(["compare", "--repeat", "1", "--no-store", "--job"])
+            .arg(&job);
+        if args[0] == "ext4" {
+            c.args(["--fs", "ext4", "--destroy-data"]).args(&args[1..]);
+        } else {
+            c.arg("--target").args(&args);
+        }
+        if let Some(tmp) = tmpdir {
+            c.env("TMPDIR", tmp);
+        }
+        let out = c.output().unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("`{e}` is a symbolic link of uid 65534"))
+                && err.contains(&format!("shared directory `{}`", d.display())),
+            "{args:?}: {err}"
+        );
+        assert_untouched(&precious);
+        assert_eq!(entries(r), ["precious"], "{args:?}");
+        assert_eq!(entries(d), ["evil"], "{args:?}");
+        assert!(entries(&t).is_empty(), "{args:?}");
+    }
+}
+
 /// Makes a FIFO (named pipe) at `path`.
 fn mkfifo(path: &Path) {
     use std::os::unix::ffi::OsStrExt;

@@ -112,6 +112,7 @@ pub struct Outcome {
 /// the baseline names a target, the workloads parse, the device passes
 /// its checks.
 pub fn preflight(targets: &[TargetSpec], opts: &Options) -> Result<Option<PathBuf>, LabError> {
+    check_links(targets, opts)?;
     let formats = targets
         .iter()
         .any(|t| matches!(t.kind, TargetKind::Format { .. }));
@@ -406,6 +407,59 @@ fn record_made(state: &mut State, e: Entry) -> Result<(), LabError> {
         _ => {}
     }
     Err(err)
+}
+
+/// Refuses, before anything is made, a name the lab would work through
+/// whose links the rule of [`iolab_core::links`] does not follow (another
+/// user's link in a sticky shared directory, anywhere in the name): a
+/// directory target, the `--device` and `--cache-device`, the
+/// `--workdir`, and the temporary directory a fresh workdir is made in.
+/// Otherwise `--target t=/tmp/evil` would lay out files, and `--device
+/// /tmp/evil` format, wherever another user's link leads.
+fn check_links(targets: &[TargetSpec], opts: &Options) -> Result<(), LabError> {
+    use iolab_core::links;
+    let refused = |p: &Path| match links::resolve(p) {
+        Err(e) if links::is_foreign(&e) => Some(e.to_string()),
+        _ => None,
+    };
+    for t in targets {
+        if let TargetKind::Dir { path } = &t.kind {
+            if let Some(reason) = refused(path) {
+                return Err(LabError::BadTarget {
+                    spec: t.text.clone(),
+                    reason,
+                });
+            }
+        }
+    }
+    for dev in [&opts.device, &opts.cache_device].into_iter().flatten() {
+        if let Some(reason) = refused(dev) {
+            return Err(LabError::Refused {
+                device: dev.display().to_string(),
+                reason,
+            });
+        }
+    }
+    match &opts.workdir {
+        Some(w) => {
+            if let Some(reason) = refused(w) {
+                return Err(LabError::BadWorkdir {
+                    path: w.clone(),
+                    reason,
+                });
+            }
+        }
+        None => {
+            let temp = std::env::temp_dir();
+            if let Some(reason) = refused(&temp) {
+                return Err(LabError::Refused {
+                    device: format!("the temporary directory `{}`", temp.display()),
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A fresh or given workdir; says whether the lab made it (only then is
