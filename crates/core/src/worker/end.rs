@@ -50,7 +50,7 @@ impl Worker {
             if let Err(e) = logs.finish(runtime / 1_000_000, &mut out.dirs) {
                 if out.error == 0 {
                     (out.error, out.error_detail) =
-                        (e.raw_os_error().unwrap_or(EIO), e.to_string());
+                        (super::logs::errno_of(&e).unwrap_or(EIO), e.to_string());
                 }
             }
         }

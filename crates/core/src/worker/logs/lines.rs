@@ -80,7 +80,7 @@ impl Lines<'_> {
 
     /// An error with the file's name.
     fn named(&self, e: io::Error) -> io::Error {
-        io::Error::new(e.kind(), with_path(self.path, &e))
+        named(self.path, &e)
     }
 
     /// Where the next byte goes.
@@ -339,7 +339,41 @@ fn open(path: &Path, append: bool) -> io::Result<File> {
         libc::O_TRUNC
     };
     crate::links::open(path, libc::O_WRONLY | libc::O_CREAT | how, 0o644)
-        .map_err(|e| io::Error::new(e.kind(), with_path(path, &e)))
+        .map_err(|e| named(path, &e))
+}
+
+/// A log file's error, with its name and the errno of the call that
+/// failed, which the job reports as its error (fio's `err=`).
+#[derive(Debug)]
+struct LogError {
+    errno: Option<i32>,
+    text: String,
+}
+
+impl std::fmt::Display for LogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for LogError {}
+
+/// `e` with the log file's name, keeping its errno.
+fn named(path: &Path, e: &io::Error) -> io::Error {
+    let err = LogError {
+        errno: errno_of(e),
+        text: with_path(path, e),
+    };
+    io::Error::new(e.kind(), err)
+}
+
+/// The errno of a failed call on a log file, named or not.
+pub(crate) fn errno_of(e: &io::Error) -> Option<i32> {
+    e.raw_os_error().or_else(|| {
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<LogError>())
+            .and_then(|l| l.errno)
+    })
 }
 
 fn with_path(path: &Path, e: &io::Error) -> String {
@@ -419,5 +453,22 @@ mod tests {
             Ok(())
         });
         assert_eq!(text, want);
+    }
+
+    /// A log file's error keeps the errno of the call that failed under
+    /// the name it adds, once or twice named: the job's err= is that
+    /// errno (EROFS on a read-only filesystem), not EIO.
+    #[test]
+    fn a_named_error_keeps_its_errno() {
+        let p = Path::new("/ro/x_lat.1.log");
+        let e = named(p, &io::Error::from_raw_os_error(libc::EROFS));
+        assert_eq!(errno_of(&e), Some(libc::EROFS));
+        let text = e.to_string();
+        assert!(text.starts_with("log file `/ro/x_lat.1.log`: "), "{text}");
+        let again = named(p, &e);
+        assert_eq!(errno_of(&again), Some(libc::EROFS));
+        assert_eq!(again.to_string(), text);
+        let missing = open(Path::new("/nonexistent-dir/x.log"), false).unwrap_err();
+        assert_eq!(errno_of(&missing), Some(libc::ENOENT), "{missing}");
     }
 }

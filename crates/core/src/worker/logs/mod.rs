@@ -36,6 +36,8 @@
 //! are made and nothing is logged, as in fio.
 
 mod lines;
+
+pub(crate) use lines::errno_of;
 mod per_io;
 
 use std::io;
