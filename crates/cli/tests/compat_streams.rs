@@ -966,67 +966,64 @@ fn skewed_file_choice_is_fios() {
     }
 }
 
+/// Runs one time_based job (`opts` over 64 blocks of 4 KiB) in each tool
+/// and checks that the first `n` calls are the same: how many a runtime
+/// brings depends on the machine, the order of the first does not.
+fn first_calls_are_fios(name: &str, opts: &[&str], n: usize) {
+    let jobs = [(
+        name.to_string(),
+        opts.iter().map(|s| s.to_string()).collect(),
+    )];
+    for (job, mut f, mut i) in both_jobs(&["--size=256k", "--bs=4k"], &jobs, false) {
+        assert!(
+            f.len() >= n && i.len() >= n,
+            "{job}: fio made {} calls, iolab {}",
+            f.len(),
+            i.len()
+        );
+        f.truncate(n);
+        i.truncate(n);
+        assert_same(&format!("{job}, first calls"), &f, &i);
+    }
+}
+
 /// A time_based job with a skewed file choice goes on past its files'
 /// last blocks as fio's does (a file whose offsets run out is reset and
-/// kept in service): the first 160 calls of each tool's 300 ms, over 64
-/// blocks, are the same.
+/// kept in service): the first 160 calls of each tool's 300 ms are the
+/// same.
 #[test]
 fn skewed_file_choice_in_a_time_based_job_is_fios() {
     require!(fio, strace);
-    let jobs = [(
-        "zipf-time-based".to_string(),
-        [
+    first_calls_are_fios(
+        "zipf-time-based",
+        &[
             "--file_service_type=zipf:1.2",
             "--nrfiles=4",
             "--rw=randrw",
             "--time_based",
             "--runtime=300ms",
-        ]
-        .map(String::from)
-        .to_vec(),
-    )];
-    for (job, mut f, mut i) in both_jobs(&["--size=256k", "--bs=4k"], &jobs, false) {
-        assert!(
-            f.len() >= 160 && i.len() >= 160,
-            "{job}: fio made {} calls, iolab {}",
-            f.len(),
-            i.len()
-        );
-        f.truncate(160);
-        i.truncate(160);
-        assert_same(&format!("file_service_type {job}, first calls"), &f, &i);
-    }
+        ],
+        160,
+    );
 }
 
 /// `number_ios` in a time_based job ends each of fio's runs, and the
-/// next starts until the runtime is over: the first 160 calls of each
-/// tool's 300 ms (runs of 10 reads and writes over 64 blocks, the random
-/// map going on from run to run) are the same.
+/// next starts until the runtime is over: the first 160 calls (runs of
+/// 10 reads and writes, the random map going on from run to run) are
+/// the same.
 #[test]
 fn number_ios_runs_again_in_a_time_based_job_as_fios() {
     require!(fio, strace);
-    let jobs = [(
-        "number-ios-time-based".to_string(),
-        [
+    first_calls_are_fios(
+        "number-ios-time-based",
+        &[
             "--rw=randrw",
             "--time_based",
             "--runtime=300ms",
             "--number_ios=10",
-        ]
-        .map(String::from)
-        .to_vec(),
-    )];
-    for (job, mut f, mut i) in both_jobs(&["--size=256k", "--bs=4k"], &jobs, false) {
-        assert!(
-            f.len() >= 160 && i.len() >= 160,
-            "{job}: fio made {} calls, iolab {}",
-            f.len(),
-            i.len()
-        );
-        f.truncate(160);
-        i.truncate(160);
-        assert_same(&format!("{job}, first calls"), &f, &i);
-    }
+        ],
+        160,
+    );
 }
 
 #[test]

@@ -344,13 +344,20 @@ mod tests {
         (dir, link)
     }
 
+    /// A file of root's holding "keep", in a directory of its own (kept
+    /// as long as the first value).
+    fn victim() -> (tempfile::TempDir, PathBuf) {
+        let keep = tempfile::tempdir().unwrap();
+        let victim = std::fs::canonicalize(keep.path()).unwrap().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        (keep, victim)
+    }
+
     #[test]
     fn another_users_link_in_a_sticky_shared_dir_is_refused() {
         use std::os::unix::fs::PermissionsExt;
         iolab_testkit::require!(root);
-        let keep = tempfile::tempdir().unwrap();
-        let victim = std::fs::canonicalize(keep.path()).unwrap().join("victim");
-        std::fs::write(&victim, b"keep").unwrap();
+        let (_keep, victim) = victim();
         let (dir, link) = shared_with_planted("out", &victim);
         let d = dir.path();
         let e = resolve(&link).unwrap_err();
@@ -374,9 +381,7 @@ mod tests {
     fn an_engine_opens_a_data_file_by_the_rule() {
         use iolab_engine::{EngineKind, EngineOpts, FileSpec, Opener};
         iolab_testkit::require!(root);
-        let keep = tempfile::tempdir().unwrap();
-        let victim = std::fs::canonicalize(keep.path()).unwrap().join("victim");
-        std::fs::write(&victim, b"keep").unwrap();
+        let (_keep, victim) = victim();
         let (dir, link) = shared_with_planted("data", &victim);
         let spec = |path: &Path| FileSpec {
             path: path.to_path_buf(),
