@@ -22,10 +22,12 @@ const META_FILESYSTEMS: [&str; 4] = ["f2fs", "nilfs2", "jfs", "reiserfs"];
 
 /// What the machine runs: compares of every studied filesystem (the
 /// studies suite, then the metadata suite) on loop images in an ext4
-/// scratch disk (320 MiB each for the studies: NILFS2 reclaims the space
-/// of deleted files only when its cleaner runs, so the suite's files
-/// accumulate, and at 160 MiB its fourth workload finds no space; 160 MiB
-/// for the metadata suite's empty files),
+/// scratch disk (448 MiB each for the studies: NILFS2 reclaims the space
+/// of deleted files only when its cleaner runs, so the suite's files and
+/// what its write jobs wrote over the runtime accumulate; at 160 MiB its
+/// fourth workload finds no space, and at 320 MiB too once the debug
+/// build filled buffers at full speed; 160 MiB for the metadata suite's
+/// empty files),
 /// a bcache comparison on the machine's two small disks (vdb the cache,
 /// vdc the backing device), then what is still mounted, attached or
 /// registered.
@@ -33,7 +35,7 @@ const JOB: &str = r#"
 export IOLAB_DB=/tmp/results.db
 mkfs.ext4 -q -F /dev/vda && mkdir -p /scratch && mount /dev/vda /scratch || exit 90
 export TMPDIR=/scratch
-iolab compare --fs ext4,f2fs,nilfs2,jfs,reiserfs --size 320m --runtime 1 --repeat 1 \
+iolab compare --fs ext4,f2fs,nilfs2,jfs,reiserfs --size 448m --runtime 1 --repeat 1 \
   --suite studies --output-format json --output /out/compare.json
 echo $? >/out/compare.status
 # The stored result's provenance, and a run's note on stderr.
