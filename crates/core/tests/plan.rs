@@ -304,3 +304,26 @@ fn a_filesize_range_gives_each_file_a_repeatable_size_in_whole_blocks() {
     let p = plan_of(&format!("{text}size=2m\n")).unwrap();
     assert_eq!(p.jobs[0].io_size, 2 << 20);
 }
+
+/// `force_async` reaches the engine's options, and `number_ios` lets a
+/// time_based job make run after run (fio's), where `loops` counts
+/// otherwise.
+#[test]
+fn force_async_and_the_runs_of_a_job_are_planned_as_fios() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = |extra: &str| {
+        let text = format!(
+            "[x]\ndirectory={}\nsize=1m\nioengine=io_uring\n{extra}",
+            dir.path().display()
+        );
+        plan_of(&text).unwrap().jobs.remove(0)
+    };
+    assert_eq!(job("").engine_opts.force_async, 0);
+    assert_eq!(job("force_async=3\n").engine_opts.force_async, 3);
+    assert_eq!(job("loops=4\n").runs(), 4);
+    assert_eq!(job("time_based\nruntime=1\nloops=4\n").runs(), 1);
+    assert_eq!(
+        job("time_based\nruntime=1\nnumber_ios=10\n").runs(),
+        u32::MAX
+    );
+}

@@ -31,6 +31,15 @@ fn mode(op: Op) -> libc::c_int {
     }
 }
 
+/// The names of `mode(op)`'s flags, for messages ("mode 0" for none).
+pub fn mode_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "FALLOC_FL_KEEP_SIZE",
+        Op::Trim => "FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE",
+        _ => "mode 0",
+    }
+}
+
 impl Engine for FallocEngine {
     fn name(&self) -> &'static str {
         "falloc"
@@ -91,6 +100,22 @@ impl Engine for FallocEngine {
 mod tests {
     use crate::testutil::{io, opts, run, temp};
     use crate::{create_named, FileSpec, Op};
+
+    #[test]
+    fn mode_names_say_the_modes_flags() {
+        for op in [Op::Read, Op::Write, Op::Trim] {
+            let named = super::mode_name(op)
+                .split('|')
+                .map(|n| match n {
+                    "FALLOC_FL_KEEP_SIZE" => libc::FALLOC_FL_KEEP_SIZE,
+                    "FALLOC_FL_PUNCH_HOLE" => libc::FALLOC_FL_PUNCH_HOLE,
+                    "mode 0" => 0,
+                    other => panic!("{other}"),
+                })
+                .fold(0, |a, b| a | b);
+            assert_eq!(named, super::mode(op), "{op:?}");
+        }
+    }
     use std::os::unix::fs::MetadataExt;
 
     #[test]

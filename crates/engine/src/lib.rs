@@ -22,6 +22,7 @@ mod cpuio;
 mod error;
 pub mod exec;
 mod falloc;
+pub use falloc::mode_name as falloc_mode_name;
 mod fdtable;
 mod fileops;
 mod ftruncate;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use iolab_engine::{errno_text, EngineKind};
+use iolab_engine::{errno_text, EngineKind, Op};
 use iolab_stats::Dir;
 
 /// strerror(3)'s text of an errno ("No space left on device").
@@ -29,11 +29,12 @@ pub(crate) fn io_failure(
     let (err, path) = (errno_text(errno), path.display());
     match (engine, dir) {
         (EngineKind::Falloc, _) => {
-            let mode = match dir {
-                Dir::Read => "FALLOC_FL_KEEP_SIZE",
-                Dir::Trim => "FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE",
-                Dir::Write => "mode 0",
+            let op = match dir {
+                Dir::Read => Op::Read,
+                Dir::Write => Op::Write,
+                Dir::Trim => Op::Trim,
             };
+            let mode = iolab_engine::falloc_mode_name(op);
             format!(
                 "{err} on fallocate(2) ({mode}) of {len} bytes at offset {offset} in `{path}` \
                  (falloc, a {})",
