@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what iolab's tests use from Debian's packages (fio for the
 # compatibility tests; xfsprogs and btrfs-progs for the filesystem lab;
-# strace to watch system calls from outside; QEMU, busybox and the mkfs
+# strace to watch system calls from outside; QEMU's user-mode emulator
+# to follow the cache lines iolab's threads share; QEMU, busybox and the mkfs
 # tools of f2fs, nilfs2, jfs, reiserfs and bcache for the virtual machine
 # of scripts/vm-test.sh, which fetches Debian's kernel package itself;
 # OpenMPI and libclang to build and test the `mpi` feature; Chromium to
@@ -32,6 +33,9 @@ command -v strace >/dev/null 2>&1 || need+=(strace)
 # The virtual machine of scripts/vm-test.sh: QEMU, a static busybox, and
 # the mkfs tools of the filesystems and block layers it studies.
 command -v qemu-system-x86_64 >/dev/null 2>&1 || need+=(qemu-system-x86)
+# QEMU's user-mode emulator runs iolab under bench/c2c_plugin.c, which
+# follows the cache lines its threads share (crates/cli/tests/run_threads.rs).
+command -v qemu-x86_64 >/dev/null 2>&1 || need+=(qemu-user)
 [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || need+=(busybox-static)
 command -v mkfs.f2fs >/dev/null 2>&1 || need+=(f2fs-tools)
 command -v mkfs.nilfs2 >/dev/null 2>&1 || need+=(nilfs-tools)

@@ -129,3 +129,162 @@ fn a_cpu_the_machine_lacks_is_a_bad_job() {
         )));
     assert!(entries(dir.path()).is_empty(), "nothing was created");
 }
+
+/// What bench/c2c_plugin.c counted in one program run under QEMU's
+/// user-mode emulator: cache-line transfers between threads (hitm) and
+/// invalidations of other threads' copies (inval), the functions that
+/// caused the most, and the lines the plugin had no room to follow.
+struct Shared {
+    events: u64,
+    untracked: u64,
+    sites: Vec<String>,
+}
+
+/// Runs `program args` under qemu-x86_64 with the plugin built at
+/// `plugin`, the plugin writing to `out`; returns what it counted and
+/// the program's standard output.
+fn emulated(
+    plugin: &std::path::Path,
+    out: &std::path::Path,
+    program: &std::path::Path,
+    args: &[&str],
+) -> (Shared, Vec<u8>) {
+    let run = Proc::new("qemu-x86_64")
+        .arg("-plugin")
+        .arg(format!("{},out={}", plugin.display(), out.display()))
+        .arg(program)
+        .args(args)
+        .env("IOLAB_DB", test_db())
+        .output()
+        .expect("start qemu-x86_64");
+    assert!(
+        run.status.success(),
+        "{} under emulation: {}",
+        program.display(),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(out).expect("the plugin's counts");
+    let field = |words: &[&str], name: &str| -> u64 {
+        let i = words.iter().position(|w| *w == name).unwrap();
+        words[i + 1].parse().unwrap()
+    };
+    let mut lines = text.lines();
+    let total: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    let shared = Shared {
+        events: field(&total, "hitm") + field(&total, "inval"),
+        untracked: field(&total, "lines_untracked"),
+        sites: lines.take(5).map(str::to_string).collect(),
+    };
+    (shared, run.stdout)
+}
+
+/// Goal: nothing on the hot path writes a cache line another clone's
+/// thread uses (each clone's statistics are its own, merged after the
+/// threads are joined; its progress counters have lines of their own).
+/// This VM has no hardware memory events for `perf c2c`, so the lines are
+/// followed in emulation: iolab runs two clones for N and then 5N I/Os
+/// each, and what the plugin counts must not grow with the I/Os (setup and
+/// the merge at the end share lines once per run). A control program whose
+/// two threads increment counters on one line shows that the plugin sees
+/// sharing when there is some.
+#[test]
+fn clones_share_no_cache_line_per_io() {
+    iolab_testkit::require!(tool = "qemu-x86_64", tool = "cc");
+    let dir = iolab_testkit::dir();
+    let bench = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench");
+    let plugin = dir.join("c2c_plugin.so");
+    let cc = |args: &[&std::ffi::OsStr]| {
+        let st = Proc::new("cc").args(args).status().expect("start cc");
+        assert!(st.success(), "cc {args:?}");
+    };
+    cc(&[
+        "-O2".as_ref(),
+        "-shared".as_ref(),
+        "-fPIC".as_ref(),
+        "-o".as_ref(),
+        plugin.as_os_str(),
+        bench.join("c2c_plugin.c").as_os_str(),
+    ]);
+    let out = dir.join("c2c.txt");
+
+    // The control: two threads take turns, 20,000 each, incrementing
+    // counters that share a line with the turn itself, so that the line
+    // moves between them at every turn however they are scheduled.
+    let src = dir.join("false_sharing.c");
+    std::fs::write(
+        &src,
+        "#include <pthread.h>\n\
+         #include <sched.h>\n\
+         static struct { volatile long turn, n[2]; } s;\n\
+         static void *w(void *p) { long me = (long)p;\n\
+         for (int i = 0; i < 20000; i++) { while (s.turn != me) sched_yield(); s.n[me]++; s.turn = !me; }\n\
+         return 0; }\n\
+         int main(void) { pthread_t x, y; pthread_create(&x, 0, w, (void *)0L);\n\
+         pthread_create(&y, 0, w, (void *)1L); pthread_join(x, 0); pthread_join(y, 0); return 0; }\n",
+    )
+    .unwrap();
+    let control = dir.join("false_sharing");
+    cc(&[
+        "-O2".as_ref(),
+        "-pthread".as_ref(),
+        "-o".as_ref(),
+        control.as_os_str(),
+        src.as_os_str(),
+    ]);
+    let (seen, _) = emulated(&plugin, &out, &control, &[]);
+    assert!(
+        seen.events >= 40_000,
+        "the plugin saw {} events for 40,000 turns on one shared line",
+        seen.events
+    );
+
+    let file = dir.join("data");
+    std::fs::write(&file, vec![7u8; 16 << 20]).unwrap();
+    let filename = format!("--filename={}", file.display());
+    let iolab_bin = assert_cmd::cargo::cargo_bin("iolab");
+    for (job, extra) in [("null", "--size=1g"), ("psync", filename.as_str())] {
+        let mut counts = Vec::new();
+        for per_clone in [20_000u64, 100_000] {
+            let ios = format!("--io_size={}", per_clone * 4096);
+            let engine = format!("--ioengine={job}");
+            let args = [
+                "run",
+                "--no-store",
+                "--output-format=json",
+                "--name=c",
+                &engine,
+                "--rw=randread",
+                "--bs=4k",
+                "--numjobs=2",
+                "--invalidate=0",
+                extra,
+                &ios,
+            ];
+            let (seen, stdout) = emulated(&plugin, &out, &iolab_bin, &args);
+            let report = json_of(&stdout);
+            let done: u64 = report["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| j["read"]["total_ios"].as_u64().unwrap())
+                .sum();
+            assert_eq!(done, 2 * per_clone, "{job}: I/Os done");
+            assert_eq!(seen.untracked, 0, "{job}: every line was followed");
+            counts.push((done, seen));
+        }
+        let (small, large) = (&counts[0], &counts[1]);
+        let grown = large.1.events.saturating_sub(small.1.events) as f64;
+        let per_io = grown / (large.0 - small.0) as f64;
+        assert!(
+            per_io < 0.01,
+            "{job}: {per_io:.3} shared-line events per I/O ({} at {} I/Os, {} at {}); \
+             most at {} I/Os: {:?}",
+            small.1.events,
+            small.0,
+            large.1.events,
+            large.0,
+            large.0,
+            large.1.sites
+        );
+    }
+}
