@@ -29,7 +29,10 @@
 //! file the suite lays out with data (read files, written whatever the
 //! runtime), not only the largest workload's; the files that jobs write
 //! themselves add what the runtime lets them write on top, which the
-//! check cannot know (under emulation it was 20 MiB at 320 MiB).
+//! check cannot know: 20 MiB at 320 MiB under emulation on a slow host,
+//! and on a device that finishes each job within the runtime every
+//! file a job writes (for `studies`, twelve files of an eighth of the
+//! image in all: more than NILFS2 holds at any size below 8 GiB).
 
 use iolab_spec::Host;
 
