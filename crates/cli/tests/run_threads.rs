@@ -165,11 +165,18 @@ fn emulated(
     );
     let text = std::fs::read_to_string(out).expect("the plugin's counts");
     let field = |words: &[&str], name: &str| -> u64 {
-        let i = words.iter().position(|w| *w == name).unwrap();
-        words[i + 1].parse().unwrap()
+        words
+            .iter()
+            .position(|w| *w == name)
+            .and_then(|i| words.get(i + 1)?.parse().ok())
+            .unwrap_or_else(|| panic!("no count `{name}` in the plugin's line {words:?}"))
     };
     let mut lines = text.lines();
-    let total: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    let total: Vec<&str> = lines
+        .next()
+        .expect("the plugin's total line")
+        .split_whitespace()
+        .collect();
     let shared = Shared {
         events: field(&total, "hitm") + field(&total, "inval"),
         untracked: field(&total, "lines_untracked"),

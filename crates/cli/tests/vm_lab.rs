@@ -21,6 +21,16 @@ const FILESYSTEMS: [&str; 4] = ["ext4", "f2fs", "jfs", "reiserfs"];
 /// The metadata suite: on the filesystems only the machine has.
 const META_FILESYSTEMS: [&str; 4] = ["f2fs", "nilfs2", "jfs", "reiserfs"];
 
+/// The row `key` of a comparison's report (`iolab compare`'s object).
+fn metric<'a>(compare: &'a Value, key: &str) -> &'a Value {
+    compare["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .find(|m| m["key"] == key)
+        .unwrap_or_else(|| panic!("no row {key}"))
+}
+
 /// What the machine runs: compares of every studied filesystem on loop
 /// images in an ext4 scratch disk: the studies suite on 320 MiB images,
 /// but for NILFS2 the basic suite on its own; then the metadata suite
@@ -127,13 +137,7 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
     }
 
     // Each has its mkfs time, mount times, capacity and workload rows.
-    let metrics = c["metrics"].as_array().expect("metrics");
-    let row = |key: &str| {
-        metrics
-            .iter()
-            .find(|m| m["key"] == key)
-            .unwrap_or_else(|| panic!("no row {key}"))
-    };
+    let row = |key: &str| metric(c, key);
     // The studies suite: buffered and write+fsync writes, reads, four
     // stonewalled jobs, sixteen direct writers, a libaio mix.
     let rows = [
@@ -218,7 +222,6 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
     assert_eq!(t["label"], "nilfs2", "{t}");
     assert_eq!(t["status"], "ok", "{t}");
     assert_eq!(t["setup"]["fs_type"], "nilfs2", "{t}");
-    let metrics = n["metrics"].as_array().expect("metrics");
     for key in [
         "mkfs_s",
         "mount_first_ms",
@@ -228,11 +231,7 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
         "randread-4k.read.iops",
         "randwrite-4k.write.iops",
     ] {
-        let m = metrics
-            .iter()
-            .find(|m| m["key"] == key)
-            .unwrap_or_else(|| panic!("no row {key} for nilfs2"));
-        let cell = &m["values"]["nilfs2"];
+        let cell = &metric(n, key)["values"]["nilfs2"];
         assert!(
             cell["geomean"]
                 .as_f64()
@@ -261,13 +260,9 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
     );
     let v: Value = serde_json::from_str(&read("meta.json")).expect("meta compare's JSON");
     let m = &v["iolab compare"];
-    let metrics = m["metrics"].as_array().expect("metrics");
     for phase in ["create", "stat", "readdir", "rename", "unlink"] {
         let key = format!("meta.{phase}.ops_s");
-        let row = metrics
-            .iter()
-            .find(|x| x["key"] == key.as_str())
-            .unwrap_or_else(|| panic!("no row {key}"));
+        let row = metric(m, &key);
         for fs in META_FILESYSTEMS {
             assert!(
                 row["values"][fs]["geomean"]
@@ -300,7 +295,6 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
             "{d}"
         );
     }
-    let metrics = c["metrics"].as_array().expect("metrics");
     for key in [
         "mkfs_s",
         "mount_cold_ms",
@@ -308,10 +302,7 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
         "randwrite-4k.bcache.dirty_mib",
         "seqwrite-1m.bcache.bypassed_mib",
     ] {
-        let m = metrics
-            .iter()
-            .find(|m| m["key"] == key)
-            .unwrap_or_else(|| panic!("no row {key}"));
+        let m = metric(c, key);
         for t in modes {
             assert!(
                 m["values"][t]["geomean"].as_f64().is_some(),
@@ -320,10 +311,7 @@ fn compare_measures_every_studied_filesystem_in_a_virtual_machine() {
         }
     }
     // Writeback leaves written data in the cache; detached, none is there.
-    let dirty = metrics
-        .iter()
-        .find(|m| m["key"] == "randwrite-4k.bcache.dirty_mib")
-        .unwrap();
+    let dirty = metric(c, "randwrite-4k.bcache.dirty_mib");
     assert!(
         dirty["values"]["bcache-writeback"]["geomean"].as_f64() > Some(0.0),
         "{dirty}"
