@@ -6,11 +6,14 @@
  * completion is reaped at a time and its slot refilled at once.
  * Completions are read from the ring the kernel maps at the context's
  * address, io_getevents is called only to wait, as iolab does (fio with
- * userspace_reap). Each read is timed (a clock read when it is queued and
- * one when it is reaped, into a log2 histogram), as iolab times each I/O.
+ * userspace_reap). Each read is timed as iolab times each I/O of a queued
+ * engine, with fio's slat: a clock read when it is queued, one when it
+ * has been submitted and one when it is reaped, its lat, slat and clat
+ * each into a log2 histogram.
  *
  *   cc -O2 -o aio_loop aio_loop.c
- *   ./aio_loop FILE SECONDS DEPTH [direct]  -> "iops N p50 US p99 US"
+ *   ./aio_loop FILE SECONDS DEPTH [direct]
+ *     -> "iops N p50 US p99 US slat_p50 US clat_p50 US" (p50, p99: lat)
  *
  * The percentiles are the upper bounds of log2 buckets: coarse, for a
  * sanity check, not for comparison. Raw system calls only: no libaio.
@@ -90,7 +93,11 @@ int main(int argc, char **argv)
 		return 1;
 	for (unsigned i = 0; i < depth; i++)
 		free_slots[i] = i;
-	uint64_t hist[64] = { 0 };
+	uint64_t *submitted = calloc(depth, sizeof(*submitted));
+	if (!submitted)
+		return 1;
+	/* log2 histograms of lat (the percentiles printed), slat and clat. */
+	uint64_t hist[64] = { 0 }, hist_s[64] = { 0 }, hist_c[64] = { 0 };
 	uint64_t x = 88172645463325252ULL, n = 0;
 	unsigned nfree = depth, inflight = 0;
 	uint64_t start = now_ns(), end = start + (uint64_t)(secs * 1e9), t = start;
@@ -114,6 +121,10 @@ int main(int argc, char **argv)
 					return 1;
 				}
 			}
+			/* Submitted: slat's end and clat's start, as iolab reads
+			 * the clock after each submission. */
+			submitted[slot] = now_ns();
+			hist_s[63 - __builtin_clzll((submitted[slot] - issued[slot]) | 1)]++;
 			inflight++;
 			if (nfree)
 				continue;
@@ -140,6 +151,7 @@ int main(int argc, char **argv)
 		unsigned slot = (unsigned)ev.data;
 		t = now_ns();
 		hist[63 - __builtin_clzll((t - issued[slot]) | 1)]++;
+		hist_c[63 - __builtin_clzll((t - submitted[slot]) | 1)]++;
 		free_slots[nfree++] = slot;
 		inflight--;
 		n++;
@@ -152,7 +164,17 @@ int main(int argc, char **argv)
 		if (!p99 && seen * 100 >= n * 99)
 			p99 = 2ULL << b;
 	}
-	printf("iops %.0f p50 %.1f p99 %.1f\n", n / ((t - start) / 1e9), p50 / 1e3, p99 / 1e3);
+	uint64_t s50 = 0, c50 = 0, ss = 0, cs = 0;
+	for (int b = 0; b < 64; b++) {
+		ss += hist_s[b];
+		cs += hist_c[b];
+		if (!s50 && ss * 2 >= n)
+			s50 = 2ULL << b;
+		if (!c50 && cs * 2 >= n)
+			c50 = 2ULL << b;
+	}
+	printf("iops %.0f p50 %.1f p99 %.1f slat_p50 %.1f clat_p50 %.1f\n", n / ((t - start) / 1e9),
+	       p50 / 1e3, p99 / 1e3, s50 / 1e3, c50 / 1e3);
 	syscall(SYS_io_destroy, ctx);
 	return 0;
 }

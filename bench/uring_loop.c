@@ -3,19 +3,21 @@
  * DEPTH deep, with nothing but what the work needs. It batches as iolab's
  * queued path does with fio's default settings: each read is submitted by
  * its own io_uring_enter as it is queued, one completion is reaped at a
- * time, and its slot is refilled at once. Each read is timed (a clock read
- * when it is queued and one when it is reaped, into a log2 histogram), as
- * iolab times each I/O. The ring is set up as iolab sets up its rings
- * (deferred task work for a single issuer, falling back on older kernels),
- * its descriptor is registered, the file is registered, and with "direct"
- * the reads are O_DIRECT into registered buffers (READ_FIXED). A file
- * that takes no nonblocking I/O (a read with RWF_NOWAIT says EOPNOTSUPP:
- * zram, tmpfs) gets its reads marked IOSQE_ASYNC, as iolab marks them:
- * io_uring then hands them to its workers without a try that must fail,
- * and to several at once.
+ * time, and its slot is refilled at once. Each read is timed as iolab
+ * times each I/O of a queued engine, with fio's slat: a clock read when it
+ * is queued, one when it has been submitted and one when it is reaped,
+ * its lat, slat and clat each into a log2 histogram. The ring is set up
+ * as iolab sets up its rings (deferred task work for a single issuer,
+ * falling back on older kernels), its descriptor is registered, the file
+ * is registered, and with "direct" the reads are O_DIRECT into registered
+ * buffers (READ_FIXED). A file that takes no nonblocking I/O (a read
+ * with RWF_NOWAIT says EOPNOTSUPP: zram, tmpfs) gets its reads marked
+ * IOSQE_ASYNC, as iolab marks them: io_uring then hands them to its
+ * workers without a try that must fail, and to several at once.
  *
  *   cc -O2 -o uring_loop uring_loop.c
- *   ./uring_loop FILE SECONDS DEPTH [direct]  -> "iops N p50 US p99 US"
+ *   ./uring_loop FILE SECONDS DEPTH [direct]
+ *     -> "iops N p50 US p99 US slat_p50 US clat_p50 US" (p50, p99: lat)
  *
  * Raw system calls only: no liburing, so that nothing stands between the
  * loop and the kernel's interface.
@@ -175,7 +177,11 @@ int main(int argc, char **argv)
 		perror("IORING_REGISTER_BUFFERS");
 		return 1;
 	}
-	uint64_t hist[64] = { 0 };
+	uint64_t *submitted = calloc(depth, sizeof(*submitted));
+	if (!submitted)
+		return 1;
+	/* log2 histograms of lat (the percentiles printed), slat and clat. */
+	uint64_t hist[64] = { 0 }, hist_s[64] = { 0 }, hist_c[64] = { 0 };
 	uint64_t x = 88172645463325252ULL, n = 0;
 	unsigned nfree = depth, inflight = 0;
 	uint64_t start = now_ns(), end = start + (uint64_t)(secs * 1e9), t = start;
@@ -200,6 +206,10 @@ int main(int argc, char **argv)
 			issued[slot] = now_ns();
 			atomic_store_explicit((_Atomic unsigned *)r.sq_tail, tail + 1, memory_order_release);
 			enter(&r, 1, 0);
+			/* Submitted: slat's end and clat's start, as iolab reads
+			 * the clock after each submission. */
+			submitted[slot] = now_ns();
+			hist_s[63 - __builtin_clzll((submitted[slot] - issued[slot]) | 1)]++;
 			inflight++;
 			if (nfree)
 				continue;
@@ -219,6 +229,7 @@ int main(int argc, char **argv)
 		t = now_ns();
 		uint64_t lat = t - issued[slot];
 		hist[63 - __builtin_clzll(lat | 1)]++;
+		hist_c[63 - __builtin_clzll((t - submitted[slot]) | 1)]++;
 		free_slots[nfree++] = slot;
 		inflight--;
 		n++;
@@ -232,6 +243,16 @@ int main(int argc, char **argv)
 		if (!p99 && seen * 100 >= n * 99)
 			p99 = 2ULL << b;
 	}
-	printf("iops %.0f p50 %.1f p99 %.1f\n", n / ((t - start) / 1e9), p50 / 1e3, p99 / 1e3);
+	uint64_t s50 = 0, c50 = 0, ss = 0, cs = 0;
+	for (int b = 0; b < 64; b++) {
+		ss += hist_s[b];
+		cs += hist_c[b];
+		if (!s50 && ss * 2 >= n)
+			s50 = 2ULL << b;
+		if (!c50 && cs * 2 >= n)
+			c50 = 2ULL << b;
+	}
+	printf("iops %.0f p50 %.1f p99 %.1f slat_p50 %.1f clat_p50 %.1f\n", n / ((t - start) / 1e9),
+	       p50 / 1e3, p99 / 1e3, s50 / 1e3, c50 / 1e3);
 	return 0;
 }

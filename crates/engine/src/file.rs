@@ -455,6 +455,26 @@ pub fn drop_cache(fd: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
     }
 }
 
+/// Writes the file's dirty pages in `[offset, offset + len)` back
+/// (sync_file_range): starts their writeback, and with `wait` also waits
+/// for writeback already under way there before, and for all of it
+/// after, so that the range is clean when it returns.
+pub fn write_back(fd: impl AsFd, offset: u64, len: u64, wait: bool) -> io::Result<()> {
+    let (o, l) = (off(offset)?, off(len)?);
+    let flags = if wait {
+        libc::SYNC_FILE_RANGE_WAIT_BEFORE
+            | libc::SYNC_FILE_RANGE_WRITE
+            | libc::SYNC_FILE_RANGE_WAIT_AFTER
+    } else {
+        libc::SYNC_FILE_RANGE_WRITE
+    };
+    // SAFETY: sync_file_range takes no pointers; a bad fd is an error.
+    match unsafe { libc::sync_file_range(fd.as_fd().as_raw_fd(), o, l, flags) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
 /// Tells the kernel how the file will be read (posix_fadvise over the
 /// whole file).
 pub fn advise(fd: impl AsFd, access: crate::Access) -> io::Result<()> {

@@ -14,7 +14,6 @@ use iolab_stats::{Dir, JobResult};
 
 use super::complete::{Cx, Meta};
 use super::general::Loops;
-use super::logs::Logged;
 use super::measure::Measure;
 use super::queue::count_alone;
 use super::{Shared, Worker, EIO};
@@ -140,19 +139,8 @@ impl Worker {
                     out.lat_buckets.record(clat);
                     if let Some(logs) = self.logs.as_deref_mut() {
                         // As `finish` logs it: lat is clat, no slat.
-                        let logged = Logged {
-                            ms: clock.ns_between(m.start, t1) / 1_000_000,
-                            slat_ms: clock.ns_between(m.start, t0) / 1_000_000,
-                            dir: d,
-                            bytes: n,
-                            len,
-                            offset,
-                            slat: None,
-                            clat: Some(clat),
-                            lat: Some(clat),
-                        };
-                        logs.io(logged, &out.dirs[d]);
-                        if logs.full() {
+                        let ms = m.ms_at(t1, clock);
+                        if logs.clat_io(ms, d, n, len, offset, clat, &out.dirs[d]) {
                             if let Err(e) = logs.write() {
                                 out.error = e.raw_os_error().unwrap_or(EIO);
                                 out.error_detail = e.to_string();

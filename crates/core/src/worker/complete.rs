@@ -313,7 +313,7 @@ impl Worker {
     pub(super) fn log(
         &mut self,
         cx: &Cx,
-        m: &Measure,
+        m: &mut Measure,
         out: &mut JobResult,
         io: &Meta,
         n: u32,
@@ -325,8 +325,12 @@ impl Worker {
         };
         let d = io.dir as usize;
         let logged = Logged {
-            ms: cx.clock.ns_between(m.start, t_done) / 1_000_000,
-            slat_ms: cx.clock.ns_between(m.start, io.t_commit) / 1_000_000,
+            ms: m.ms_at(t_done, cx.clock),
+            // Read only with a slat.
+            slat_ms: match slat {
+                Some(_) => cx.clock.ns_between(m.start, io.t_commit) / 1_000_000,
+                None => 0,
+            },
             dir: d,
             bytes: n,
             len: io.len,
@@ -335,8 +339,7 @@ impl Worker {
             clat,
             lat,
         };
-        logs.io(logged, &out.dirs[d]);
-        if logs.full() {
+        if logs.io(logged, &out.dirs[d]) {
             if let Err(e) = logs.write() {
                 out.error = e.raw_os_error().unwrap_or(EIO);
                 out.error_detail = e.to_string();

@@ -83,6 +83,10 @@ pub(super) struct Measure {
     /// The job's deadline (ticks; u64::MAX without a runtime): a window
     /// that would end there or later is not sampled.
     cutoff: u64,
+    /// The millisecond of the measured part that the ticks in
+    /// `ms_ticks` (from, to) are in (see `ms_at`).
+    ms: u64,
+    ms_ticks: (u64, u64),
 }
 
 impl Measure {
@@ -110,7 +114,34 @@ impl Measure {
             iops: Window::new(begin, every(iops_every)),
             ramped: [(0, 0); 3],
             cutoff: u64::MAX,
+            ms: 0,
+            ms_ticks: (0, 0),
         }
+    }
+
+    /// Milliseconds since the measured part began at `t` (ticks), as
+    /// `clock.ns_between(start, t) / 10^6`: worked out when `t` leaves
+    /// the ticks known to be in the last millisecond worked out, so that
+    /// I/Os completing thousands to a millisecond (a log line each) cost
+    /// a comparison, not a multiplication and a division each.
+    #[inline(always)]
+    pub fn ms_at(&mut self, t: u64, clock: &Clock) -> u64 {
+        let (from, to) = self.ms_ticks;
+        if t >= from && t < to {
+            return self.ms;
+        }
+        self.ms_new(t, clock)
+    }
+
+    #[inline(never)]
+    fn ms_new(&mut self, t: u64, clock: &Clock) -> u64 {
+        let ms = clock.ns_between(self.start, t) / 1_000_000;
+        // `ticks` rounds down, so no tick before the end of the range is
+        // past the next millisecond's start: every tick in it is in `ms`.
+        let next = Duration::from_millis(ms.saturating_add(1));
+        self.ms = ms;
+        self.ms_ticks = (t, self.start.saturating_add(clock.ticks(next)));
+        ms
     }
 
     /// The job ends at `deadline` (ticks): as in fio, whose samples are
@@ -168,6 +199,7 @@ impl Measure {
         out.depth = DepthDist::default();
         out.issued = [0; 3];
         self.start = self.ramp_end;
+        self.ms_ticks = (0, 0);
         self.cpu0 = thread_cpu_usage();
         self.io0 = checked_io_mark(self.io_threads);
         self.bw = Window::new(self.ramp_end, self.bw.every);
@@ -267,5 +299,41 @@ mod tests {
         // Without a deadline (a job bounded by size) every window that an
         // I/O completes after is a sample.
         assert_eq!(samples(1000, None), (10, 10));
+    }
+
+    /// `ms_at` gives `ns_between(start, t) / 10^6` for every tick, in
+    /// order and out of it, around each millisecond's first tick, and
+    /// again from the new start once a ramp has ended.
+    #[test]
+    fn ms_at_is_the_division_it_spares() {
+        let clock = Clock::get();
+        let begin = 1_000_000;
+        let ramp = Duration::from_millis(3);
+        let mut m = Measure::new(clock, begin, ramp, None, None, IoThreads::Caller);
+        let exact = |m: &Measure, t: u64| clock.ns_between(m.start, t) / 1_000_000;
+        let mut ticks: Vec<u64> = Vec::new();
+        for ms in 0..40 {
+            let edge = begin + clock.ticks(Duration::from_millis(ms));
+            ticks.extend(edge.saturating_sub(3)..edge + 3);
+            ticks.push(edge + clock.ticks(Duration::from_micros(500)));
+        }
+        for &t in &ticks {
+            assert_eq!(m.ms_at(t, clock), exact(&m, t), "tick {t}");
+        }
+        // Backwards and jumping about: each is worked out again.
+        for &t in ticks.iter().rev().step_by(7) {
+            assert_eq!(m.ms_at(t, clock), exact(&m, t), "tick {t}");
+        }
+        assert_eq!(m.ms_at(begin - 5, clock), 0);
+        // The ramp ends at the first I/O past it: times count from there.
+        let mix = RwMix::new(RwMode::Read, 100);
+        let end = begin + clock.ticks(ramp);
+        assert!(m.ms_at(end + 5, clock) >= 3);
+        assert!(m.tick(end + 5, clock, &mut JobResult::default(), &mix, None));
+        assert_eq!(m.start, end);
+        for &t in &ticks {
+            let t = t + (end - begin);
+            assert_eq!(m.ms_at(t, clock), exact(&m, t), "tick {t} after the ramp");
+        }
     }
 }

@@ -5,10 +5,23 @@
 //! append to one file (`per_job_logs=0`) never mix parts of two lines.
 //! A log with a line per I/O has millions of lines, which `write!` would
 //! format through `std::fmt` one argument at a time.
+//!
+//! A log that grows past two windows (`WINDOW`) is written back and
+//! dropped from the page cache behind its end: each whole window's
+//! writeback is started once it is written, and the window before it is
+//! waited for and dropped (sync_file_range, POSIX_FADV_DONTNEED). A log
+//! of gigabytes then holds a few windows of memory, not as much of the
+//! page cache as the kernel lets dirty data take, so it neither pushes
+//! out what the job measures (a warm file) nor makes the kernel reclaim
+//! and throttle while the job runs; and the memory it writes into is
+//! memory just freed, not memory the machine must first find (on a
+//! virtual machine, first touched: pages the host has taken back).
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use iolab_engine::file;
 
 /// Bytes gathered before they are written.
 const BLOCK: usize = 1 << 18;
@@ -17,6 +30,8 @@ const BLOCK: usize = 1 << 18;
 const SLACK: usize = 1 << 16;
 /// The memory of one log file's block.
 pub(super) const BLOCK_BYTES: u64 = (BLOCK + SLACK) as u64;
+/// Bytes of a log file written back and dropped at a time.
+const WINDOW: u64 = 8 << 20;
 
 /// One log file: where it is, and whether the next write appends to it.
 pub(super) struct LogOut {
@@ -27,6 +42,8 @@ pub(super) struct LogOut {
     /// The block, kept from one write to the next (empty before the
     /// first).
     buf: Vec<u8>,
+    /// How far the file has been written back and dropped.
+    behind: Behind,
 }
 
 impl LogOut {
@@ -35,6 +52,7 @@ impl LogOut {
             path,
             append,
             buf: Vec::new(),
+            behind: Behind::default(),
         }
     }
 
@@ -59,6 +77,7 @@ impl LogOut {
             file,
             path: &self.path,
             buf: &mut self.buf,
+            behind: &mut self.behind,
             pos: 0,
         })
     }
@@ -69,7 +88,73 @@ pub(super) struct Lines<'a> {
     file: File,
     path: &'a Path,
     buf: &'a mut [u8],
+    behind: &'a mut Behind,
     pos: usize,
+}
+
+/// A log file's windows written back and dropped (see the module).
+#[derive(Debug, Default)]
+struct Behind {
+    /// Writeback has been started below this offset.
+    started: u64,
+    /// Dropped from the page cache below this offset.
+    dropped: u64,
+    /// The file is not one to do it to (a pipe, a character device, a
+    /// filesystem that refuses it).
+    off: bool,
+}
+
+impl Behind {
+    /// After a write that left `file`'s offset at its end: starts the
+    /// writeback of each whole window, and waits for and drops each
+    /// window whose writeback began a window ago. Only a failed writeback
+    /// (EIO, ENOSPC, EDQUOT: the lines did not reach the storage) is an
+    /// error; a file this cannot be done to is written as it is.
+    fn wrote(&mut self, file: &File) -> io::Result<()> {
+        use std::io::Seek;
+        if self.off {
+            return Ok(());
+        }
+        let Ok(end) = (&*file).stream_position() else {
+            self.off = true;
+            return Ok(());
+        };
+        while !self.off && self.started + WINDOW <= end {
+            let r = file::write_back(file, self.started, WINDOW, false);
+            self.check(r)?;
+            self.started += WINDOW;
+        }
+        while !self.off && self.dropped + 2 * WINDOW <= self.started {
+            let r = file::write_back(file, self.dropped, WINDOW, true);
+            self.check(r)?;
+            if !self.off {
+                self.off = file::drop_cache(file, self.dropped, WINDOW).is_err();
+            }
+            self.dropped += WINDOW;
+        }
+        Ok(())
+    }
+
+    /// A writeback's result: an error where the lines did not reach the
+    /// storage; otherwise, where it failed, the file is left alone from
+    /// now on.
+    fn check(&mut self, r: io::Result<()>) -> io::Result<()> {
+        match r {
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EIO | libc::ENOSPC | libc::EDQUOT)
+                ) =>
+            {
+                Err(e)
+            }
+            Err(_) => {
+                self.off = true;
+                Ok(())
+            }
+            Ok(()) => Ok(()),
+        }
+    }
 }
 
 impl Lines<'_> {
@@ -141,7 +226,7 @@ impl Lines<'_> {
     fn flush(&mut self) -> io::Result<()> {
         self.file.write_all(&self.buf[..self.pos])?;
         self.pos = 0;
-        Ok(())
+        self.behind.wrote(&self.file)
     }
 
     /// Appends `v` in decimal, as `{}` prints it.
@@ -470,5 +555,84 @@ mod tests {
         assert_eq!(again.to_string(), text);
         let missing = open(Path::new("/nonexistent-dir/x.log"), false).unwrap_err();
         assert_eq!(errno_of(&missing), Some(libc::ENOENT), "{missing}");
+    }
+
+    /// A log past two windows keeps no more than its last windows in the
+    /// page cache, whatever the number of writes it is made by, and its
+    /// text is all there.
+    #[test]
+    fn a_long_log_is_dropped_from_the_page_cache_behind_its_end() {
+        use iolab_engine::file::{fs_type, FsType};
+        let d = tempfile::tempdir().unwrap();
+        if let Ok(t @ (FsType::Tmpfs | FsType::Ramfs)) = fs_type(d.path()) {
+            iolab_testkit::skip!("{}: {t:?} keeps its files in memory", d.path().display());
+        }
+        let path = d.path().join("n_lat.1.log");
+        let mut log = LogOut::new(path.clone(), false);
+        let (mut want, mut n) = (0u64, 0u64);
+        // Lines (`tail` after the number of each) in writes of about
+        // 1 MiB, up to `until` bytes.
+        let mut more = |log: &mut LogOut, until: u64, tail: &str| {
+            while want < until {
+                log.write(|out| {
+                    for _ in 0..40_000 {
+                        out.line()?;
+                        let at = out.pos();
+                        out.num(n);
+                        out.piece(&Piece::new(tail));
+                        want += (out.pos() - at) as u64;
+                        n += 1;
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            }
+            (want, n)
+        };
+        let (written, lines) = more(&mut log, 5 * WINDOW + 12_345, ", 0, 4096, 0\n");
+        let text = std::fs::read(&path).unwrap();
+        assert_eq!(text.len() as u64, written);
+        let last = format!("{}, 0, 4096, 0\n", lines - 1);
+        assert!(text.ends_with(last.as_bytes()));
+        drop(text);
+        // Reading the file back brought it all in: drop it, then write on
+        // to see what the writes alone leave.
+        let f = File::open(&path).unwrap();
+        let cached = |from: u64, len: u64| iolab_engine::residency::cached_bytes(&f, from, len);
+        match cached(0, 0) {
+            Ok(_) => {}
+            Err(e) => iolab_testkit::skip!("the page cache cannot be read here: {e}"),
+        }
+        file::fsync(&f).unwrap();
+        file::drop_cache(&f, 0, 0).unwrap();
+        let (want, _) = more(&mut log, written + 4 * WINDOW, ", 1\n");
+        let behind = log.behind.dropped;
+        assert!(behind >= written + WINDOW, "dropped to {behind} of {want}");
+        assert_eq!(cached(0, behind).unwrap(), 0, "cached below {behind}");
+        // What was written since the last window dropped is still there.
+        assert!(cached(behind, 0).unwrap() > 0);
+        assert!(want - behind <= 3 * WINDOW, "{} left", want - behind);
+    }
+
+    /// Only a writeback that failed to reach the storage is an error; a
+    /// file that takes no writeback or advice is written as it is.
+    #[test]
+    fn only_a_failed_writeback_is_an_error() {
+        for errno in [libc::EIO, libc::ENOSPC, libc::EDQUOT] {
+            let mut b = Behind::default();
+            let e = b
+                .check(Err(io::Error::from_raw_os_error(errno)))
+                .unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(errno));
+            assert!(!b.off);
+        }
+        for errno in [libc::ESPIPE, libc::EINVAL, libc::ENOSYS, libc::EOPNOTSUPP] {
+            let mut b = Behind::default();
+            assert!(b.check(Err(io::Error::from_raw_os_error(errno))).is_ok());
+            assert!(b.off, "errno {errno}");
+        }
+        let mut b = Behind::default();
+        assert!(b.check(Ok(())).is_ok());
+        assert!(!b.off);
     }
 }

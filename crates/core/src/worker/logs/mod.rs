@@ -254,14 +254,6 @@ enum PerIoLogs {
 }
 
 impl PerIoLogs {
-    #[inline(always)]
-    fn full(&self) -> bool {
-        match self {
-            PerIoLogs::Sync(p) => p.full(),
-            PerIoLogs::Queued(p) => p.full(),
-        }
-    }
-
     fn hand_off(&mut self) -> io::Result<()> {
         match self {
             PerIoLogs::Sync(p) => p.hand_off(),
@@ -353,20 +345,71 @@ impl Logs {
     /// One completed (and measured) I/O. `r` is its direction's results,
     /// whose completion latencies the histogram log reads. With a line
     /// per I/O this is a record appended to a buffer (see `per_io`).
+    /// True when lines are to be written out (or handed on) now
+    /// (`write`).
     #[inline(always)]
-    pub fn io(&mut self, io: Logged, r: &DirResult) {
+    pub fn io(&mut self, io: Logged, r: &DirResult) -> bool {
         if !self.record {
-            return;
+            return self.pending >= FLUSH_AT;
         }
-        match &mut self.per_io {
-            Some(PerIoLogs::Sync(p)) => p.push(&io),
-            Some(PerIoLogs::Queued(p)) => p.push(&io),
-            None if self.avg_msec > 0 => self.averaged(io),
-            None => {}
-        }
+        let full = match &mut self.per_io {
+            Some(PerIoLogs::Sync(p)) => {
+                p.push(&io);
+                p.full()
+            }
+            Some(PerIoLogs::Queued(p)) => {
+                p.push(&io);
+                p.full()
+            }
+            None if self.avg_msec > 0 => {
+                self.averaged(io);
+                false
+            }
+            None => false,
+        };
         if self.hist.is_some() {
             self.histogram(io, r);
         }
+        full || self.pending >= FLUSH_AT
+    }
+
+    /// `io` of a synchronous engine's I/O whose lat is its clat (no
+    /// slat): with a line per I/O and no histogram log, its record goes
+    /// straight to the buffer, without a `Logged` made first.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn clat_io(
+        &mut self,
+        ms: u64,
+        dir: usize,
+        bytes: u32,
+        len: u32,
+        offset: u64,
+        clat: u64,
+        r: &DirResult,
+    ) -> bool {
+        if let (true, None, Some(PerIoLogs::Sync(p))) = (self.record, &self.hist, &mut self.per_io)
+        {
+            p.push_rec(SyncRec::clat_lat(ms, dir, clat, bytes, len, offset));
+            return p.full() || self.pending >= FLUSH_AT;
+        }
+        let io = Logged {
+            ms,
+            slat_ms: 0,
+            dir,
+            bytes,
+            len,
+            offset,
+            slat: None,
+            clat: Some(clat),
+            lat: Some(clat),
+        };
+        self.io_cold(io, r)
+    }
+
+    #[inline(never)]
+    fn io_cold(&mut self, io: Logged, r: &DirResult) -> bool {
+        self.io(io, r)
     }
 
     /// The latencies of an I/O into the averaged logs' windows.
@@ -430,12 +473,6 @@ impl Logs {
             });
             self.pending += 1;
         }
-    }
-
-    /// Whether lines are to be written out (or handed on) now.
-    #[inline(always)]
-    pub fn full(&self) -> bool {
-        self.per_io.as_ref().is_some_and(PerIoLogs::full) || self.pending >= FLUSH_AT
     }
 
     fn averaged_mut(&mut self) -> impl Iterator<Item = &mut LogFile> {
@@ -580,14 +617,17 @@ mod tests {
         // the same as clat for most (its line is copied) and not for
         // some; a synchronous engine's (compact records) always.
         // Latencies of a few values (lines repeat whole without the
-        // offset column) and of many.
-        for (sync, offset, few) in [
-            (false, true, false),
-            (false, false, true),
-            (true, false, true),
-            (true, true, false),
+        // offset column) and of many. A synchronous engine's fast path
+        // (`clat_io`, no histogram log) writes the same lines.
+        for (sync, offset, few, fast) in [
+            (false, true, false, false),
+            (false, false, true, false),
+            (true, false, true, false),
+            (true, true, false, false),
+            (true, false, true, true),
+            (true, true, false, true),
         ] {
-            several_buffers(sync, offset, few);
+            several_buffers(sync, offset, few, fast);
         }
     }
 
@@ -595,11 +635,12 @@ mod tests {
     /// the process) some of them count.
     static SYNC: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    fn several_buffers(sync: bool, offset: bool, few: bool) {
+    fn several_buffers(sync: bool, offset: bool, few: bool, fast: bool) {
         let _one = SYNC.lock().unwrap_or_else(|e| e.into_inner());
         let d = tempfile::tempdir().unwrap();
         let s = LogSpec {
             offset,
+            hist: spec(d.path(), 0).hist.filter(|_| !fast),
             ..spec(d.path(), 0)
         };
         let mut logs = Logs::new(&s, true, false, sync);
@@ -626,8 +667,11 @@ mod tests {
                 lat: Some(ns + extra),
                 ..io(ms, dir, ns)
             };
-            logs.io(logged, &dirs[dir]);
-            if logs.full() {
+            let full = match fast {
+                true => logs.clat_io(ms, dir, 4096, 4096, off, ns, &dirs[dir]),
+                false => logs.io(logged, &dirs[dir]),
+            };
+            if full {
                 logs.write().unwrap();
             }
         }

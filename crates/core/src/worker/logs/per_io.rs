@@ -151,6 +151,20 @@ impl Record for Rec {
     }
 }
 
+impl SyncRec {
+    /// The record of an I/O whose lat is its clat, both measured.
+    #[inline(always)]
+    pub fn clat_lat(ms: u64, dir: usize, clat: u64, bytes: u32, len: u32, offset: u64) -> SyncRec {
+        SyncRec {
+            head: ms << 5 | u64::from(CLAT | LAT) << 2 | dir as u64,
+            offset,
+            value: clat,
+            bytes,
+            len,
+        }
+    }
+}
+
 impl Record for SyncRec {
     const SYNC: bool = true;
     /// `io` is a synchronous engine's: no slat, and lat equal to clat
@@ -548,6 +562,12 @@ impl<R: Record> PerIo<R> {
     #[inline(always)]
     pub fn push(&mut self, io: &Logged) {
         self.buf.push(R::of(io));
+    }
+
+    /// Appends a record made already.
+    #[inline(always)]
+    pub fn push_rec(&mut self, r: R) {
+        self.buf.push(r);
     }
 
     /// Whether the buffer is to be handed on now.
