@@ -145,16 +145,35 @@ fn open_file(spec: &FileSpec) -> Result<OpenFile, EngineError> {
     };
     // Advice is a hint: a filesystem that ignores it changes nothing.
     let _ = crate::file::advise(&file, spec.access);
-    let is_block = file
-        .metadata()
-        .map(|m| m.file_type().is_block_device())
-        .unwrap_or(false);
+    let kind = file.metadata().map(|m| m.file_type()).ok();
+    if kind.is_some_and(|k| !k.is_file()) {
+        no_atime(&file);
+    }
+    let is_block = kind.is_some_and(|k| k.is_block_device());
     Ok(OpenFile {
         fd: OwnedFd::from(file),
         path: path.clone(),
         is_block,
         pos: Some(0),
     })
+}
+
+/// Asks that reading `file` not update its access time, as fio opens
+/// every file that is not a regular one (a device, a pipe) with O_NOATIME:
+/// the check of the time stamp on every read is then skipped. It is set
+/// on the open file, whose type is known, rather than in open(2)'s flags.
+/// Only the owner (or CAP_FOWNER) may set it; otherwise (EPERM) the file
+/// stays as opened, as fio opens it again without the flag.
+fn no_atime(file: &File) {
+    let fd = file.as_raw_fd();
+    // SAFETY: F_GETFL and F_SETFL take and return plain integers on a
+    // descriptor `file` keeps open across the calls.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 && flags & libc::O_NOATIME == 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NOATIME);
+        }
+    }
 }
 
 /// The filesystem of `path`, or of the nearest existing ancestor.
@@ -218,6 +237,45 @@ mod tests {
         let f = open_flags(&spec);
         assert_eq!(f & libc::O_ACCMODE, libc::O_WRONLY);
         assert_eq!(f & libc::O_SYNC, libc::O_SYNC);
+    }
+
+    /// The open file's flags as F_GETFL gives them.
+    fn status_flags(t: &mut FdTable, id: FileId) -> libc::c_int {
+        // SAFETY: F_GETFL on a descriptor the table keeps open.
+        let flags = unsafe { libc::fcntl(t.get_mut(id).unwrap().raw(), libc::F_GETFL) };
+        assert!(flags >= 0, "{}", std::io::Error::last_os_error());
+        flags
+    }
+
+    #[test]
+    fn a_device_is_read_without_access_times_as_fio_opens_it() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"x").unwrap();
+        let mut t = FdTable::default();
+        let spec = |path: &Path| FileSpec {
+            path: path.to_path_buf(),
+            read: true,
+            ..FileSpec::default()
+        };
+        let file = t.open(&spec(&plain)).unwrap();
+        assert_eq!(
+            status_flags(&mut t, file) & libc::O_NOATIME,
+            0,
+            "a regular file is opened as fio opens it, with its access times"
+        );
+        // A character device: not a regular file. Its owner is root, so
+        // another user's open keeps the access times (EPERM) and still
+        // opens.
+        let dev = t.open(&spec(Path::new("/dev/null"))).unwrap();
+        let flags = status_flags(&mut t, dev);
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            assert_eq!(flags & libc::O_NOATIME, libc::O_NOATIME, "{flags:#o}");
+        } else {
+            assert_eq!(flags & libc::O_NOATIME, 0, "{flags:#o}");
+        }
+        assert_eq!(flags & libc::O_ACCMODE, libc::O_RDONLY);
     }
 
     #[test]
