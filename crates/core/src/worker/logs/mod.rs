@@ -390,7 +390,7 @@ impl Logs {
     ) -> bool {
         if let (true, None, Some(PerIoLogs::Sync(p))) = (self.record, &self.hist, &mut self.per_io)
         {
-            p.push_rec(SyncRec::clat_lat(ms, dir, clat, bytes, len, offset));
+            p.push_clat_lat(ms, dir, clat, bytes, len, offset);
             return p.full() || self.pending >= FLUSH_AT;
         }
         let io = Logged {
@@ -647,11 +647,15 @@ mod tests {
         let mut dirs = <[DirResult; 3]>::default();
         let (mut clat, mut lat, mut bw) = (String::new(), String::new(), String::new());
         for i in 0..80_000u64 {
-            let (ms, dir) = (i / 9, (i % 7 == 0) as usize);
+            // Now and then a step of a second in time, a latency of
+            // seconds or an I/O cut short (a synchronous engine's long
+            // records).
+            let (ms, dir) = (i / 9 + i / 20_000 * 1000, (i % 7 == 0) as usize);
             let ns = match few {
                 true => 1000 + i * 13 % 3 * 10,
                 false => 1000 + i * 13 % 90_000,
-            };
+            } + if i % 997 == 0 { 5_000_000_000 } else { 0 };
+            let bytes = if i % 1009 == 0 { 2048 } else { 4096 };
             let extra = if i % 5 == 0 && !sync { 10 } else { 0 };
             let off = (i * 7919 % 1000) << 12;
             let o = if offset {
@@ -661,14 +665,15 @@ mod tests {
             };
             clat += &format!("{ms}, {ns}, {dir}, 4096, {o}0\n");
             lat += &format!("{ms}, {}, {dir}, 4096, {o}0\n", ns + extra);
-            bw += &format!("{ms}, {}, {dir}, 4096, {o}0\n", 4096 * 1_000_000 / ns);
+            bw += &format!("{ms}, {}, {dir}, 4096, {o}0\n", bytes * 1_000_000 / ns);
             let logged = Logged {
                 offset: off,
+                bytes: bytes as u32,
                 lat: Some(ns + extra),
                 ..io(ms, dir, ns)
             };
             let full = match fast {
-                true => logs.clat_io(ms, dir, 4096, 4096, off, ns, &dirs[dir]),
+                true => logs.clat_io(ms, dir, bytes as u32, 4096, off, ns, &dirs[dir]),
                 false => logs.io(logged, &dirs[dir]),
             };
             if full {

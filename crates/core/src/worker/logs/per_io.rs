@@ -1,8 +1,8 @@
 //! The logs with a line per I/O (`log_avg_msec=0`), written off the
-//! worker's thread. Per I/O the worker appends one fixed-size record to
-//! a buffer of 1 MiB (a synchronous engine's record, `SyncRec`, is 32
-//! bytes: 32,768 I/Os; a queued engine's, `Rec`, 64 bytes with its slat
-//! and lat); a full buffer goes whole to a thread of the clone's own that
+//! worker's thread. Per I/O the worker appends one record to a buffer of
+//! 1 MiB (a synchronous engine's, `SyncRec`, is 16 bytes for most I/Os:
+//! 65,536 of them; a queued engine's, `Rec`, 64 bytes with its slat and
+//! lat); a full buffer goes whole to a thread of the clone's own that
 //! makes the lines of every per-I/O log from it and writes them, and
 //! comes back empty to be filled again. At the job's
 //! end the last buffer is written and the thread ends; what the files
@@ -83,31 +83,47 @@ impl Rec {
     }
 }
 
-/// The record of an I/O of a synchronous engine, 32 bytes: it has no
-/// slat (no submission step), and its lat is its clat (or it measured
-/// one of the two alone), so one latency is kept.
-#[derive(Clone, Copy, Debug, Default)]
+/// A synchronous engine's records: it has no slat (no submission step),
+/// and its lat is its clat (or it measured one of the two alone), so one
+/// latency is kept. Most I/Os take one 16-byte cell (short); one whose
+/// latency is 2^32 ns or more, that moved fewer bytes than it asked for,
+/// of 256 KiB or more, or that completed 256 ms or more after the record
+/// before it in its buffer, takes two (long). A buffer is read from its
+/// start: a short record's time is a step from the record before (from 0
+/// for the first).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct SyncRec {
-    /// ms at completion << 5 | `has` << 2 | direction (ms since the
-    /// measured part began is below 2^45: a u64 of ns over 10^6).
-    head: u64,
-    offset: u64,
-    /// The latency in ns: clat, lat or both, as `has` says.
-    value: u64,
-    bytes: u32,
-    len: u32,
+    /// The offset (the first cell), or a long record's latency in ns
+    /// (its second).
+    a: u64,
+    /// First cell: direction (bits 0-1), `has` (2-4), `LONG` (5); short,
+    /// the ms since the record before (6-13), the latency in ns (14-45),
+    /// the bytes asked for and moved (46-63); long, ms since the measured
+    /// part began (6-63, below 2^45: a u64 of ns over 10^6). A long
+    /// record's second cell: bytes moved (0-31) and asked for (32-63).
+    b: u64,
 }
 
-/// A kind of record: made from an I/O by the worker, read by the writer.
+/// `SyncRec::b`: the record takes two cells.
+const LONG: u64 = 1 << 5;
+/// A short record's fields: widths in bits.
+const STEP_BITS: u32 = 8;
+const VALUE_BITS: u32 = 32;
+const LEN_BITS: u32 = 18;
+
+/// What each buffer of a kind of record holds, read back in order.
 pub(super) trait Record: Copy + Default + Send + 'static {
-    /// The record of `io`.
-    fn of(io: &Logged) -> Self;
-    /// What the writer reads of it.
-    fn rec(&self) -> Rec;
+    /// Appends the record of `io` to `buf`. `last`: the buffer's state,
+    /// 0 for an empty one (`SyncRec`: the ms of its last record).
+    fn push(buf: &mut Vec<Self>, last: &mut u64, io: &Logged);
+    /// The records of a buffer, as the writer reads them.
+    fn records(buf: &[Self]) -> impl Iterator<Item = Rec> + '_;
     /// The buffers of this kind that no clone holds, faulted in.
     fn shelf() -> &'static Mutex<Vec<Vec<Self>>>;
-    /// Records per buffer.
+    /// Cells per buffer.
     const CAP: usize = (BUFFER_BYTES as usize) / std::mem::size_of::<Self>();
+    /// Cells one record may take.
+    const MOST: usize;
     /// A synchronous engine's record (`SyncRec`), else a queued one's.
     const SYNC: bool;
 }
@@ -124,9 +140,11 @@ fn bit(v: Option<u64>, b: u8) -> u8 {
 
 impl Record for Rec {
     const SYNC: bool = false;
+    const MOST: usize = 1;
+
     #[inline(always)]
-    fn of(io: &Logged) -> Rec {
-        Rec {
+    fn push(buf: &mut Vec<Rec>, _: &mut u64, io: &Logged) {
+        buf.push(Rec {
             ms: io.ms,
             slat_ms: io.slat_ms,
             offset: io.offset,
@@ -137,12 +155,11 @@ impl Record for Rec {
             len: io.len,
             dir: io.dir as u8,
             has: bit(io.slat, SLAT) | bit(io.clat, CLAT) | bit(io.lat, LAT),
-        }
+        });
     }
 
-    #[inline(always)]
-    fn rec(&self) -> Rec {
-        *self
+    fn records(buf: &[Rec]) -> impl Iterator<Item = Rec> + '_ {
+        buf.iter().copied()
     }
 
     fn shelf() -> &'static Mutex<Vec<Vec<Rec>>> {
@@ -152,53 +169,107 @@ impl Record for Rec {
 }
 
 impl SyncRec {
-    /// The record of an I/O whose lat is its clat, both measured.
+    /// Appends the record of an I/O at `ms` in direction `dir` whose
+    /// latencies `has` says were measured, `value` ns (clat, lat or both).
     #[inline(always)]
-    pub fn clat_lat(ms: u64, dir: usize, clat: u64, bytes: u32, len: u32, offset: u64) -> SyncRec {
-        SyncRec {
-            head: ms << 5 | u64::from(CLAT | LAT) << 2 | dir as u64,
-            offset,
-            value: clat,
+    #[allow(clippy::too_many_arguments)]
+    pub fn put(
+        buf: &mut Vec<SyncRec>,
+        last: &mut u64,
+        ms: u64,
+        dir: usize,
+        has: u8,
+        value: u64,
+        bytes: u32,
+        len: u32,
+        offset: u64,
+    ) {
+        let head = dir as u64 & 3 | u64::from(has) << 2;
+        let step = ms.wrapping_sub(*last);
+        *last = ms;
+        if step < 1 << STEP_BITS && value < 1 << VALUE_BITS && bytes == len && len < 1 << LEN_BITS {
+            buf.push(SyncRec {
+                a: offset,
+                b: head | step << 6 | value << (6 + STEP_BITS) | u64::from(len) << (64 - LEN_BITS),
+            });
+        } else {
+            buf.push(SyncRec {
+                a: offset,
+                b: head | LONG | ms << 6,
+            });
+            buf.push(SyncRec {
+                a: value,
+                b: u64::from(bytes) | u64::from(len) << 32,
+            });
+        }
+    }
+}
+
+/// The records of a buffer of `SyncRec` cells, from its start.
+struct SyncRecs<'a> {
+    cells: std::slice::Iter<'a, SyncRec>,
+    last: u64,
+}
+
+impl Iterator for SyncRecs<'_> {
+    type Item = Rec;
+
+    #[inline]
+    fn next(&mut self) -> Option<Rec> {
+        let c = self.cells.next()?;
+        let has = (c.b >> 2 & 7) as u8;
+        let (ms, value, bytes, len) = if c.b & LONG == 0 {
+            let len = (c.b >> (64 - LEN_BITS)) as u32;
+            let value = c.b >> (6 + STEP_BITS) & ((1 << VALUE_BITS) - 1);
+            (
+                self.last + (c.b >> 6 & ((1 << STEP_BITS) - 1)),
+                value,
+                len,
+                len,
+            )
+        } else {
+            // A long record's second cell is pushed with its first.
+            let v = self.cells.next()?;
+            (c.b >> 6, v.a, v.b as u32, (v.b >> 32) as u32)
+        };
+        self.last = ms;
+        let v = |b: u8| if has & b != 0 { value } else { 0 };
+        Some(Rec {
+            ms,
+            slat_ms: ms,
+            offset: c.a,
+            slat: 0,
+            clat: v(CLAT),
+            lat: v(LAT),
             bytes,
             len,
-        }
+            dir: (c.b & 3) as u8,
+            has,
+        })
     }
 }
 
 impl Record for SyncRec {
     const SYNC: bool = true;
+    const MOST: usize = 2;
+
     /// `io` is a synchronous engine's: no slat, and lat equal to clat
     /// where both were measured (see `Cx::lat_is_clat`).
     #[inline(always)]
-    fn of(io: &Logged) -> SyncRec {
+    fn push(buf: &mut Vec<SyncRec>, last: &mut u64, io: &Logged) {
         debug_assert!(io.slat.is_none(), "a synchronous I/O has no slat");
         debug_assert!(io.clat.is_none() || io.lat.is_none() || io.clat == io.lat);
         let has = bit(io.clat, CLAT) | bit(io.lat, LAT);
-        SyncRec {
-            head: io.ms << 5 | u64::from(has) << 2 | io.dir as u64,
-            offset: io.offset,
-            value: io.clat.or(io.lat).unwrap_or(0),
-            bytes: io.bytes,
-            len: io.len,
-        }
+        let value = io.clat.or(io.lat).unwrap_or(0);
+        SyncRec::put(
+            buf, last, io.ms, io.dir, has, value, io.bytes, io.len, io.offset,
+        );
     }
 
-    #[inline(always)]
-    fn rec(&self) -> Rec {
-        let has = (self.head >> 2 & 7) as u8;
-        let ms = self.head >> 5;
-        let v = |b: u8| if has & b != 0 { self.value } else { 0 };
-        Rec {
-            ms,
-            slat_ms: ms,
-            offset: self.offset,
-            slat: 0,
-            clat: v(CLAT),
-            lat: v(LAT),
-            bytes: self.bytes,
-            len: self.len,
-            dir: (self.head & 3) as u8,
-            has,
+    fn records(buf: &[SyncRec]) -> impl Iterator<Item = Rec> + '_ {
+        SyncRecs {
+            cells: buf.iter(),
+            last: 0,
         }
     }
 
@@ -400,8 +471,7 @@ impl PerIoFiles {
             let sorted = &mut self.by_submission;
             sorted.clear();
             sorted.extend(
-                recs.iter()
-                    .map(R::rec)
+                R::records(recs)
                     .filter(|r| r.has & SLAT != 0)
                     .map(|r| Rec { ms: r.slat_ms, ..r }),
             );
@@ -419,8 +489,7 @@ impl PerIoFiles {
         let mut lat = self.lat.as_mut().map(PerIoLog::begin).transpose()?;
         let mut iops = self.iops.as_mut().map(PerIoLog::begin).transpose()?;
         let s = &mut self.samples;
-        for r in recs {
-            let r = r.rec();
+        for r in R::records(recs) {
             let d = usize::from(r.dir);
             let mut clat_at = None;
             if let (Some((out, fmt)), true) = (&mut clat, r.has & CLAT != 0) {
@@ -537,6 +606,8 @@ impl Sched {
 /// The per-I/O logs as the worker sees them, with records of kind `R`.
 pub(super) struct PerIo<R: Record> {
     buf: Vec<R>,
+    /// `buf`'s state (see `Record::push`).
+    last: u64,
     sink: Sink<R>,
 }
 
@@ -556,24 +627,19 @@ impl<R: Record> PerIo<R> {
             Sink::Thread { .. } => fresh(),
             Sink::Here(_) => Vec::with_capacity(R::CAP),
         };
-        PerIo { buf, sink }
+        PerIo { buf, last: 0, sink }
     }
 
     #[inline(always)]
     pub fn push(&mut self, io: &Logged) {
-        self.buf.push(R::of(io));
+        R::push(&mut self.buf, &mut self.last, io);
     }
 
-    /// Appends a record made already.
-    #[inline(always)]
-    pub fn push_rec(&mut self, r: R) {
-        self.buf.push(r);
-    }
-
-    /// Whether the buffer is to be handed on now.
+    /// Whether the buffer is to be handed on now: another record might
+    /// not fit.
     #[inline(always)]
     pub fn full(&self) -> bool {
-        self.buf.len() >= R::CAP
+        self.buf.len() + R::MOST > R::CAP
     }
 
     /// Hands the buffer on (or writes it where there is no thread) and
@@ -599,6 +665,7 @@ impl<R: Record> PerIo<R> {
             Sink::Here(files) => {
                 files.write(&self.buf)?;
                 self.buf.clear();
+                self.last = 0;
                 return Ok(());
             }
         };
@@ -622,6 +689,7 @@ impl<R: Record> PerIo<R> {
             }
         };
         let full = std::mem::replace(&mut self.buf, next);
+        self.last = 0;
         sched.queued.fetch_add(1, Ordering::Relaxed);
         let sent = to.as_ref().is_some_and(|to| to.send(full).is_ok());
         if !sent {
@@ -682,6 +750,33 @@ impl<R: Record> PerIo<R> {
     }
 }
 
+impl PerIo<SyncRec> {
+    /// Appends the record of an I/O whose lat is its clat, both
+    /// measured.
+    #[inline(always)]
+    pub fn push_clat_lat(
+        &mut self,
+        ms: u64,
+        dir: usize,
+        clat: u64,
+        bytes: u32,
+        len: u32,
+        offset: u64,
+    ) {
+        SyncRec::put(
+            &mut self.buf,
+            &mut self.last,
+            ms,
+            dir,
+            CLAT | LAT,
+            clat,
+            bytes,
+            len,
+            offset,
+        );
+    }
+}
+
 impl<R: Record> Drop for PerIo<R> {
     /// A job that ends without `finish` (a panic) leaves no thread
     /// writing behind it. The buffer is kept for the next.
@@ -724,4 +819,74 @@ fn spawn<R: Record>(mut files: PerIoFiles, name: String) -> io::Result<Sink<R>> 
         writer: Some(writer),
         sched,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// An I/O as a synchronous engine logs it: ms, direction, which
+    /// latencies were measured, the latency, bytes moved and asked for,
+    /// offset.
+    type Io = (u64, usize, u8, u64, u32, u32, u64);
+
+    fn io() -> impl Strategy<Value = Io> {
+        (
+            // A step from the I/O before: mostly small, sometimes at or
+            // past the short record's reach.
+            prop_oneof![0u64..3, 250u64..260, 0u64..1 << 40],
+            0usize..3,
+            prop_oneof![Just(CLAT | LAT), Just(CLAT), Just(LAT)],
+            prop_oneof![
+                0u64..100_000,
+                (1u64 << 32) - 2..(1u64 << 32) + 2,
+                any::<u64>()
+            ],
+            prop_oneof![Just(true), Just(false)],
+            prop_oneof![
+                1u32..1 << 18,
+                (1u32 << 18) - 2..(1u32 << 18) + 2,
+                any::<u32>()
+            ],
+            any::<u64>(),
+        )
+            .prop_map(|(step, dir, has, value, whole, len, offset)| {
+                let bytes = if whole { len } else { len / 3 };
+                (step, dir, has, value, bytes, len, offset)
+            })
+    }
+
+    proptest! {
+        /// Every record reads back as it was made, in order, whatever its
+        /// fields; one that fits the short form takes one cell.
+        #[test]
+        fn a_synchronous_engines_records_read_back_whole(ios in prop::collection::vec(io(), 0..300)) {
+            let (mut buf, mut last, mut ms) = (Vec::new(), 0, 0u64);
+            let mut want = Vec::new();
+            let mut short = 0;
+            for (step, dir, has, value, bytes, len, offset) in ios {
+                let before = ms;
+                ms = (ms + step) % (1 << 45);
+                let fits = ms >= before
+                    && ms - before < 256
+                    && value < 1 << 32
+                    && bytes == len
+                    && len < 1 << 18;
+                short += usize::from(fits);
+                SyncRec::put(&mut buf, &mut last, ms, dir, has, value, bytes, len, offset);
+                want.push((ms, dir as u8, has, value, bytes, len, offset));
+            }
+            prop_assert_eq!(buf.len(), short + 2 * (want.len() - short));
+            let got: Vec<_> = SyncRec::records(&buf)
+                .map(|r| {
+                    let value = if r.has & CLAT != 0 { r.clat } else { r.lat };
+                    prop_assert_eq!((r.slat_ms, r.slat), (r.ms, 0));
+                    prop_assert_eq!(r.has & CLAT != 0, r.clat == value && (r.has & LAT == 0 || r.lat == value));
+                    Ok((r.ms, r.dir, r.has, value, r.bytes, r.len, r.offset))
+                })
+                .collect::<Result<_, _>>()?;
+            prop_assert_eq!(got, want);
+        }
+    }
 }
