@@ -112,12 +112,18 @@ impl BsGen {
     /// it: one draw, and again while the size does not fit. A fixed size
     /// is returned whatever the room; 0 when not even the smallest size
     /// fits.
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, rng: &mut Frand, room: u64) -> u32 {
-        let (min, max) = (u64::from(self.min), u64::from(self.max));
-        if min == max {
+        if self.min == self.max {
             return self.min;
         }
+        self.drawn(rng, room)
+    }
+
+    /// `next` for a size that is not fixed.
+    #[inline(never)]
+    fn drawn(&mut self, rng: &mut Frand, room: u64) -> u32 {
+        let (min, max) = (u64::from(self.min), u64::from(self.max));
         if room < min {
             return 0;
         }

@@ -196,6 +196,7 @@ impl OffsetRand {
 
 /// The next I/O size of `bs` for `room` bytes left (its smallest when the
 /// generator has none that fits).
+#[inline(always)]
 fn size_within(bs: &mut BsGen, bs_rng: &mut Frand, room: u64) -> u32 {
     match bs.next(bs_rng, room) {
         0 => bs.min(),
@@ -311,6 +312,7 @@ impl Touched {
 
     /// The first untouched block at or after `b`, else the first one from
     /// the region's start; None when every block is touched.
+    #[inline(always)]
     fn next_free(&self, b: u64) -> Option<u64> {
         let from = (b / 64) as usize;
         let here = self.words[from] | ((1u64 << (b % 64)) - 1);
@@ -574,7 +576,7 @@ impl OffsetGen {
     /// `rand` and the map of touched blocks cuts the I/O to the free
     /// blocks it starts.
     /// `dir` is the I/O's direction (0 read, 1 write, 2 trim).
-    #[inline]
+    #[inline(always)]
     pub fn draw(
         &mut self,
         bs: &mut BsGen,
@@ -607,6 +609,7 @@ impl OffsetGen {
         self.next_fit(len)
     }
 
+    #[inline(always)]
     fn draw_fio(
         &mut self,
         bs: &mut BsGen,
@@ -706,6 +709,7 @@ impl OffsetGen {
     /// `unit`s from the block under `off`, and cuts it to the free units
     /// that follow (fio's next-free rule); a map that fills ends a pass.
     /// The length is unchanged when no map is kept.
+    #[inline(always)]
     fn mark_fio_map(&mut self, off: u64, len: u32, unit: u64) -> u32 {
         let Some(t) = self.touched.as_mut() else {
             return len;
@@ -730,6 +734,7 @@ impl OffsetGen {
 
     /// The I/O fio's draw settled on: the direction's next sequential
     /// offset starts where it ends.
+    #[inline(always)]
     fn fio_issued(&mut self, dir: usize, off: u64, len: u32) -> (u64, u32) {
         self.cursor = off + u64::from(len);
         if let Some(f) = &mut self.fio {
@@ -751,6 +756,7 @@ impl OffsetGen {
     }
 
     /// fio's block for the next random I/O, relative to the region.
+    #[inline(always)]
     fn fio_block(&mut self, rand: &mut OffsetRand) -> u64 {
         let lastb = self.fio.as_ref().map_or(1, |f| f.lastb);
         let unit = self.block;
@@ -759,14 +765,50 @@ impl OffsetGen {
 
     /// `fio_block` with fio's `last_block` of the I/O's direction.
     /// `unit`: the direction's block size, in which `zoned_abs` zones
-    /// are counted.
+    /// are counted. A uniform block that is free (or with no map) is
+    /// taken here, in the few instructions inlined into the loops that
+    /// issue I/Os; the rest is `fio_block_search`.
+    #[inline(always)]
     fn fio_block_over(&mut self, rand: &mut OffsetRand, lastb: u64, unit: u64) -> u64 {
+        if let Some(FioSource {
+            kind: FioKind::Uniform,
+            ..
+        }) = &self.fio
+        {
+            let b = (lastb as f64 * rand.offset.fraction()) as u64;
+            let Some(t) = &self.touched else {
+                return b;
+            };
+            if b >= self.blocks || !t.get(b) {
+                return b;
+            }
+            let from = if b + 1 >= self.blocks { 0 } else { b + 1 };
+            if let Some(free) = t.next_free(from) {
+                return free;
+            }
+            // Every block taken.
+            return self.fio_block_search(rand, lastb, unit, Some(b));
+        }
+        self.fio_block_search(rand, lastb, unit, None)
+    }
+
+    /// `fio_block_over`'s draws, from the uniform block `drawn` already
+    /// (taken in the map) if any.
+    #[inline(never)]
+    fn fio_block_search(
+        &mut self,
+        rand: &mut OffsetRand,
+        lastb: u64,
+        unit: u64,
+        mut drawn: Option<u64>,
+    ) -> u64 {
         let Some(fio) = &mut self.fio else {
             return 0;
         };
         let mut cleared = false;
         loop {
             let (b, base) = match &mut fio.kind {
+                FioKind::Uniform if drawn.is_some() => (drawn.take().unwrap_or(0), 0),
                 FioKind::Skew(s) => return s.sample(),
                 FioKind::Lfsr { lfsr, seed } => {
                     // Each block given: fio starts the register over.

@@ -134,7 +134,7 @@ impl Frand {
     }
 
     /// The next raw value: 32 random bits, or 64.
-    #[inline]
+    #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
         match self {
             Frand::T32(s) => {
