@@ -64,7 +64,7 @@ impl Worker {
                             // It was queued: the general loop reaps it.
                             q.meta[slot as usize] = io;
                             q.inflight += 1;
-                            (out.error, out.error_detail) = (EIO, e.to_string());
+                            failed(out, &e);
                             return true;
                         }
                         if cx.timed {
@@ -80,7 +80,7 @@ impl Worker {
                         count_alone(out, q.inflight + 1, 1);
                         q.free.push(c.slot);
                         budget.count(out, d, len);
-                        if !self.finish(cx, m, out, io, c.result, t1) {
+                        if !self.finish_aside(cx, m, out, io, c.result, t1) {
                             return true;
                         }
                         continue;
@@ -100,7 +100,7 @@ impl Worker {
                     }
                     Err(e) => {
                         q.free.push(slot);
-                        (out.error, out.error_detail) = (EIO, e.to_string());
+                        failed(out, &e);
                         return true;
                     }
                 }
@@ -113,6 +113,24 @@ impl Worker {
                 return true;
             }
         }
+    }
+
+    /// `finish` for what the loop rarely sees (an I/O that completed
+    /// inside `queue`, moved less than it asked for, failed, or came during
+    /// the ramp), out of the loop's own code so that its common path stays
+    /// in few lines of code.
+    #[cold]
+    #[inline(never)]
+    fn finish_aside(
+        &mut self,
+        cx: &Cx,
+        m: &mut Measure,
+        out: &mut JobResult,
+        io: Meta,
+        result: Result<u32, i32>,
+        t1: u64,
+    ) -> bool {
+        self.finish(cx, m, out, io, result, t1)
     }
 
     /// Reaps one completion, as fio does with iodepth_batch_complete_max=1,
@@ -138,7 +156,7 @@ impl Worker {
                     }
                 }
                 result => {
-                    if !self.finish(cx, m, out, io, result, t1) {
+                    if !self.finish_aside(cx, m, out, io, result, t1) {
                         go = false;
                     }
                 }
@@ -146,4 +164,11 @@ impl Worker {
         }
         go
     }
+}
+
+/// The engine refused: the job ends with its error.
+#[cold]
+#[inline(never)]
+fn failed(out: &mut JobResult, e: &iolab_engine::EngineError) {
+    (out.error, out.error_detail) = (EIO, e.to_string());
 }
