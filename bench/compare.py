@@ -236,6 +236,8 @@ EVICTED = []
 LAST_READ = [0]
 # The page faults (minor) of the last run's process.
 LAST_MINFLT = [0]
+# The rusage of the last run of `one`.
+LAST_RUSAGE = [None]
 # A warm run that read more than this from storage lost its file from the
 # page cache (another user's drop_caches, reclaim) and measured the disk
 # for that part; a random pass reads each block again and so puts the file
@@ -277,6 +279,7 @@ def one(cmd, cwd=None, env=None):
     _, status, ru = os.wait4(pid, 0)
     LAST_READ[0] = ru.ru_inblock * 512
     LAST_MINFLT[0] = ru.ru_minflt
+    LAST_RUSAGE[0] = ru
     out = b"".join(chunks)
     if status != 0:
         sys.exit(f"{' '.join(cmd)} exited with {status}")

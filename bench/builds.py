@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""iolab builds side by side on one row of bench/compare.py, with the
+row's C limit loop when it has one: each round runs every build and then
+the loop, for --runs rounds, and prints per build the median IOPS, I/Os
+per CPU second (the process's rusage from wait4), user and system CPU
+microseconds per I/O, and the medians of the round-by-round ratios: per
+core to the loop, and IOPS to the first build. Rounds are seconds apart,
+so a drift of the host over the whole run cancels out of each ratio.
+
+  python3 bench/builds.py --row libaio-randread-qd32-direct-ram \\
+      --runs 11 target/release/iolab /tmp/iolab-before
+
+Rows: those of bench/compare.py's workloads and its zram and loop-device
+rows (as root, for those).
+"""
+import argparse
+import contextlib
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_build(exe, opts):
+    """IOPS, I/Os per CPU second, and user and system us per I/O."""
+    cmd = [exe, "run", "--no-store", "--output-format=json"] + opts
+    iops, _, _, _, per_core = compare.one(cmd)
+    ru = compare.LAST_RUSAGE[0]
+    ios = max(iops * float(runtime(opts)), 1)
+    return iops, per_core, ru.ru_utime / ios * 1e6, ru.ru_stime / ios * 1e6
+
+
+def runtime(opts):
+    for o in opts:
+        if o.startswith("--runtime="):
+            return o.split("=", 1)[1]
+    return "3"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--row", required=True)
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("builds", nargs="+", help="iolab executables")
+    a = ap.parse_args()
+    d = tempfile.mkdtemp(prefix="iolab-builds-")
+    try:
+        with contextlib.ExitStack() as stack:
+            jobs = compare.workloads(d)
+            for tag, device in (("ram", compare.zram_device), ("loop", compare.loop_device)):
+                if a.row in compare.ram_workloads("", tag):
+                    dev = stack.enter_context(device())
+                    if dev is None:
+                        sys.exit(f"{a.row} needs root and a {tag} device")
+                    jobs.update(compare.ram_workloads(dev, tag))
+            if a.row not in jobs:
+                sys.exit(f"no row {a.row}; rows: {', '.join(sorted(jobs))}")
+            opts = jobs[a.row]
+            warm = os.path.join(d, "warm.bin")
+            if any(o == f"--filename={warm}" for o in opts):
+                with open(warm, "wb") as fh:
+                    for _ in range(256):
+                        fh.write(os.urandom(1 << 20))
+            else:
+                warm = None
+            loops = {}
+            for engine, src in (("psync", "pread_loop"), ("io_uring", "uring_loop"),
+                                ("libaio", "aio_loop")):
+                loops[engine] = os.path.join(d, src)
+                subprocess.run(["cc", "-O2", "-o", loops[engine],
+                                os.path.join(HERE, f"{src}.c")], check=True)
+            limit = compare.limit_for(opts, loops)
+            res = {b: [] for b in a.builds}
+            lim = []
+            for _ in range(a.runs):
+                for b in a.builds:
+                    if warm:
+                        compare.load_cache(warm)
+                    res[b].append(run_build(b, opts))
+                if limit:
+                    if warm:
+                        compare.load_cache(warm)
+                    lim.append(compare.limit_one(limit))
+    finally:
+        shutil.rmtree(d, True)
+    first = res[a.builds[0]]
+    med = statistics.median
+    print(f"{a.row}, {a.runs} rounds")
+    for b in a.builds:
+        r = res[b]
+        line = (f"{b}: IOPS {med(x[0] for x in r):,.0f}, per core {med(x[1] for x in r):,.0f}, "
+                f"user {med(x[2] for x in r):.3f} us/IO, system {med(x[3] for x in r):.3f} us/IO, "
+                f"IOPS / first build {med(x[0] / f[0] for x, f in zip(r, first)):.3f}")
+        if lim:
+            line += f", per core / loop {med(x[1] / l[-1] for x, l in zip(r, lim)):.3f}"
+        print(line)
+    if lim:
+        print(f"loop: IOPS {med(l[0] for l in lim):,.0f}, per core {med(l[-1] for l in lim):,.0f}")
+
+
+if __name__ == "__main__":
+    main()
