@@ -15,7 +15,8 @@
 //! takes CPU time from the workers or from the rest of the machine. While
 //! it is behind, the worker takes new buffers: `OWN` of its own, then
 //! from a pool that all clones share (an eighth of the memory available,
-//! at most 1 GiB: 16 million I/Os); with none left it
+//! at most 1 GiB: 64 million I/Os of a synchronous engine, 16 million of
+//! a queued one); with none left it
 //! raises the writer to SCHED_OTHER and waits for a buffer, and the
 //! writer goes back to SCHED_IDLE once it has caught up. So on a busy
 //! machine the lines of a short job are written when it ends, as fio
