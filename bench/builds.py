@@ -28,10 +28,11 @@ import compare  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_build(exe, opts):
-    """IOPS, I/Os per CPU second, and user and system us per I/O."""
+def run_build(exe, opts, cwd):
+    """IOPS, I/Os per CPU second, and user and system us per I/O of a run
+    in `cwd` (where a row's logs go)."""
     cmd = [exe, "run", "--no-store", "--output-format=json"] + opts
-    iops, _, _, _, per_core = compare.one(cmd)
+    iops, _, _, _, per_core = compare.one(cmd, cwd=cwd)
     ru = compare.LAST_RUSAGE[0]
     ios = max(iops * float(runtime(opts)), 1)
     return iops, per_core, ru.ru_utime / ios * 1e6, ru.ru_stime / ios * 1e6
@@ -50,6 +51,9 @@ def main():
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("builds", nargs="+", help="iolab executables")
     a = ap.parse_args()
+    for b in a.builds:
+        if not (os.path.isfile(b) and os.access(b, os.X_OK)):
+            sys.exit(f"{b}: not an executable file")
     d = tempfile.mkdtemp(prefix="iolab-builds-")
     try:
         with contextlib.ExitStack() as stack:
@@ -83,7 +87,7 @@ def main():
                 for b in a.builds:
                     if warm:
                         compare.load_cache(warm)
-                    res[b].append(run_build(b, opts))
+                    res[b].append(run_build(os.path.abspath(b), opts, d))
                 if limit:
                     if warm:
                         compare.load_cache(warm)
