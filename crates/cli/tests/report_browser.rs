@@ -99,7 +99,12 @@ impl Proxy {
                         let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
                         let mut line = String::new();
                         let _ = BufReader::new(conn).read_line(&mut line);
-                        s.lock().unwrap().push(line.trim().to_string());
+                        // A connection that sends no request line (one
+                        // Chromium opens ahead and closes unused, or
+                        // leaves idle past the timeout) asks for nothing.
+                        if !line.trim().is_empty() {
+                            s.lock().unwrap().push(line.trim().to_string());
+                        }
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(20)),
                 }
