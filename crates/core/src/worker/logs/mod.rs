@@ -633,7 +633,7 @@ mod tests {
 
     /// Held by the tests that make records, whose kept buffers (shared by
     /// the process) some of them count.
-    static SYNC: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    pub(super) static SYNC: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     fn several_buffers(sync: bool, offset: bool, few: bool, fast: bool) {
         let _one = SYNC.lock().unwrap_or_else(|e| e.into_inner());
@@ -646,7 +646,9 @@ mod tests {
         let mut logs = Logs::new(&s, true, false, sync);
         let mut dirs = <[DirResult; 3]>::default();
         let (mut clat, mut lat, mut bw) = (String::new(), String::new(), String::new());
-        for i in 0..80_000u64 {
+        // Three buffers of a synchronous engine's records at least.
+        const N: u64 = 300_000;
+        for i in 0..N {
             // Now and then a step of a second in time, a latency of
             // seconds or an I/O cut short (a synchronous engine's long
             // records).
@@ -684,10 +686,10 @@ mod tests {
         assert_eq!(read(d.path(), "p_clat.3.log"), clat);
         assert_eq!(read(d.path(), "p_lat.3.log"), lat);
         assert_eq!(read(d.path(), "p_bw.3.log"), bw);
-        assert_eq!(read(d.path(), "p_iops.3.log").lines().count(), 80_000);
+        assert_eq!(read(d.path(), "p_iops.3.log").lines().count() as u64, N);
         assert_eq!(read(d.path(), "p_slat.3.log"), "");
         let n = |d: usize| dirs[d].iops_samples.count();
-        assert_eq!((n(0) + n(1), n(1)), (80_000, 80_000 / 7 + 1));
+        assert_eq!((n(0) + n(1), n(1)), (N, N / 7 + 1));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The logs with a line per I/O (`log_avg_msec=0`), written off the
 //! worker's thread. Per I/O the worker appends one record to a buffer of
-//! 1 MiB (a synchronous engine's, `SyncRec`, is 16 bytes for most I/Os:
-//! 65,536 of them; a queued engine's, `Rec`, 64 bytes with its slat and
+//! 1 MiB (a synchronous engine's, `SyncRec`, is 8 bytes for most I/Os:
+//! 131,072 of them; a queued engine's, `Rec`, 64 bytes with its slat and
 //! lat); a full buffer goes whole to a thread of the clone's own that
 //! makes the lines of every per-I/O log from it and writes them, and
 //! comes back empty to be filled again. At the job's
@@ -15,7 +15,7 @@
 //! takes CPU time from the workers or from the rest of the machine. While
 //! it is behind, the worker takes new buffers: `OWN` of its own, then
 //! from a pool that all clones share (an eighth of the memory available,
-//! at most 1 GiB: 64 million I/Os of a synchronous engine, 16 million of
+//! at most 1 GiB: 128 million I/Os of a synchronous engine, 16 million of
 //! a queued one); with none left it
 //! raises the writer to SCHED_OTHER and waits for a buffer, and the
 //! writer goes back to SCHED_IDLE once it has caught up. So on a busy
@@ -25,7 +25,10 @@
 //!
 //! Buffers are faulted in before they are filled: a clone's first `OWN`
 //! when its logs are made (before the measured part of the job), a pool
-//! buffer in one call (`host::prefault`) when taken. When a clone's logs
+//! buffer in one call (`host::prefault`). A writer that is behind makes
+//! its worker's next pool buffers (up to `AHEAD` empty ones), so that
+//! the worker's thread does not spend its time on the memory's faults;
+//! the worker makes one itself only when none is waiting. When a clone's logs
 //! end, its buffers are kept for the next clone or run of the process
 //! (a sweep, a lab campaign), up to the pool's size, rather than given
 //! back to the allocator and faulted in again.
@@ -86,37 +89,52 @@ impl Rec {
 
 /// A synchronous engine's records: it has no slat (no submission step),
 /// and its lat is its clat (or it measured one of the two alone), so one
-/// latency is kept. Most I/Os take one 16-byte cell (short); one whose
-/// latency is 2^32 ns or more, that moved fewer bytes than it asked for,
-/// of 256 KiB or more, or that completed 256 ms or more after the record
-/// before it in its buffer, takes two (long). A buffer is read from its
-/// start: a short record's time is a step from the record before (from 0
-/// for the first).
+/// latency is kept. A buffer is a run of 8-byte cells, read from its
+/// start. Two marks set what the records after them share: the ms since
+/// the measured part began, and the size asked for (both 0 at a buffer's
+/// start). Most I/Os take one cell (short): the direction, the latencies
+/// measured, the latency (under 2^24 ns, 16.7 ms) and the offset (a
+/// multiple of 512 below 2^44, 16 TiB), at the marks' ms and size, with
+/// all of it moved. Any other takes four (long): its head, the latency,
+/// the offset, and the bytes moved and asked for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct SyncRec {
-    /// The offset (the first cell), or a long record's latency in ns
-    /// (its second).
-    a: u64,
-    /// First cell: direction (bits 0-1), `has` (2-4), `LONG` (5); short,
-    /// the ms since the record before (6-13), the latency in ns (14-45),
-    /// the bytes asked for and moved (46-63); long, ms since the measured
-    /// part began (6-63, below 2^45: a u64 of ns over 10^6). A long
-    /// record's second cell: bytes moved (0-31) and asked for (32-63).
-    b: u64,
-}
+pub(super) struct SyncRec(u64);
 
-/// `SyncRec::b`: the record takes two cells.
-const LONG: u64 = 1 << 5;
-/// A short record's fields: widths in bits.
-const STEP_BITS: u32 = 8;
-const VALUE_BITS: u32 = 32;
-const LEN_BITS: u32 = 18;
+/// A `SyncRec` cell's bits 0-1: a short record's direction (0 to 2), or
+/// `CTL` for a mark or a long record's head, whose kind is in bits 2-3.
+const CTL: u64 = 3;
+const KIND: u64 = 3 << 2;
+/// The ms of the records after it, in bits 4-63.
+const MS_MARK: u64 = 0;
+/// The size of the short records after it, in bits 4-35.
+const LEN_MARK: u64 = 1 << 2;
+/// A long record's head: direction in bits 4-5, `has` in 6-8; its
+/// latency, offset, and bytes moved (0-31) and asked for (32-63) in the
+/// three cells after it.
+const LONG: u64 = 2 << 2;
+/// A short record: `has` in bits 2-4, the latency in 5-28, the offset
+/// in 512-byte units in 29-63.
+const VALUE_AT: u32 = 5;
+const VALUE_BITS: u32 = 24;
+const OFFSET_AT: u32 = VALUE_AT + VALUE_BITS;
+/// Offsets a short record holds: multiples of 512 below 2^44.
+const OFFSET_UNIT: u32 = 9;
+const OFFSET_BITS: u32 = 64 - OFFSET_AT + OFFSET_UNIT;
+
+/// What a buffer of `SyncRec` cells has set so far: its marks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct SyncAt {
+    ms: u64,
+    len: u32,
+}
 
 /// What each buffer of a kind of record holds, read back in order.
 pub(super) trait Record: Copy + Default + Send + 'static {
-    /// Appends the record of `io` to `buf`. `last`: the buffer's state,
-    /// 0 for an empty one (`SyncRec`: the ms of its last record).
-    fn push(buf: &mut Vec<Self>, last: &mut u64, io: &Logged);
+    /// What a buffer has set so far that the records after it depend on
+    /// (`Default` for an empty one).
+    type At: Copy + Default + Send;
+    /// Appends the record of `io` to `buf`, whose state is `at`.
+    fn push(buf: &mut Vec<Self>, at: &mut Self::At, io: &Logged);
     /// The records of a buffer, as the writer reads them.
     fn records(buf: &[Self]) -> impl Iterator<Item = Rec> + '_;
     /// The buffers of this kind that no clone holds, faulted in.
@@ -140,11 +158,12 @@ fn bit(v: Option<u64>, b: u8) -> u8 {
 }
 
 impl Record for Rec {
+    type At = ();
     const SYNC: bool = false;
     const MOST: usize = 1;
 
     #[inline(always)]
-    fn push(buf: &mut Vec<Rec>, _: &mut u64, io: &Logged) {
+    fn push(buf: &mut Vec<Rec>, _: &mut (), io: &Logged) {
         buf.push(Rec {
             ms: io.ms,
             slat_ms: io.slat_ms,
@@ -170,13 +189,14 @@ impl Record for Rec {
 }
 
 impl SyncRec {
-    /// Appends the record of an I/O at `ms` in direction `dir` whose
-    /// latencies `has` says were measured, `value` ns (clat, lat or both).
+    /// Appends the record of an I/O at `ms` in direction `dir` (0 to 2)
+    /// whose latencies `has` says were measured, `value` ns (clat, lat or
+    /// both), to `buf`, whose marks are `at`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub fn put(
         buf: &mut Vec<SyncRec>,
-        last: &mut u64,
+        at: &mut SyncAt,
         ms: u64,
         dir: usize,
         has: u8,
@@ -185,23 +205,26 @@ impl SyncRec {
         len: u32,
         offset: u64,
     ) {
-        let head = dir as u64 & 3 | u64::from(has) << 2;
-        let step = ms.wrapping_sub(*last);
-        *last = ms;
-        if step < 1 << STEP_BITS && value < 1 << VALUE_BITS && bytes == len && len < 1 << LEN_BITS {
-            buf.push(SyncRec {
-                a: offset,
-                b: head | step << 6 | value << (6 + STEP_BITS) | u64::from(len) << (64 - LEN_BITS),
-            });
+        debug_assert!(dir < 3 && ms < 1 << 60);
+        let dir = dir as u64 & 3;
+        if ms != at.ms {
+            at.ms = ms;
+            buf.push(SyncRec(CTL | MS_MARK | ms << 4));
+        }
+        let unit = (1 << OFFSET_UNIT) - 1;
+        if bytes == len && (value >> VALUE_BITS | offset & unit | offset >> OFFSET_BITS) == 0 {
+            if len != at.len {
+                at.len = len;
+                buf.push(SyncRec(CTL | LEN_MARK | u64::from(len) << 4));
+            }
+            buf.push(SyncRec(
+                dir | u64::from(has) << 2 | value << VALUE_AT | offset >> OFFSET_UNIT << OFFSET_AT,
+            ));
         } else {
-            buf.push(SyncRec {
-                a: offset,
-                b: head | LONG | ms << 6,
-            });
-            buf.push(SyncRec {
-                a: value,
-                b: u64::from(bytes) | u64::from(len) << 32,
-            });
+            buf.push(SyncRec(CTL | LONG | dir << 4 | u64::from(has) << 6));
+            buf.push(SyncRec(value));
+            buf.push(SyncRec(offset));
+            buf.push(SyncRec(u64::from(bytes) | u64::from(len) << 32));
         }
     }
 }
@@ -209,7 +232,28 @@ impl SyncRec {
 /// The records of a buffer of `SyncRec` cells, from its start.
 struct SyncRecs<'a> {
     cells: std::slice::Iter<'a, SyncRec>,
-    last: u64,
+    at: SyncAt,
+}
+
+impl SyncRecs<'_> {
+    /// The record of an I/O at the marks' ms.
+    #[allow(clippy::too_many_arguments)]
+    fn rec(&self, dir: u64, has: u64, value: u64, offset: u64, bytes: u32, len: u32) -> Rec {
+        let has = (has & 7) as u8;
+        let v = |b: u8| if has & b != 0 { value } else { 0 };
+        Rec {
+            ms: self.at.ms,
+            slat_ms: self.at.ms,
+            offset,
+            slat: 0,
+            clat: v(CLAT),
+            lat: v(LAT),
+            bytes,
+            len,
+            dir: (dir & 3) as u8,
+            has,
+        }
+    }
 }
 
 impl Iterator for SyncRecs<'_> {
@@ -217,60 +261,53 @@ impl Iterator for SyncRecs<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Rec> {
-        let c = self.cells.next()?;
-        let has = (c.b >> 2 & 7) as u8;
-        let (ms, value, bytes, len) = if c.b & LONG == 0 {
-            let len = (c.b >> (64 - LEN_BITS)) as u32;
-            let value = c.b >> (6 + STEP_BITS) & ((1 << VALUE_BITS) - 1);
-            (
-                self.last + (c.b >> 6 & ((1 << STEP_BITS) - 1)),
-                value,
-                len,
-                len,
-            )
-        } else {
-            // A long record's second cell is pushed with its first.
-            let v = self.cells.next()?;
-            (c.b >> 6, v.a, v.b as u32, (v.b >> 32) as u32)
-        };
-        self.last = ms;
-        let v = |b: u8| if has & b != 0 { value } else { 0 };
-        Some(Rec {
-            ms,
-            slat_ms: ms,
-            offset: c.a,
-            slat: 0,
-            clat: v(CLAT),
-            lat: v(LAT),
-            bytes,
-            len,
-            dir: (c.b & 3) as u8,
-            has,
-        })
+        loop {
+            let c = self.cells.next()?.0;
+            if c & CTL != CTL {
+                let value = c >> VALUE_AT & ((1 << VALUE_BITS) - 1);
+                let offset = c >> OFFSET_AT << OFFSET_UNIT;
+                let len = self.at.len;
+                return Some(self.rec(c, c >> 2, value, offset, len, len));
+            }
+            match c & KIND {
+                MS_MARK => self.at.ms = c >> 4,
+                LEN_MARK => self.at.len = (c >> 4) as u32,
+                // A long record's three cells are pushed with its head.
+                _ => {
+                    let value = self.cells.next()?.0;
+                    let offset = self.cells.next()?.0;
+                    let sizes = self.cells.next()?.0;
+                    let (bytes, len) = (sizes as u32, (sizes >> 32) as u32);
+                    return Some(self.rec(c >> 4, c >> 6, value, offset, bytes, len));
+                }
+            }
+        }
     }
 }
 
 impl Record for SyncRec {
+    type At = SyncAt;
     const SYNC: bool = true;
-    const MOST: usize = 2;
+    /// A mark of the ms, then a long record.
+    const MOST: usize = 5;
 
     /// `io` is a synchronous engine's: no slat, and lat equal to clat
     /// where both were measured (see `Cx::lat_is_clat`).
     #[inline(always)]
-    fn push(buf: &mut Vec<SyncRec>, last: &mut u64, io: &Logged) {
+    fn push(buf: &mut Vec<SyncRec>, at: &mut SyncAt, io: &Logged) {
         debug_assert!(io.slat.is_none(), "a synchronous I/O has no slat");
         debug_assert!(io.clat.is_none() || io.lat.is_none() || io.clat == io.lat);
         let has = bit(io.clat, CLAT) | bit(io.lat, LAT);
         let value = io.clat.or(io.lat).unwrap_or(0);
         SyncRec::put(
-            buf, last, io.ms, io.dir, has, value, io.bytes, io.len, io.offset,
+            buf, at, io.ms, io.dir, has, value, io.bytes, io.len, io.offset,
         );
     }
 
     fn records(buf: &[SyncRec]) -> impl Iterator<Item = Rec> + '_ {
         SyncRecs {
             cells: buf.iter(),
-            last: 0,
+            at: SyncAt::default(),
         }
     }
 
@@ -369,6 +406,8 @@ pub(super) fn pool() -> usize {
 }
 /// The pool's buffers taken.
 static TAKEN: AtomicUsize = AtomicUsize::new(0);
+/// Empty buffers a writer that is behind keeps made for its worker.
+const AHEAD: usize = 4;
 /// A writer raised to SCHED_OTHER goes back to SCHED_IDLE when no more
 /// than this many buffers wait for it.
 const CAUGHT_UP: usize = OWN / 2;
@@ -545,8 +584,9 @@ impl PerIoFiles {
 
 /// Where full buffers go.
 enum Sink<R> {
-    /// To the writer thread, and back on `back`; `made` buffers exist,
-    /// `ready` of them empty and never handed on.
+    /// To the writer thread, and back on `back`; the worker made `made`
+    /// buffers (the writer made `Sched::pooled` more), `ready` of them
+    /// empty and never handed on.
     Thread {
         to: Option<Sender<Vec<R>>>,
         back: Receiver<Vec<R>>,
@@ -565,6 +605,11 @@ enum Sink<R> {
 struct Sched {
     /// Buffers handed on and not yet written.
     queued: AtomicUsize,
+    /// Empty buffers the worker may take without making one: those it
+    /// holds ready and those given back and not yet taken.
+    spare: AtomicUsize,
+    /// Buffers of the pool the writer made for its worker.
+    pooled: AtomicUsize,
     state: Mutex<SchedState>,
 }
 
@@ -579,6 +624,23 @@ struct SchedState {
 }
 
 impl Sched {
+    /// While the writer is behind (buffers wait after the one it is to
+    /// write) and its worker has fewer than `AHEAD` empty buffers, the
+    /// writer makes them from the pool, faulted in, so that the worker
+    /// does not fault in memory while it measures.
+    fn ahead<R: Record>(&self, give_back: &Sender<Vec<R>>) {
+        while self.queued.load(Ordering::Relaxed) > 1
+            && self.spare.load(Ordering::Relaxed) < AHEAD
+            && take_spare()
+        {
+            self.pooled.fetch_add(1, Ordering::Relaxed);
+            self.spare.fetch_add(1, Ordering::Relaxed);
+            if give_back.send(fresh()).is_err() {
+                return;
+            }
+        }
+    }
+
     /// The writer (the calling thread) under SCHED_IDLE, if it may be
     /// raised again and has caught up.
     fn lower(&self, may: bool) {
@@ -608,7 +670,7 @@ impl Sched {
 pub(super) struct PerIo<R: Record> {
     buf: Vec<R>,
     /// `buf`'s state (see `Record::push`).
-    last: u64,
+    at: R::At,
     sink: Sink<R>,
 }
 
@@ -628,12 +690,16 @@ impl<R: Record> PerIo<R> {
             Sink::Thread { .. } => fresh(),
             Sink::Here(_) => Vec::with_capacity(R::CAP),
         };
-        PerIo { buf, last: 0, sink }
+        PerIo {
+            buf,
+            at: R::At::default(),
+            sink,
+        }
     }
 
     #[inline(always)]
     pub fn push(&mut self, io: &Logged) {
-        R::push(&mut self.buf, &mut self.last, io);
+        R::push(&mut self.buf, &mut self.at, io);
     }
 
     /// Whether the buffer is to be handed on now: another record might
@@ -666,16 +732,23 @@ impl<R: Record> PerIo<R> {
             Sink::Here(files) => {
                 files.write(&self.buf)?;
                 self.buf.clear();
-                self.last = 0;
+                self.at = R::At::default();
                 return Ok(());
             }
         };
         let next = if last {
             Vec::new()
         } else {
+            let spare = || sched.spare.fetch_sub(1, Ordering::Relaxed);
             match back.try_recv() {
-                Ok(b) => b,
-                Err(_) if !ready.is_empty() => ready.pop().unwrap_or_default(),
+                Ok(b) => {
+                    spare();
+                    b
+                }
+                Err(_) if !ready.is_empty() => {
+                    spare();
+                    ready.pop().unwrap_or_default()
+                }
                 Err(_) if take_spare() => {
                     *made += 1;
                     fresh()
@@ -685,12 +758,18 @@ impl<R: Record> PerIo<R> {
                 // for a buffer (or its end, which the send below finds).
                 Err(_) => {
                     sched.raise(false);
-                    back.recv().unwrap_or_else(|_| Vec::with_capacity(R::CAP))
+                    match back.recv() {
+                        Ok(b) => {
+                            spare();
+                            b
+                        }
+                        Err(_) => Vec::with_capacity(R::CAP),
+                    }
                 }
             }
         };
         let full = std::mem::replace(&mut self.buf, next);
-        self.last = 0;
+        self.at = R::At::default();
         sched.queued.fetch_add(1, Ordering::Relaxed);
         let sent = to.as_ref().is_some_and(|to| to.send(full).is_ok());
         if !sent {
@@ -728,7 +807,8 @@ impl<R: Record> PerIo<R> {
         for b in back.try_iter().chain(ready.drain(..)) {
             keep(b);
         }
-        TAKEN.fetch_sub(made.saturating_sub(OWN), Ordering::Relaxed);
+        let pooled = sched.pooled.swap(0, Ordering::Relaxed);
+        TAKEN.fetch_sub(made.saturating_sub(OWN) + pooled, Ordering::Relaxed);
         *made = 0;
         self.sink = Sink::Here(Box::new(files));
         r
@@ -766,7 +846,7 @@ impl PerIo<SyncRec> {
     ) {
         SyncRec::put(
             &mut self.buf,
-            &mut self.last,
+            &mut self.at,
             ms,
             dir,
             CLAT | LAT,
@@ -790,7 +870,10 @@ impl<R: Record> Drop for PerIo<R> {
 fn spawn<R: Record>(mut files: PerIoFiles, name: String) -> io::Result<Sink<R>> {
     let (to, from) = channel::<Vec<R>>();
     let (give_back, back) = channel::<Vec<R>>();
-    let sched = Arc::new(Sched::default());
+    let sched = Arc::new(Sched {
+        spare: AtomicUsize::new(OWN - 1),
+        ..Sched::default()
+    });
     let its = Arc::clone(&sched);
     let writer = std::thread::Builder::new().name(name).spawn(move || {
         let may = host::may_leave_idle();
@@ -799,6 +882,7 @@ fn spawn<R: Record>(mut files: PerIoFiles, name: String) -> io::Result<Sink<R>> 
         }
         its.lower(may);
         for mut recs in from {
+            its.ahead(&give_back);
             if let Err(e) = files.write(&recs) {
                 return (files, Err(e));
             }
@@ -806,6 +890,7 @@ fn spawn<R: Record>(mut files: PerIoFiles, name: String) -> io::Result<Sink<R>> 
             its.queued.fetch_sub(1, Ordering::Relaxed);
             its.lower(may);
             // The worker has finished when it no longer takes buffers.
+            its.spare.fetch_add(1, Ordering::Relaxed);
             let _ = give_back.send(recs);
         }
         (files, Ok(()))
@@ -834,23 +919,26 @@ mod tests {
 
     fn io() -> impl Strategy<Value = Io> {
         (
-            // A step from the I/O before: mostly small, sometimes at or
-            // past the short record's reach.
-            prop_oneof![0u64..3, 250u64..260, 0u64..1 << 40],
+            // A step from the I/O before: mostly none or small, sometimes
+            // large.
+            prop_oneof![Just(0u64), 0u64..3, 0u64..1 << 40],
             0usize..3,
             prop_oneof![Just(CLAT | LAT), Just(CLAT), Just(LAT)],
             prop_oneof![
                 0u64..100_000,
-                (1u64 << 32) - 2..(1u64 << 32) + 2,
+                (1u64 << 24) - 2..(1u64 << 24) + 2,
                 any::<u64>()
             ],
             prop_oneof![Just(true), Just(false)],
+            // Sizes: mostly the size before, sometimes another.
+            prop_oneof![Just(4096u32), Just(512u32), 0u32..1 << 20, any::<u32>()],
+            // Offsets: multiples of 512 within a short record's reach, at
+            // its end, and any.
             prop_oneof![
-                1u32..1 << 18,
-                (1u32 << 18) - 2..(1u32 << 18) + 2,
-                any::<u32>()
+                (0u64..1 << 35).prop_map(|u| u << 9),
+                ((1u64 << 35) - 2..(1u64 << 35) + 2).prop_map(|u| u << 9),
+                any::<u64>()
             ],
-            any::<u64>(),
         )
             .prop_map(|(step, dir, has, value, whole, len, offset)| {
                 let bytes = if whole { len } else { len / 3 };
@@ -858,27 +946,69 @@ mod tests {
             })
     }
 
+    #[test]
+    fn a_writer_behind_makes_its_workers_next_buffers() {
+        let _one = crate::worker::logs::tests::SYNC
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let sched = Sched {
+            spare: AtomicUsize::new(1),
+            ..Sched::default()
+        };
+        let (give_back, back) = channel::<Vec<SyncRec>>();
+        // Caught up (the buffer it is to write is the only one): none.
+        sched.queued.store(1, Ordering::Relaxed);
+        sched.ahead(&give_back);
+        assert_eq!(back.try_iter().count(), 0);
+        // Behind: the worker's empty buffers made up to `AHEAD`, from the
+        // pool.
+        sched.queued.store(3, Ordering::Relaxed);
+        sched.ahead(&give_back);
+        let made: Vec<_> = back.try_iter().collect();
+        assert_eq!(made.len(), AHEAD - 1);
+        assert!(made
+            .iter()
+            .all(|b| b.is_empty() && b.capacity() == SyncRec::CAP));
+        assert_eq!(sched.pooled.load(Ordering::Relaxed), AHEAD - 1);
+        assert_eq!(sched.spare.load(Ordering::Relaxed), AHEAD);
+        // The worker has them: none more.
+        sched.ahead(&give_back);
+        assert_eq!(back.try_iter().count(), 0);
+        TAKEN.fetch_sub(AHEAD - 1, Ordering::Relaxed);
+        for b in made {
+            keep(b);
+        }
+    }
+
     proptest! {
         /// Every record reads back as it was made, in order, whatever its
-        /// fields; one that fits the short form takes one cell.
+        /// fields; one that fits the short form takes one cell, and a mark
+        /// is made only where the ms or the size of the short records
+        /// changes.
         #[test]
         fn a_synchronous_engines_records_read_back_whole(ios in prop::collection::vec(io(), 0..300)) {
-            let (mut buf, mut last, mut ms) = (Vec::new(), 0, 0u64);
+            let (mut buf, mut at, mut ms) = (Vec::new(), SyncAt::default(), 0u64);
             let mut want = Vec::new();
-            let mut short = 0;
+            // The cells the records should take, and the marks' state.
+            let (mut cells, mut marked) = (0, (0u64, 0u32));
             for (step, dir, has, value, bytes, len, offset) in ios {
-                let before = ms;
                 ms = (ms + step) % (1 << 45);
-                let fits = ms >= before
-                    && ms - before < 256
-                    && value < 1 << 32
+                let fits = value < 1 << 24
                     && bytes == len
-                    && len < 1 << 18;
-                short += usize::from(fits);
-                SyncRec::put(&mut buf, &mut last, ms, dir, has, value, bytes, len, offset);
+                    && offset % 512 == 0
+                    && offset < 1 << 44;
+                cells += usize::from(ms != marked.0);
+                marked.0 = ms;
+                if fits {
+                    cells += 1 + usize::from(len != marked.1);
+                    marked.1 = len;
+                } else {
+                    cells += 4;
+                }
+                SyncRec::put(&mut buf, &mut at, ms, dir, has, value, bytes, len, offset);
                 want.push((ms, dir as u8, has, value, bytes, len, offset));
             }
-            prop_assert_eq!(buf.len(), short + 2 * (want.len() - short));
+            prop_assert_eq!(buf.len(), cells);
             let got: Vec<_> = SyncRec::records(&buf)
                 .map(|r| {
                     // The latency is in the logs `has` names, 0 in the others.
