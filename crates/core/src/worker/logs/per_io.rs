@@ -980,6 +980,40 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_buffers_a_writer_made_go_back_to_the_pool_when_its_job_ends() {
+        let _one = crate::worker::logs::tests::SYNC
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let before = TAKEN.load(Ordering::Relaxed);
+        let mut p = PerIo::<SyncRec>::new(PerIoFiles::default, true, "w".into());
+        let Sink::Thread { sched, .. } = &p.sink else {
+            panic!("no writer thread was started");
+        };
+        let sched = Arc::clone(sched);
+        // As if many buffers waited: the writer is behind at each one it
+        // takes, and makes the worker's next ones from the pool.
+        sched.queued.fetch_add(1000, Ordering::Relaxed);
+        let mut i = 0u64;
+        for _ in 0..2 * OWN {
+            while !p.full() {
+                p.push_clat_lat(i / 100, 0, 1000, 4096, 4096, i << 12);
+                i += 1;
+            }
+            p.hand_off().unwrap();
+        }
+        // The writer has made some (it did at the first buffer it took).
+        let t0 = std::time::Instant::now();
+        while sched.pooled.load(Ordering::Relaxed) == 0 {
+            assert!(t0.elapsed().as_secs() < 30, "the writer made no buffer");
+            std::thread::yield_now();
+        }
+        assert!(TAKEN.load(Ordering::Relaxed) > before);
+        p.finish(&mut Default::default()).unwrap();
+        assert_eq!(TAKEN.load(Ordering::Relaxed), before);
+        assert_eq!(sched.pooled.load(Ordering::Relaxed), 0);
+    }
+
     proptest! {
         /// Every record reads back as it was made, in order, whatever its
         /// fields; one that fits the short form takes one cell, and a mark
