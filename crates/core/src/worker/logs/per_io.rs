@@ -627,8 +627,12 @@ impl Sched {
     /// While the writer is behind (buffers wait after the one it is to
     /// write) and its worker has fewer than `AHEAD` empty buffers, the
     /// writer makes them from the pool, faulted in, so that the worker
-    /// does not fault in memory while it measures.
+    /// does not fault in memory while it measures; none once the worker
+    /// has ended.
     fn ahead<R: Record>(&self, give_back: &Sender<Vec<R>>) {
+        if self.state.lock().map_or(true, |s| s.ended) {
+            return;
+        }
         while self.queued.load(Ordering::Relaxed) > 1
             && self.spare.load(Ordering::Relaxed) < AHEAD
             && take_spare()
@@ -974,6 +978,12 @@ mod tests {
         // The worker has them: none more.
         sched.ahead(&give_back);
         assert_eq!(back.try_iter().count(), 0);
+        // Nor for a worker that has ended, which takes no more.
+        sched.spare.store(0, Ordering::Relaxed);
+        sched.raise(true);
+        sched.ahead(&give_back);
+        assert_eq!(back.try_iter().count(), 0);
+        assert_eq!(sched.pooled.load(Ordering::Relaxed), AHEAD - 1);
         TAKEN.fetch_sub(AHEAD - 1, Ordering::Relaxed);
         for b in made {
             keep(b);
