@@ -1010,7 +1010,7 @@ mod tests {
                 p.push_clat_lat(i / 100, 0, 1000, 4096, 4096, i << 12);
                 i += 1;
             }
-            p.hand_off().unwrap();
+            p.hand_off().expect("a full buffer is handed to the writer");
         }
         // The writer has made some (it did at the first buffer it took).
         let t0 = std::time::Instant::now();
@@ -1019,7 +1019,8 @@ mod tests {
             std::thread::yield_now();
         }
         assert!(TAKEN.load(Ordering::Relaxed) > before);
-        p.finish(&mut Default::default()).unwrap();
+        p.finish(&mut Default::default())
+            .expect("the writer writes what it was given and ends");
         assert_eq!(TAKEN.load(Ordering::Relaxed), before);
         assert_eq!(sched.pooled.load(Ordering::Relaxed), 0);
     }
