@@ -94,7 +94,8 @@ impl Rec {
 /// the measured part began, and the size asked for (both 0 at a buffer's
 /// start). Most I/Os take one cell (short): the direction, the latencies
 /// measured, the latency (under 2^24 ns, 16.7 ms) and the offset (a
-/// multiple of 512 below 2^44, 16 TiB), at the marks' ms and size, with
+/// multiple of 512 below 2^44, 16 TiB; 0 where the lines have no offset
+/// column, see `PerIoLogs`), at the marks' ms and size, with
 /// all of it moved. Any other takes four (long): its head, the latency,
 /// the offset, and the bytes moved and asked for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
