@@ -12,6 +12,16 @@ so a drift of the host over the whole run cancels out of each ratio.
 
 Rows: those of bench/compare.py's workloads and its zram and loop-device
 rows (as root, for those).
+
+--logging-cost instead gives each build's cost of logging a line per I/O
+(compare.py's "logging-cost" row): each round runs every build's null
+job without logs and with them, the two and the builds in turn (the
+other way round in the next round), and prints per build the median
+over rounds of 1 - IOPS with / without. --log-opts adds options to the
+run with logs (e.g. --log-opts=--log_offset=1).
+
+  python3 bench/builds.py --logging-cost --runs 9 target/release/iolab \
+      /tmp/iolab-before
 """
 import argparse
 import contextlib
@@ -45,15 +55,56 @@ def runtime(opts):
     return "3"
 
 
+def logging_cost(a):
+    """Per build, the median over rounds of what a line per I/O in the
+    bandwidth, IOPS and latency logs costs the null job in IOPS."""
+    d = tempfile.mkdtemp(prefix="iolab-builds-")
+    try:
+        jobs = compare.workloads(d)
+        off = jobs["null-4k-qd1"]
+        on = jobs["null-4k-qd1-log-every-io"] + a.log_opts
+        costs = {b: [] for b in a.builds}
+        iops = {b: ([], []) for b in a.builds}
+        for i in range(a.runs):
+            turn = 1 if i % 2 == 0 else -1
+            for b in a.builds[::turn]:
+                got = {}
+                for logs, opts in [(False, off), (True, on)][::turn]:
+                    got[logs] = run_build(os.path.abspath(b), opts, d)[0]
+                    for x in os.listdir(d):
+                        os.unlink(os.path.join(d, x))
+                costs[b].append(1 - got[True] / got[False])
+                iops[b][0].append(got[False])
+                iops[b][1].append(got[True])
+    finally:
+        shutil.rmtree(d, True)
+    med = statistics.median
+    print(f"logging cost {' '.join(a.log_opts)}, {a.runs} rounds")
+    for b in a.builds:
+        each = ", ".join(f"{100 * c:.1f}" for c in sorted(costs[b]))
+        print(f"{b}: IOPS without {med(iops[b][0]):,.0f}, with {med(iops[b][1]):,.0f}; "
+              f"cost {100 * med(costs[b]):.1f}% of IOPS (rounds, sorted: {each})")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--row", required=True)
+    ap.add_argument("--row")
+    ap.add_argument("--logging-cost", action="store_true")
+    ap.add_argument("--log-opts", action="append", default=[],
+                    help="an option for the runs with logs (--logging-cost)")
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("builds", nargs="+", help="iolab executables")
     a = ap.parse_args()
+    if (a.row is None) == (not a.logging_cost):
+        sys.exit("give either --row ROW or --logging-cost")
+    if a.log_opts and not a.logging_cost:
+        sys.exit("--log-opts goes with --logging-cost")
     for b in a.builds:
         if not (os.path.isfile(b) and os.access(b, os.X_OK)):
             sys.exit(f"{b}: not an executable file")
+    if a.logging_cost:
+        logging_cost(a)
+        return
     d = tempfile.mkdtemp(prefix="iolab-builds-")
     try:
         with contextlib.ExitStack() as stack:
