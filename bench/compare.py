@@ -22,6 +22,8 @@ between the tools; "logging-cost" runs the null job with and without those
 logs, for both tools in turn, and gives each tool's cost against itself.
 "checks-cost" runs iolab's warm psync job with its honest-numbers checks
 and without them (IOLAB_CHECKS=off, which the other rows never set).
+"meta" (as root) runs iolab's metadata pass beside bench/meta_loop.c on a
+tmpfs (bench/meta.py's measurement; fio has no such job).
 At the end one table holds every row, with the load average when it was
 measured; --markdown FILE also writes it there (docs/performance.md keeps
 the latest).
@@ -347,6 +349,8 @@ def main():
         run_logging(a, d)
     if not a.only or a.only == "checks-cost":
         run_checks(a, d, warm)
+    if not a.only or a.only == "meta":
+        run_meta(a)
     print_table(a)
 
 
@@ -715,6 +719,25 @@ def run_checks(a, d, warm):
                  f"cost {100 * c:+.1f}% of IOPS, {100 * cc:+.1f}% per core; IOPS with "
                  f"{med['on'][0]:,.0f}, without {med['off'][0]:,.0f}; process wall s with "
                  f"{med['on'][1]:.3f}, without {med['off'][1]:.3f} ({dw:+.0f} ms)", load()))
+
+
+def run_meta(a):
+    """iolab's metadata pass (create, stat, unlink of 100,000 empty files
+    on a tmpfs) against bench/meta_loop.c, in turn (bench/meta.py): the
+    median of the round-by-round ratios of operations per second."""
+    if os.geteuid() != 0:
+        print("skipped the meta row: it needs root (it mounts a tmpfs)")
+        return
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import meta
+    files = 100_000
+    c, rust = meta.measure(IOLAB, a.runs, files)
+    r = statistics.median(i / k for i, k in zip(rust, c))
+    print(f"meta: C loop {statistics.median(c):,.0f} ops/s, iolab "
+          f"{statistics.median(rust):,.0f} ops/s, ratio {r:.3f}")
+    ROWS.append((f"meta create+stat+unlink {files // 1000}k, tmpfs, 1 thread", "", "",
+                 f"{r:.2f}", f"ops/s iolab {statistics.median(rust):,.0f}, C loop "
+                 f"{statistics.median(c):,.0f}", load()))
 
 
 if __name__ == "__main__":

@@ -43,14 +43,9 @@ def run_iolab(iolab, d, files):
     return ops * 1e9 / ns
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--files", type=int, default=100_000)
-    ap.add_argument("--iolab", default=IOLAB)
-    args = ap.parse_args()
-    if not os.path.exists(args.iolab):
-        sys.exit(f"no iolab binary at {args.iolab}: cargo build --release -p iolab")
+def measure(iolab, runs, files):
+    """Alternated runs of the C loop and of iolab on a fresh tmpfs: each
+    one's operations per second, run by run (needs root and cc)."""
     with tempfile.TemporaryDirectory() as work:
         binary = os.path.join(work, "meta_loop")
         subprocess.run(["cc", "-O2", "-o", binary,
@@ -61,7 +56,7 @@ def main():
                        check=True)
         try:
             c, rust = [], []
-            for i in range(args.runs):
+            for i in range(runs):
                 order = [("c", c), ("iolab", rust)]
                 if i % 2:
                     order.reverse()
@@ -69,12 +64,24 @@ def main():
                     d = os.path.join(mnt, f"{name}{i}")
                     if name == "c":
                         os.mkdir(d)
-                        acc.append(run_c(binary, d, args.files))
+                        acc.append(run_c(binary, d, files))
                         os.rmdir(d)
                     else:
-                        acc.append(run_iolab(args.iolab, mnt, args.files))
+                        acc.append(run_iolab(iolab, mnt, files))
         finally:
             subprocess.run(["umount", mnt], check=True)
+    return c, rust
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--files", type=int, default=100_000)
+    ap.add_argument("--iolab", default=IOLAB)
+    args = ap.parse_args()
+    if not os.path.exists(args.iolab):
+        sys.exit(f"no iolab binary at {args.iolab}: cargo build --release -p iolab")
+    c, rust = measure(args.iolab, args.runs, args.files)
     mc, mi = statistics.median(c), statistics.median(rust)
     print(f"create+stat+unlink of {args.files} empty files on tmpfs, 1 thread, "
           f"{args.runs} runs each")
