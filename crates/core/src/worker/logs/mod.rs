@@ -728,7 +728,7 @@ mod tests {
         // buffer holds a quarter as many I/Os); without, its offset is
         // not kept and every I/O takes one cell, through either path.
         let _one = SYNC.lock().unwrap_or_else(|e| e.into_inner());
-        let d = tempfile::tempdir().unwrap();
+        let d = tempfile::tempdir().expect("a temporary directory for the logs");
         let cells = per_io::BUFFER_BYTES / 8;
         for (offset, fast) in [(false, false), (false, true), (true, false), (true, true)] {
             let s = LogSpec {
