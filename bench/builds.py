@@ -63,27 +63,28 @@ def logging_cost(a):
         jobs = compare.workloads(d)
         off = jobs["null-4k-qd1"]
         on = jobs["null-4k-qd1-log-every-io"] + a.log_opts
-        costs = {b: [] for b in a.builds}
-        iops = {b: ([], []) for b in a.builds}
+        # Per (build, with logs): each round's run_build figures.
+        res = {(b, logs): [] for b in a.builds for logs in (False, True)}
         for i in range(a.runs):
             turn = 1 if i % 2 == 0 else -1
             for b in a.builds[::turn]:
-                got = {}
                 for logs, opts in [(False, off), (True, on)][::turn]:
-                    got[logs] = run_build(os.path.abspath(b), opts, d)[0]
+                    res[(b, logs)].append(run_build(os.path.abspath(b), opts, d))
                     for x in os.listdir(d):
                         os.unlink(os.path.join(d, x))
-                costs[b].append(1 - got[True] / got[False])
-                iops[b][0].append(got[False])
-                iops[b][1].append(got[True])
     finally:
         shutil.rmtree(d, True)
     med = statistics.median
     print(f"logging cost {' '.join(a.log_opts)}, {a.runs} rounds")
     for b in a.builds:
-        each = ", ".join(f"{100 * c:.1f}" for c in sorted(costs[b]))
-        print(f"{b}: IOPS without {med(iops[b][0]):,.0f}, with {med(iops[b][1]):,.0f}; "
-              f"cost {100 * med(costs[b]):.1f}% of IOPS (rounds, sorted: {each})")
+        on, off = res[(b, True)], res[(b, False)]
+        each = ", ".join(f"{100 * (1 - x[0] / y[0]):.1f}"
+                         for x, y in sorted(zip(on, off), key=lambda p: p[0][0] / p[1][0],
+                                            reverse=True))
+        c = compare.cost(res, (b, True), (b, False), 0)
+        print(f"{b}: IOPS without {med(y[0] for y in off):,.0f}, with "
+              f"{med(x[0] for x in on):,.0f}; cost {100 * c:.1f}% of IOPS "
+              f"(rounds, sorted: {each})")
 
 
 def main():
