@@ -491,6 +491,9 @@ def run_all(a, jobs, d, warm, loops):
                 MEDIANS[name]["untimed"] = (um, uc)
                 figures += (f" (timed); untimed C loop {um:,.0f}, iolab / untimed "
                             f"{ii / um:.2f} ({ic / uc:.2f} per core)")
+            # The most any tool that does the job's work could do
+            # against fio here: the ceiling of the iolab / fio columns.
+            figures += f"; C loop / fio {lm / fi:.2f} ({lc / fc:.2f} per core)"
         if name.endswith("-rss"):
             figures += f"; peak RSS iolab / fio {ir / fr:.2f}"
         ROWS.append((name, f"{paired(res, 0):.2f}", f"{paired(res, 4):.2f}", vs_limit,
