@@ -35,8 +35,10 @@ build of iolab.
 import argparse
 import atexit
 import contextlib
+import ctypes
 import errno
 import json
+import mmap
 import os
 import shutil
 import statistics
@@ -219,14 +221,66 @@ def load_cache(path):
     """Puts the file in the page cache the same way before every run: its
     pages are evicted, then read in order, so each run finds the same
     folios (readahead's) rather than whatever earlier random reads and the
-    host's reclaim left (the page-cache lookup costs differ by 2x)."""
+    host's reclaim left (the page-cache lookup costs differ by 2x). Then
+    holds them there (see `hold`) until the next call."""
+    release()
     fd = os.open(path, os.O_RDONLY)
     try:
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         while os.read(fd, 1 << 20):
             pass
+        hold(fd, os.fstat(fd).st_size)
     finally:
         os.close(fd)
+
+
+# The warm file's pages, mapped and locked by this process: (address,
+# length), or None.
+HELD = [None]
+# Why the warm file could not be held, said once.
+NOT_HELD = []
+
+
+def libc():
+    lib = ctypes.CDLL(None, use_errno=True)
+    lib.mmap.restype = ctypes.c_void_p
+    lib.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                         ctypes.c_int, ctypes.c_long]
+    lib.mlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    lib.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    return lib
+
+
+def hold(fd, length):
+    """Maps the file's cached pages and locks them, so that nothing evicts
+    them while the runs read them: this host's page cache loses a warm
+    file at about a megabyte a second with no reclaim counted (the host's
+    doing), and a run that read some of it from storage measured the disk
+    for that part (run again, listed under the table). The pages are those
+    `load_cache` just read; mapping them reads none and splits no folio.
+    Both tools and the loops read them alike. Without the right to lock
+    256 MiB (root, or RLIMIT_MEMLOCK), the runs go on unheld."""
+    lib = libc()
+    addr = lib.mmap(None, length, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    if addr in (None, ctypes.c_void_p(-1).value):
+        NOT_HELD.append(os.strerror(ctypes.get_errno()))
+        return
+    if lib.mlock(addr, length) != 0:
+        err = ctypes.get_errno()
+        lib.munmap(addr, length)
+        if not NOT_HELD:
+            print(f"the warm file is not locked in memory ({os.strerror(err)}): a run "
+                  "that loses part of it to the host is run again")
+        NOT_HELD.append(os.strerror(err))
+        return
+    HELD[0] = (addr, length)
+
+
+def release():
+    """Unmaps (and so unlocks) the pages `hold` locked, if it did."""
+    if HELD[0]:
+        libc().munmap(*HELD[0])
+        HELD[0] = None
 
 
 # A warm run whose file was evicted under it is run again, this many times
