@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """iolab builds side by side on one row of bench/compare.py, with the
 row's C limit loop when it has one: each round runs every build and then
-the loop, for --runs rounds, and prints per build the median IOPS, I/Os
-per CPU second (the process's rusage from wait4), user and system CPU
-microseconds per I/O, and the medians of the round-by-round ratios: per
-core to the loop, and IOPS to the first build. Rounds are seconds apart,
-so a drift of the host over the whole run cancels out of each ratio.
+the loop (the next round the other way round), for --runs rounds, and
+prints per build the median IOPS, I/Os per CPU second (the process's
+rusage from wait4), user and system CPU microseconds per I/O, and the
+medians of the round-by-round ratios: IOPS to the first build, and IOPS
+and per core to the loop, each of the last two with the distribution-free
+95% interval of its median (from 6 rounds on; iolab's repeats use the
+same). Rounds are seconds apart, so a drift of the host over the whole
+run cancels out of each ratio.
 
   python3 bench/builds.py --row libaio-randread-qd32-direct-ram \\
       --runs 11 target/release/iolab /tmp/iolab-before
@@ -25,6 +28,7 @@ run with logs (e.g. --log-opts=--log_offset=1).
 """
 import argparse
 import contextlib
+import math
 import os
 import shutil
 import statistics
@@ -46,6 +50,33 @@ def run_build(exe, opts, cwd):
     ru = compare.LAST_RUSAGE[0]
     ios = max(iops * float(runtime(opts)), 1)
     return iops, per_core, ru.ru_utime / ios * 1e6, ru.ru_stime / ios * 1e6
+
+
+def median_interval(values, confidence=0.95):
+    """The distribution-free interval of the median that iolab's repeats
+    use (crates/stats/src/repeats.rs): with the values sorted, the k-th
+    smallest and the k-th largest, k the largest for which
+    1 - 2 P(B <= k - 1), B binomial(n, 1/2), is at least `confidence`;
+    None below 6 values, where no k gives 95%. Returns (low, high,
+    coverage)."""
+    xs = sorted(values)
+    n = len(xs)
+    below, best = 0.0, None
+    for k in range(1, n // 2 + 1):
+        below += math.comb(n, k - 1) / 2 ** n
+        if 1 - 2 * below < confidence:
+            break
+        best = (xs[k - 1], xs[n - k], 1 - 2 * below)
+    return best
+
+
+def paired_with_interval(ratios):
+    """The median of round-by-round ratios and its interval."""
+    m = statistics.median(ratios)
+    ci = median_interval(ratios)
+    if ci is None:
+        return f"{m:.3f}"
+    return f"{m:.3f} ({ci[2]:.0%} interval {ci[0]:.3f} to {ci[1]:.3f})"
 
 
 def runtime(opts):
@@ -135,15 +166,18 @@ def main():
             limit = compare.limit_for(opts, loops)
             res = {b: [] for b in a.builds}
             lim = []
-            for _ in range(a.runs):
-                for b in a.builds:
+            # The builds, then the loop; the other way round in the next
+            # round, so that a drift of the host within a round favours
+            # none of them.
+            turns = list(a.builds) + ([None] if limit else [])
+            for i in range(a.runs):
+                for b in turns if i % 2 == 0 else turns[::-1]:
                     if warm:
                         compare.load_cache(warm)
-                    res[b].append(run_build(os.path.abspath(b), opts, d))
-                if limit:
-                    if warm:
-                        compare.load_cache(warm)
-                    lim.append(compare.limit_one(limit))
+                    if b is None:
+                        lim.append(compare.limit_one(limit))
+                    else:
+                        res[b].append(run_build(os.path.abspath(b), opts, d))
     finally:
         shutil.rmtree(d, True)
     first = res[a.builds[0]]
@@ -155,7 +189,9 @@ def main():
                 f"user {med(x[2] for x in r):.3f} us/IO, system {med(x[3] for x in r):.3f} us/IO, "
                 f"IOPS / first build {med(x[0] / f[0] for x, f in zip(r, first)):.3f}")
         if lim:
-            line += f", per core / loop {med(x[1] / l[-1] for x, l in zip(r, lim)):.3f}"
+            line += (f", IOPS / loop {paired_with_interval([x[0] / l[0] for x, l in zip(r, lim)])}"
+                     f", per core / loop "
+                     f"{paired_with_interval([x[1] / l[-1] for x, l in zip(r, lim)])}")
         print(line)
     if lim:
         print(f"loop: IOPS {med(l[0] for l in lim):,.0f}, per core {med(l[-1] for l in lim):,.0f}")
