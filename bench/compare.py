@@ -37,6 +37,7 @@ import atexit
 import contextlib
 import ctypes
 import errno
+import functools
 import json
 import mmap
 import os
@@ -237,10 +238,11 @@ def load_cache(path):
 # The warm file's pages, mapped and locked by this process: (address,
 # length), or None.
 HELD = [None]
-# Why the warm file could not be held, said once.
+# Whether the script has said that it cannot hold the warm file.
 NOT_HELD = []
 
 
+@functools.cache
 def libc():
     lib = ctypes.CDLL(None, use_errno=True)
     lib.mmap.restype = ctypes.c_void_p
@@ -262,16 +264,18 @@ def hold(fd, length):
     256 MiB (root, or RLIMIT_MEMLOCK), the runs go on unheld."""
     lib = libc()
     addr = lib.mmap(None, length, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
-    if addr in (None, ctypes.c_void_p(-1).value):
-        NOT_HELD.append(os.strerror(ctypes.get_errno()))
-        return
-    if lib.mlock(addr, length) != 0:
+    failed = addr in (None, ctypes.c_void_p(-1).value)
+    if not failed and lib.mlock(addr, length) != 0:
+        failed = True
         err = ctypes.get_errno()
         lib.munmap(addr, length)
+        ctypes.set_errno(err)
+    if failed:
         if not NOT_HELD:
-            print(f"the warm file is not locked in memory ({os.strerror(err)}): a run "
-                  "that loses part of it to the host is run again")
-        NOT_HELD.append(os.strerror(err))
+            print(f"the warm file is not locked in memory "
+                  f"({os.strerror(ctypes.get_errno())}): a run that loses part of it "
+                  "to the host is run again")
+            NOT_HELD.append(True)
         return
     HELD[0] = (addr, length)
 
