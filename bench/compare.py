@@ -306,11 +306,22 @@ EVICTED_BYTES = 1 << 20
 
 
 def load_executable(name):
-    """Reads a program's file through the page cache, so that a run's
-    reads from storage are its data's alone."""
+    """Reads a program's file and the shared libraries it loads through the
+    page cache, so that a run's reads from storage are its data's alone
+    (fio loads a dozen libraries, which the host evicts as it does the
+    warm file)."""
     path = shutil.which(name)
-    if path:
-        with open(path, "rb") as fh:
+    if not path:
+        return
+    paths = [path]
+    ldd = subprocess.run(["ldd", path], capture_output=True, text=True)
+    for line in ldd.stdout.splitlines():
+        # "libaio.so.1 => /lib/x86_64-linux-gnu/libaio.so.1 (0x...)" or
+        # "/lib64/ld-linux-x86-64.so.2 (0x...)"
+        words = [w for w in line.split() if w.startswith("/")]
+        paths += words[:1]
+    for p in paths:
+        with contextlib.suppress(OSError), open(p, "rb") as fh:
             while fh.read(1 << 20):
                 pass
 
