@@ -1905,7 +1905,7 @@ mod tests {
         // where the I/O landed, as fio marks it from the I/O's offset,
         // never from the block drawn.
         let mut g = fio_gen(64, &Distribution::Random, false);
-        let mut bs = BsGen::fixed(2 * K4).unwrap();
+        let mut bs = BsGen::fixed(2 * K4).expect("a fixed size of two blocks");
         let (mut bs_rng, mut rand) = (Frand::new(5, false), fio_rand());
         let mut at_end_and_marked = 0;
         for _ in 0..2000 {
