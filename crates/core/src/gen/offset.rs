@@ -1909,14 +1909,13 @@ mod tests {
         let (mut bs_rng, mut rand) = (Frand::new(5, false), fio_rand());
         let mut at_end_and_marked = 0;
         for _ in 0..2000 {
-            let before = g.touched.as_ref().expect("a random map").words.clone();
+            let before = g.touched.clone().expect("a random map");
             let (off, len) = g.draw(&mut bs, &mut bs_rng, &mut rand, 0);
             let t = g.touched.as_ref().expect("a random map");
             let (first, end) = (off / K4, (off + u64::from(len)) / K4);
             let mut marked = 0;
             for b in 0..64u64 {
-                let was = before[(b / 64) as usize] & (1 << (b % 64)) != 0;
-                if t.get(b) && !was {
+                if t.get(b) && !before.get(b) {
                     assert!(
                         (first..end).contains(&b),
                         "block {b} marked by the I/O ({off}, {len})"
