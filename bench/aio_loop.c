@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log2hist.h"
+
 #define BS 4096
 #define AIO_RING_MAGIC 0xa10a10a1
 
@@ -132,7 +134,7 @@ int main(int argc, char **argv)
 			/* Submitted: slat's end and clat's start, as iolab reads
 			 * the clock after each submission. */
 			submitted[slot] = now_ns();
-			hist_s[63 - __builtin_clzll((submitted[slot] - issued[slot]) | 1)]++;
+			log2_count(hist_s, submitted[slot] - issued[slot]);
 			inflight++;
 			if (nfree)
 				continue;
@@ -158,29 +160,14 @@ int main(int argc, char **argv)
 		}
 		unsigned slot = (unsigned)ev.data;
 		t = now_ns();
-		hist[63 - __builtin_clzll((t - issued[slot]) | 1)]++;
-		hist_c[63 - __builtin_clzll((t - submitted[slot]) | 1)]++;
+		log2_count(hist, t - issued[slot]);
+		log2_count(hist_c, t - submitted[slot]);
 		free_slots[nfree++] = slot;
 		inflight--;
 		n++;
 	}
-	uint64_t seen = 0, p50 = 0, p99 = 0;
-	for (int b = 0; b < 64; b++) {
-		seen += hist[b];
-		if (!p50 && seen * 2 >= n)
-			p50 = 2ULL << b;
-		if (!p99 && seen * 100 >= n * 99)
-			p99 = 2ULL << b;
-	}
-	uint64_t s50 = 0, c50 = 0, ss = 0, cs = 0;
-	for (int b = 0; b < 64; b++) {
-		ss += hist_s[b];
-		cs += hist_c[b];
-		if (!s50 && ss * 2 >= n)
-			s50 = 2ULL << b;
-		if (!c50 && cs * 2 >= n)
-			c50 = 2ULL << b;
-	}
+	uint64_t p50 = log2_pct(hist, n, 50), p99 = log2_pct(hist, n, 99);
+	uint64_t s50 = log2_pct(hist_s, n, 50), c50 = log2_pct(hist_c, n, 50);
 	printf("iops %.0f p50 %.1f p99 %.1f slat_p50 %.1f clat_p50 %.1f\n", n / ((t - start) / 1e9),
 	       p50 / 1e3, p99 / 1e3, s50 / 1e3, c50 / 1e3);
 	syscall(SYS_io_destroy, ctx);

@@ -23,7 +23,7 @@ other way round in the next round), and prints per build the median
 over rounds of 1 - IOPS with / without. --log-opts adds options to the
 run with logs (e.g. --log-opts=--log_offset=1).
 
-  python3 bench/builds.py --logging-cost --runs 9 target/release/iolab \
+  python3 bench/builds.py --logging-cost --runs 9 target/release/iolab \\
       /tmp/iolab-before
 """
 import argparse

@@ -114,7 +114,7 @@ def main():
         with open(src, "w") as fh:
             fh.write(text)
         exe = os.path.join(tmp, "aio_extra")
-        subprocess.run(["cc", "-O2", "-o", exe, src], check=True)
+        subprocess.run(["cc", "-O2", "-I", HERE, "-o", exe, src], check=True)
         res = {n: [] for n in (0,) + EXTRA}
         for r in range(a.runs):
             order = list(res) if r % 2 == 0 else list(res)[::-1]

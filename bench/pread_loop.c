@@ -8,8 +8,8 @@
  * counter where /proc/cpuinfo says it is invariant (constant_tsc and
  * nonstop_tsc), calibrated over 20 ms slept against CLOCK_MONOTONIC and
  * turned into nanoseconds by the same fixed-point multiply;
- * CLOCK_MONOTONIC (clock_gettime) otherwise. iolab must time every I/O (clat, its
- * histogram), so this is the fair limit for it. Without "timed" the loop
+ * CLOCK_MONOTONIC (clock_gettime) otherwise. iolab must time every I/O
+ * (clat, its histogram), so this is the fair limit for it. Without "timed" the loop
  * reads no clock per I/O (it checks the time every 1024 reads): what the
  * kernel alone allows, printed beside the timed figure.
  * "direct" makes the reads O_DIRECT and times each the same way: the
@@ -30,6 +30,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "log2hist.h"
 
 static uint64_t mono_ns(void)
 {
@@ -136,7 +138,7 @@ static int timed(int fd, uint64_t blocks, double secs, char *buf, int exact)
 		if (exact)
 			lat[n] = ns;
 		else
-			hist[63 - __builtin_clzll(ns | 1)]++;
+			log2_count(hist, ns);
 		n++;
 	}
 	double p50, p99;
@@ -145,16 +147,8 @@ static int timed(int fd, uint64_t blocks, double secs, char *buf, int exact)
 		p50 = lat[n / 2] / 1e3;
 		p99 = lat[n * 99 / 100] / 1e3;
 	} else {
-		/* Each bucket's upper bound, as the queued loops print. */
-		uint64_t seen = 0;
-		p50 = p99 = 0;
-		for (int b = 0; b < 64; b++) {
-			seen += hist[b];
-			if (!p50 && seen * 2 >= n)
-				p50 = (2ULL << b) / 1e3;
-			if (!p99 && seen * 100 >= n * 99)
-				p99 = (2ULL << b) / 1e3;
-		}
+		p50 = log2_pct(hist, n, 50) / 1e3;
+		p99 = log2_pct(hist, n, 99) / 1e3;
 	}
 	printf("iops %.0f p50 %.1f p99 %.1f\n", n / (ns_between(start, t1) / 1e9), p50, p99);
 	return 0;
