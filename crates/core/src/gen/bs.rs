@@ -164,6 +164,12 @@ impl BsGen {
         self.min
     }
 
+    /// The one size of a fixed generator.
+    #[inline(always)]
+    pub fn one_size(&self) -> Option<u32> {
+        (self.min == self.max).then_some(self.min)
+    }
+
     /// The smallest size `next` returns.
     pub fn min(&self) -> u32 {
         self.min

@@ -175,11 +175,15 @@ impl Frand {
         // max + 1.0 is 2^32 or 2^64 (u64::MAX rounds up to it): a power
         // of two, by whose exact reciprocal a multiplication gives the
         // quotient bit for bit, for a fraction of the division's time.
-        let scale = match self {
-            Frand::T32(_) => 1.0 / 4_294_967_296.0,
-            Frand::T64(_) => 1.0 / 18_446_744_073_709_551_616.0,
-        };
-        self.next_u64() as f64 * scale
+        // A 32-bit draw converts to f64 in one instruction (the unsigned
+        // 64-bit conversion takes several, and constants from memory).
+        match self {
+            Frand::T32(_) => {
+                let r = self.next_u64() as u32;
+                f64::from(r) * (1.0 / 4_294_967_296.0)
+            }
+            Frand::T64(_) => self.next_u64() as f64 * (1.0 / 18_446_744_073_709_551_616.0),
+        }
     }
 
     /// fio's `rand_between(start, end)`: a value from `start` to `end`,
