@@ -40,6 +40,8 @@ pub enum EngineError {
         errno: i32,
         hint: &'static str,
     },
+    #[error("ioengine {name} queued an I/O instead of completing it")]
+    NotCompleted { name: &'static str },
     #[error("invalid engine options: {0}")]
     Options(String),
     #[error("cannot allocate {bytes} bytes of I/O buffers aligned to {align}")]

@@ -115,14 +115,18 @@ impl<T: SyncData> Engine for T {
 
     #[inline]
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-        let result = match io.op {
-            Op::Read | Op::Write => self.data(io)?,
-            Op::Trim | Op::Fsync | Op::Fdatasync => self.base().no_data(io)?,
-        };
         Ok(Queued::Completed(Completion {
             slot: io.slot,
-            result,
+            result: self.complete_now(io)?,
         }))
+    }
+
+    #[inline]
+    fn complete_now(&mut self, io: &IoUnit) -> Result<Result<u32, i32>, EngineError> {
+        match io.op {
+            Op::Read | Op::Write => self.data(io),
+            Op::Trim | Op::Fsync | Op::Fdatasync => self.base().no_data(io),
+        }
     }
 
     fn buf(&mut self, slot: u32) -> &mut [u8] {

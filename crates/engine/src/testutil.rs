@@ -253,6 +253,49 @@ pub fn engine_contract(name: &str) {
     errors_are_completions(name, dir.path());
     syncs_complete(name, dir.path());
     direct_io(name, dir.path());
+    complete_now_is_the_completion(name, dir.path());
+}
+
+/// `complete_now` gives what `queue` completes with (a full read, a short
+/// one, an error) for an engine whose I/O completes inside the call, and a
+/// caller's bad unit is an error as from `queue`; for a queued engine it
+/// is an error that names the engine.
+fn complete_now_is_the_completion(name: &str, dir: &Path) {
+    let path = dir.join(format!("{name}.now"));
+    std::fs::write(&path, vec![3u8; 5000]).unwrap();
+    let mut e = create_named(name, &opts(1, 8192)).unwrap();
+    let f = e.open(&spec(&path, true, false)).unwrap();
+    let cases = || {
+        [
+            io(0, f, Op::Read, 0, 4096),
+            io(0, f, Op::Read, 4096, 4096),
+            io(0, f, Op::Write, 0, 4096),
+        ]
+    };
+    if e.caps().sync {
+        for (a, b) in cases().into_iter().zip(cases()) {
+            let queued = run(e.as_mut(), a).result;
+            let now = e.complete_now(&b).expect("a completion");
+            assert_eq!(now, queued, "{name}: {b:?}");
+        }
+        let too_long = e.complete_now(&io(0, f, Op::Read, 0, 8193));
+        assert!(
+            matches!(too_long, Err(EngineError::BadUnit { .. })),
+            "{name}"
+        );
+    } else {
+        let err = e
+            .complete_now(&cases()[0])
+            .expect_err("a queued engine does not complete inside the call");
+        assert!(
+            matches!(err, EngineError::NotCompleted { .. }) && err.to_string().contains(name),
+            "{name}: {err}"
+        );
+        e.commit().expect("commit");
+        let mut out = Vec::new();
+        e.reap(1, usize::MAX, &mut out).expect("reap");
+    }
+    e.close(f).unwrap();
 }
 
 /// A filesystem mounted for a test, unmounted (lazily) on drop.

@@ -9,7 +9,7 @@
 //! them runs through instead. An I/O that does not complete in full (an error, a
 //! short transfer) is handed to the general completion path.
 
-use iolab_engine::{Completion, IoUnit, Op, Queued};
+use iolab_engine::{IoUnit, Op};
 use iolab_stats::{Dir, JobResult};
 
 use super::complete::{Cx, Meta};
@@ -129,11 +129,11 @@ impl Worker {
             let (d, len, offset) = (dir as usize, unit.len, unit.offset);
             s.budget.count(out, d, len);
             let t0 = clock.now();
-            let queued = self.engine.queue(&unit);
+            let result = self.engine.complete_now(&unit);
             let t1 = clock.now();
             done += 1;
-            match queued {
-                Ok(Queued::Completed(Completion { result: Ok(n), .. })) if n == len => {
+            match result {
+                Ok(Ok(n)) if n == len => {
                     let clat = clock.ns_between(t0, t1);
                     out.dirs[d].clat.record(clat);
                     out.lat_buckets.record(clat);
@@ -152,21 +152,11 @@ impl Worker {
                         break true;
                     }
                 }
-                Ok(Queued::Completed(c)) => {
+                Ok(result) => {
                     let io = Meta::issued(0, dir, 0, offset, len, t0);
-                    if !self.finish(cx, m, out, io, c.result, t1) {
+                    if !self.finish(cx, m, out, io, result, t1) {
                         break true;
                     }
-                }
-                Ok(Queued::InFlight | Queued::Busy) => {
-                    (out.error, out.error_detail) = (
-                        EIO,
-                        format!(
-                            "ioengine {} queued an I/O instead of completing it",
-                            self.engine.name()
-                        ),
-                    );
-                    break true;
                 }
                 Err(e) => {
                     (out.error, out.error_detail) = (EIO, e.to_string());

@@ -87,6 +87,10 @@ pub(super) struct Measure {
     /// `ms_ticks` (from, to) are in (see `ms_at`).
     ms: u64,
     ms_ticks: (u64, u64),
+    /// The first tick at which `tick` has something to do: the ramp's
+    /// end while ramping, else the end of the first window that is a
+    /// sample (u64::MAX when none is): one comparison per I/O.
+    due: u64,
 }
 
 impl Measure {
@@ -116,7 +120,25 @@ impl Measure {
             cutoff: u64::MAX,
             ms: 0,
             ms_ticks: (0, 0),
+            due: 0,
         }
+        .with_due()
+    }
+
+    /// `self` with `due` worked out again.
+    fn with_due(mut self) -> Measure {
+        self.set_due();
+        self
+    }
+
+    /// Works out `due` after the ramp, the windows or the cutoff changed.
+    fn set_due(&mut self) {
+        let sampled = |end: u64| if end < self.cutoff { end } else { u64::MAX };
+        self.due = if self.ramping {
+            self.ramp_end
+        } else {
+            sampled(self.bw.end).min(sampled(self.iops.end))
+        };
     }
 
     /// Milliseconds since the measured part began at `t` (ticks), as
@@ -149,6 +171,7 @@ impl Measure {
     /// short is no sample (a 1 s job with 100 ms windows has 9, not 10).
     pub fn cut_off_at(&mut self, deadline: Option<u64>) {
         self.cutoff = deadline.unwrap_or(u64::MAX);
+        self.set_due();
     }
 
     /// Counts a completed I/O in the current window.
@@ -170,16 +193,14 @@ impl Measure {
         mix: &RwMix,
         logs: Option<&mut Logs>,
     ) -> bool {
-        if self.ramping {
-            if t1 >= self.ramp_end {
-                self.end_ramp(out);
-                return true;
-            }
-        } else if (t1 >= self.bw.end && self.bw.end < self.cutoff)
-            || (t1 >= self.iops.end && self.iops.end < self.cutoff)
-        {
-            self.sample(t1, clock, out, mix, logs);
+        if t1 < self.due {
+            return false;
         }
+        if self.ramping {
+            self.end_ramp(out);
+            return true;
+        }
+        self.sample(t1, clock, out, mix, logs);
         false
     }
 
@@ -204,6 +225,7 @@ impl Measure {
         self.io0 = checked_io_mark(self.io_threads);
         self.bw = Window::new(self.ramp_end, self.bw.every);
         self.iops = Window::new(self.ramp_end, self.iops.every);
+        self.set_due();
     }
 
     /// Statistics start afresh at `t` (ticks), as at the end of the ramp:
@@ -254,6 +276,7 @@ impl Measure {
                 }
             }
         }
+        self.set_due();
     }
 }
 
