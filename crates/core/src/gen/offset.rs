@@ -615,7 +615,7 @@ impl OffsetGen {
             if f.units.is_some() {
                 return self.draw_fio_units(bs, bs_rng, rand, dir);
             }
-            if let (Some(lastb), Some(len)) = (f.plain, bs.one_size()) {
+            if let (Some(lastb), Some(len), Some(_)) = (f.plain, bs.one_size(), &self.touched) {
                 if u64::from(len) <= self.block && !self.exhausted {
                     return self.draw_fio_block(rand, dir.min(2), lastb, len);
                 }
@@ -1964,7 +1964,14 @@ mod tests {
         // taken blocks and a full map, for 32- and 64-bit streams, sizes
         // of a block and less, and a map that wraps (1000 blocks, not a
         // multiple of 64).
-        for (wide, size) in [(false, K4), (true, K4), (false, 2048)] {
+        // Without the map (norandommap) the draw is the general one, which
+        // counts the passes by I/Os.
+        for (wide, size, norandommap) in [
+            (false, K4, false),
+            (true, K4, false),
+            (false, 2048, false),
+            (false, K4, true),
+        ] {
             let seeds = crate::gen::taus::FioSeeds::new(1, true, false, None, 0, wide);
             let rand = || {
                 OffsetRand::new(
@@ -1973,9 +1980,10 @@ mod tests {
                     seeds.frand32(crate::gen::taus::Purpose::SeqRandRead),
                 )
             };
-            let mut usual = fio_gen(1000, &Distribution::Random, false);
+            let mut usual = fio_gen(1000, &Distribution::Random, norandommap);
             let mut general = usual.clone();
             assert!(usual.fio.as_ref().is_some_and(|f| f.plain.is_some()));
+            assert_eq!(usual.touched.is_none(), norandommap);
             let (mut ra, mut rb) = (rand(), rand());
             let mut bs = BsGen::fixed(size).expect("a fixed size");
             let (mut bs_a, mut bs_b) = (Frand::new(1, false), Frand::new(1, false));
