@@ -376,7 +376,10 @@ const NPROC: &str = "--nproc=16";
 fn a_worker_thread_that_cannot_be_created_stops_the_run_with_an_error() {
     let u = need!(Unprivileged::new(0o700));
     // Job a runs first and does its I/O; job b (after a stonewall) needs
-    // 64 threads where the limit leaves about a dozen.
+    // 64 threads where the limit leaves about a dozen. b's clones run
+    // until they are stopped, so that the ones started are all alive
+    // when the limit is met: clones that each wrote their 64 KiB and
+    // ended before the next were made would never reach it.
     let o = u.run(
         &["prlimit", NPROC],
         &[
@@ -389,6 +392,8 @@ fn a_worker_thread_that_cannot_be_created_stops_the_run_with_an_error() {
             "--name=b",
             "--stonewall",
             "--numjobs=64",
+            "--time_based",
+            "--runtime=60",
         ],
     );
     let err = stderr(&o);
