@@ -262,9 +262,11 @@ pub fn engine_contract(name: &str) {
 /// is an error that names the engine.
 fn complete_now_is_the_completion(name: &str, dir: &Path) {
     let path = dir.join(format!("{name}.now"));
-    std::fs::write(&path, vec![3u8; 5000]).unwrap();
-    let mut e = create_named(name, &opts(1, 8192)).unwrap();
-    let f = e.open(&spec(&path, true, false)).unwrap();
+    std::fs::write(&path, vec![3u8; 5000]).expect("the test file is written");
+    let mut e = create_named(name, &opts(1, 8192)).expect("the engine is made");
+    let f = e
+        .open(&spec(&path, true, false))
+        .expect("the test file opens");
     let cases = || {
         [
             io(0, f, Op::Read, 0, 4096),
@@ -295,7 +297,7 @@ fn complete_now_is_the_completion(name: &str, dir: &Path) {
         let mut out = Vec::new();
         e.reap(1, usize::MAX, &mut out).expect("reap");
     }
-    e.close(f).unwrap();
+    e.close(f).expect("the test file closes");
 }
 
 /// A filesystem mounted for a test, unmounted (lazily) on drop.

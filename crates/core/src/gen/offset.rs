@@ -334,6 +334,17 @@ impl Touched {
         self.next_free_word(from)
     }
 
+    /// fio's block for block `b` drawn (below `blocks`): `b` when it is
+    /// free, else the next free one after it, from the start past the
+    /// last; None when every block is taken.
+    #[inline(always)]
+    fn free_from(&self, b: u64, blocks: u64) -> Option<u64> {
+        if !self.get(b) {
+            return Some(b);
+        }
+        self.next_free(if b + 1 >= blocks { 0 } else { b + 1 })
+    }
+
     /// `next_free` past word `from`, which is full.
     #[inline(never)]
     fn next_free_word(&self, from: usize) -> Option<u64> {
@@ -709,14 +720,7 @@ impl OffsetGen {
         let b = scale_block(lastb, rand.offset.fraction());
         if let Some(t) = self.touched.as_mut() {
             if b < self.blocks {
-                // fio's block: the one drawn when free, else the next
-                // free one after it (from the start past the last).
-                let free = if !t.get(b) {
-                    Some(b)
-                } else {
-                    t.next_free(if b + 1 >= self.blocks { 0 } else { b + 1 })
-                };
-                if let Some(block) = free {
+                if let Some(block) = t.free_from(b, self.blocks) {
                     t.set(block);
                     if t.left == 0 {
                         self.passes += 1;
@@ -892,11 +896,10 @@ impl OffsetGen {
         let Some(t) = &self.touched else {
             return b;
         };
-        if b >= self.blocks || !t.get(b) {
+        if b >= self.blocks {
             return b;
         }
-        let from = if b + 1 >= self.blocks { 0 } else { b + 1 };
-        if let Some(free) = t.next_free(from) {
+        if let Some(free) = t.free_from(b, self.blocks) {
             return free;
         }
         // Every block taken.
@@ -950,11 +953,10 @@ impl OffsetGen {
             let Some(t) = &mut self.touched else {
                 return b + base;
             };
-            if b >= self.blocks || !t.get(b) {
+            if b >= self.blocks {
                 return b + base;
             }
-            let from = if b + 1 >= self.blocks { 0 } else { b + 1 };
-            match t.next_free(from) {
+            match t.free_from(b, self.blocks) {
                 Some(free) => return free + base,
                 None if self.stop_on_full => {
                     // fio's run ends: the file is done.
