@@ -131,30 +131,24 @@ pub struct DepthDist {
 }
 
 impl DepthDist {
-    /// The `level` bucket of a queue depth.
+    /// The `level` bucket of a queue depth: below 2 in the first, then one
+    /// per power of two, 64 and above in the last. Computed from the
+    /// highest bit set (no chain of comparisons: this runs per I/O).
+    #[inline]
     pub fn level_bucket(depth: u32) -> usize {
-        match depth {
-            0..=1 => 0,
-            2..=3 => 1,
-            4..=7 => 2,
-            8..=15 => 3,
-            16..=31 => 4,
-            32..=63 => 5,
-            _ => 6,
-        }
+        ((31 - (depth | 1).leading_zeros()) as usize).min(6)
     }
 
-    /// The `submit`/`complete` bucket of a batch size.
+    /// The `submit`/`complete` bucket of a batch size: 0 alone, 1 to 4,
+    /// then one per power of two up to 64, above it the last. From the
+    /// bit length of `n - 1` (the power of two at or above `n`).
+    #[inline]
     pub fn batch_bucket(n: u32) -> usize {
-        match n {
-            0 => 0,
-            1..=4 => 1,
-            5..=8 => 2,
-            9..=16 => 3,
-            17..=32 => 4,
-            33..=64 => 5,
-            _ => 6,
+        if n == 0 {
+            return 0;
         }
+        let above = 32 - (n - 1).leading_zeros();
+        (above.saturating_sub(1) as usize).clamp(1, 6)
     }
 
     pub fn merge(&mut self, o: &DepthDist) {
@@ -730,5 +724,33 @@ mod tests {
             .map(|&n| DepthDist::batch_bucket(n))
             .collect();
         assert_eq!(batches, [0, 1, 1, 2, 2, 3, 4, 5, 5, 6]);
+    }
+
+    /// The buckets as fio's ranges say them, for every depth and batch up
+    /// to past the last bucket, and the largest.
+    #[test]
+    fn depth_buckets_are_the_ranges() {
+        let level = |d: u32| match d {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        };
+        let batch = |n: u32| match n {
+            0 => 0,
+            1..=4 => 1,
+            5..=8 => 2,
+            9..=16 => 3,
+            17..=32 => 4,
+            33..=64 => 5,
+            _ => 6,
+        };
+        for n in (0..=300).chain([u32::MAX / 2, u32::MAX - 1, u32::MAX]) {
+            assert_eq!(DepthDist::level_bucket(n), level(n), "depth {n}");
+            assert_eq!(DepthDist::batch_bucket(n), batch(n), "batch {n}");
+        }
     }
 }
