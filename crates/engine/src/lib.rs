@@ -275,6 +275,14 @@ pub trait Engine: Send {
     ) -> Result<(), EngineError> {
         Ok(())
     }
+    /// One completion, as `reap(1, 1, ..)` gives it (waiting for it when
+    /// none is ready), without the vector: the queued fast path reaps one
+    /// at a time. None when nothing is in flight.
+    fn reap_one(&mut self) -> Result<Option<Completion>, EngineError> {
+        let mut out = Vec::with_capacity(1);
+        self.reap(1, 1, &mut out)?;
+        Ok(out.pop())
+    }
     /// The whole buffer of a slot (`buf_size` bytes; an I/O uses the first
     /// `len`), to fill before a write or check after a read. Panics when
     /// `slot` is not below `iodepth`.

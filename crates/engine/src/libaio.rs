@@ -206,34 +206,76 @@ impl LibaioEngine {
     /// no system call; returns how many.
     #[inline]
     fn take_ring(&mut self, room: usize, out: &mut Vec<Completion>) -> usize {
-        let Some(ring) = self.ring else { return 0 };
+        let mut n = 0;
+        while n < room {
+            let Some(c) = self.ring_next() else { break };
+            out.push(c);
+            n += 1;
+        }
+        n
+    }
+
+    /// The next event of the completion ring, with no system call; None
+    /// when the ring is empty or not readable (then `ring` is None for
+    /// good).
+    #[inline]
+    fn ring_next(&mut self) -> Option<Completion> {
+        let ring = self.ring?;
         // SAFETY: `ring` points at the header of the context's ring, mapped
         // until io_destroy in Drop; `completion_ring` checked its layout.
         let hdr = unsafe { ring.as_ref() };
         // Acquire: the kernel writes an event before it moves `tail`.
         let tail = hdr.tail.load(Ordering::Acquire);
-        let mut head = hdr.head.load(Ordering::Relaxed);
+        let head = hdr.head.load(Ordering::Relaxed);
         if head >= hdr.nr || tail >= hdr.nr {
             self.ring = None;
-            return 0;
+            return None;
         }
-        // SAFETY: the `nr` events follow the 32-byte header in the mapping.
-        let events = unsafe { ring.as_ptr().add(1).cast::<IoEvent>() };
-        let mut n = 0;
-        while head != tail && n < room {
-            // SAFETY: `head` < `nr`, and the event at `head` was completely
-            // written before `tail` moved past it (the Acquire above).
-            let ev = unsafe { events.add(head as usize).read() };
-            out.push(completion(&ev));
-            head = if head + 1 == hdr.nr { 0 } else { head + 1 };
-            n += 1;
+        if head == tail {
+            return None;
         }
-        if n > 0 {
-            // Release: the events are read before the kernel may reuse them.
-            hdr.head.store(head, Ordering::Release);
-            self.in_flight -= n;
+        // SAFETY: the `nr` events follow the 32-byte header in the mapping;
+        // `head` < `nr`, and the event at `head` was completely written
+        // before `tail` moved past it (the Acquire above).
+        let ev = unsafe {
+            ring.as_ptr()
+                .add(1)
+                .cast::<IoEvent>()
+                .add(head as usize)
+                .read()
+        };
+        let next = if head + 1 == hdr.nr { 0 } else { head + 1 };
+        // Release: the event is read before the kernel may reuse its entry.
+        hdr.head.store(next, Ordering::Release);
+        self.in_flight -= 1;
+        Some(completion(&ev))
+    }
+
+    /// io_getevents for at least `want` and at most `room` events into the
+    /// event buffer (`want` 0: what there is, without waiting); how many
+    /// came. `room` is at most `in_flight`.
+    fn get_events(&mut self, want: usize, room: usize) -> Result<usize, EngineError> {
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let timeout: *const libc::timespec = if want == 0 { &zero } else { std::ptr::null() };
+        // SAFETY: `events` holds `depth` >= in_flight >= room writable
+        // events; `timeout` is null or points at `zero`, live across the
+        // call.
+        let rc = unsafe {
+            rawsys::io_getevents(self.ctx, want, room, self.events.as_mut_ptr(), timeout)
+        };
+        match rc {
+            Ok(n) => Ok(n),
+            Err(libc::EINTR) => Ok(0),
+            Err(errno) => Err(EngineError::Refused {
+                engine: "libaio",
+                syscall: "io_getevents",
+                errno,
+                hint: "use ioengine=psync instead",
+            }),
         }
-        n
     }
 }
 
@@ -460,35 +502,33 @@ impl Engine for LibaioEngine {
             }
             let want = min.saturating_sub(got).min(self.in_flight);
             let room = (max - got).min(self.in_flight);
-            // Nothing more is required: collect what is there, without
-            // waiting.
-            let zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            let timeout: *const libc::timespec = if want == 0 { &zero } else { std::ptr::null() };
-            // SAFETY: `events` holds `depth` >= in_flight >= room writable
-            // events; `timeout` is null or points at `zero`, live across the
-            // call.
-            let rc = unsafe {
-                rawsys::io_getevents(self.ctx, want, room, self.events.as_mut_ptr(), timeout)
-            };
-            let n = match rc {
-                Ok(n) => n,
-                Err(libc::EINTR) => continue,
-                Err(errno) => {
-                    return Err(EngineError::Refused {
-                        engine: "libaio",
-                        syscall: "io_getevents",
-                        errno,
-                        hint: "use ioengine=psync instead",
-                    })
-                }
-            };
+            // Nothing more is required (want 0): collect what is there,
+            // without waiting. A signal that interrupts the wait gives 0:
+            // the loop looks at the ring again and waits again.
+            let n = self.get_events(want, room)?;
             self.take_events(n, out);
             got += n;
             if got >= min || want == 0 {
                 return Ok(());
+            }
+        }
+    }
+
+    fn reap_one(&mut self) -> Result<Option<Completion>, EngineError> {
+        // Completions that finished inside `queue` or `commit` go first.
+        if !self.ready.is_empty() {
+            return Ok(Some(self.ready.remove(0)));
+        }
+        loop {
+            if self.in_flight == 0 {
+                return Ok(None);
+            }
+            if let Some(c) = self.ring_next() {
+                return Ok(Some(c));
+            }
+            if self.get_events(1, 1)? == 1 {
+                self.in_flight -= 1;
+                return Ok(Some(completion(&self.events[0])));
             }
         }
     }

@@ -254,6 +254,73 @@ pub fn engine_contract(name: &str) {
     syncs_complete(name, dir.path());
     direct_io(name, dir.path());
     complete_now_is_the_completion(name, dir.path());
+    reap_one_is_reap(name, dir.path());
+}
+
+/// `reap_one` hands back one at a time what `reap` does: for the same
+/// I/Os in flight (a full read, a short one, one at the end of the file,
+/// a write the read-only descriptor refuses) the same completions, and
+/// None once nothing is in flight (at once for an engine whose I/O
+/// completes inside `queue`).
+fn reap_one_is_reap(name: &str, dir: &Path) {
+    let path = dir.join(format!("{name}.one"));
+    std::fs::write(&path, vec![5u8; 5000]).expect("the test file is written");
+    let units = |f| {
+        [
+            io(0, f, Op::Read, 0, 4096),
+            io(1, f, Op::Read, 4096, 4096),
+            io(2, f, Op::Read, 8192, 4096),
+            io(3, f, Op::Write, 0, 4096),
+        ]
+    };
+    let completions = |one: bool| {
+        let mut e = create_named(name, &opts(4, 8192)).expect("the engine is made");
+        let f = e
+            .open(&spec(&path, true, false))
+            .expect("the test file opens");
+        let mut got = Vec::new();
+        for u in units(f) {
+            match e.queue(&u).expect("queue") {
+                Queued::Completed(c) => got.push(c),
+                Queued::InFlight => {}
+                Queued::Busy => panic!("{name}: busy with 4 slots and 4 I/Os"),
+            }
+        }
+        e.commit().expect("commit");
+        let queued = got.len();
+        loop {
+            let c = if one {
+                e.reap_one().expect("reap_one")
+            } else {
+                let mut out = Vec::new();
+                e.reap(1, 1, &mut out).expect("reap");
+                assert!(out.len() <= 1, "{name}: reap(1, 1) gave {out:?}");
+                out.pop()
+            };
+            let Some(c) = c else { break };
+            got.push(c);
+        }
+        if e.caps().sync {
+            assert_eq!(queued, 4, "{name}: every I/O completes inside queue");
+        }
+        assert_eq!(e.reap_one().expect("reap_one"), None, "{name}: none left");
+        e.close(f).expect("the test file closes");
+        got.sort_by_key(|c| c.slot);
+        got
+    };
+    let one = completions(true);
+    assert_eq!(one, completions(false), "{name}");
+    let results: Vec<_> = one.iter().map(|c| (c.slot, c.result)).collect();
+    assert_eq!(
+        results,
+        [
+            (0, Ok(4096)),
+            (1, Ok(904)),
+            (2, Ok(0)),
+            (3, Err(libc::EBADF))
+        ],
+        "{name}"
+    );
 }
 
 /// `complete_now` gives what `queue` completes with (a full read, a short

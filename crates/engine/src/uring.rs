@@ -253,47 +253,49 @@ impl UringEngine {
     /// for this thread.
     #[inline]
     fn submit_and_wait(&mut self, want: usize) -> io::Result<usize> {
-        let sqpoll = self.sqpoll;
-        let (len, flags) = {
-            let sq = self.ring.submission();
-            // Deferred task work, an overflowed completion queue and a
-            // polled ring all need GETEVENTS to make progress.
-            let work = sq.cq_overflow() || sq.taskrun();
-            let mut flags = if want > 0 || self.hipri || work {
-                IORING_ENTER_GETEVENTS
-            } else {
-                0
-            };
-            // need_wakeup orders the tail written above before the flag
-            // it reads (a SeqCst fence), as the kernel's sleep requires.
-            if sqpoll {
-                if sq.need_wakeup() {
-                    flags |= IORING_ENTER_SQ_WAKEUP;
-                } else if flags == 0 {
-                    // The SQ thread takes the entries by itself.
-                    return Ok(sq.len());
+        loop {
+            let sqpoll = self.sqpoll;
+            let (len, flags) = {
+                let sq = self.ring.submission();
+                // Deferred task work, an overflowed completion queue and a
+                // polled ring all need GETEVENTS to make progress.
+                let work = sq.cq_overflow() || sq.taskrun();
+                let mut flags = if want > 0 || self.hipri || work {
+                    IORING_ENTER_GETEVENTS
+                } else {
+                    0
+                };
+                // need_wakeup orders the tail written above before the flag
+                // it reads (a SeqCst fence), as the kernel's sleep requires.
+                if sqpoll {
+                    if sq.need_wakeup() {
+                        flags |= IORING_ENTER_SQ_WAKEUP;
+                    } else if flags == 0 {
+                        // The SQ thread takes the entries by itself.
+                        return Ok(sq.len());
+                    }
                 }
+                (sq.len(), flags)
+            };
+            let (target, flags) = match self.ring_index {
+                Some(index) => (index, flags | IORING_ENTER_REGISTERED_RING),
+                None => (self.ring.as_raw_fd() as u32, flags),
+            };
+            // SAFETY: io_uring_enter with no argument block; the SQEs it
+            // submits were checked when they were queued.
+            let r = unsafe {
+                rawsys::io_uring_enter(target, len as u32, want as u32, flags, std::ptr::null(), 0)
+            };
+            match r {
+                Ok(n) => return Ok(n),
+                // The index is not this thread's (the engine moved to
+                // another thread): nothing was submitted; go on by
+                // descriptor.
+                Err(libc::EBADF | libc::EINVAL) if self.ring_index.is_some() => {
+                    self.ring_index = None;
+                }
+                Err(errno) => return Err(io::Error::from_raw_os_error(errno)),
             }
-            (sq.len(), flags)
-        };
-        let (target, flags) = match self.ring_index {
-            Some(index) => (index, flags | IORING_ENTER_REGISTERED_RING),
-            None => (self.ring.as_raw_fd() as u32, flags),
-        };
-        // SAFETY: io_uring_enter with no argument block; the SQEs it
-        // submits were checked when they were queued.
-        let r = unsafe {
-            rawsys::io_uring_enter(target, len as u32, want as u32, flags, std::ptr::null(), 0)
-        };
-        match r {
-            Ok(n) => Ok(n),
-            // The index is not this thread's (the engine moved to another
-            // thread): nothing was submitted; go on by descriptor.
-            Err(libc::EBADF | libc::EINVAL) if self.ring_index.is_some() => {
-                self.ring_index = None;
-                self.submit_and_wait(want)
-            }
-            Err(errno) => Err(io::Error::from_raw_os_error(errno)),
         }
     }
 
@@ -303,16 +305,105 @@ impl UringEngine {
         let mut n = 0;
         // Completions past `limit` stay in the ring for the next reap.
         for cqe in self.ring.completion().take(limit) {
-            let res = cqe.result();
-            out.push(Completion {
-                // user_data is the slot, a u32.
-                slot: cqe.user_data() as u32,
-                result: if res >= 0 { Ok(res as u32) } else { Err(-res) },
-            });
+            out.push(completion(&cqe));
             n += 1;
         }
         self.in_flight -= n;
         n
+    }
+}
+
+impl UringEngine {
+    /// READV/WRITEV of the slot's buffer through its iovec (`vectored`).
+    #[inline(never)]
+    fn vectored_entry(
+        &mut self,
+        io: &IoUnit,
+        fd: libc::c_int,
+        buf: *mut u8,
+        write: bool,
+    ) -> squeue::Entry {
+        let v = &mut self.iovecs.0[io.slot as usize];
+        v.iov_base = buf.cast();
+        v.iov_len = io.len as usize;
+        let iov: *const libc::iovec = v;
+        macro_rules! entry {
+            ($fd:expr) => {
+                if write {
+                    opcode::Writev::new($fd, iov, 1).offset(io.offset).build()
+                } else {
+                    opcode::Readv::new($fd, iov, 1).offset(io.offset).build()
+                }
+            };
+        }
+        if self.registerfiles {
+            entry!(types::Fixed(io.file.0))
+        } else {
+            entry!(types::Fd(fd))
+        }
+    }
+
+    /// `queue` for what moves no data: a trim, done here (as fio's engine
+    /// does), or an fsync or fdatasync SQE.
+    #[cold]
+    #[inline(never)]
+    fn queue_no_data(&mut self, io: &IoUnit, fd: libc::c_int) -> Result<Queued, EngineError> {
+        if io.op == Op::Trim {
+            let result = self.base.no_data(io)?;
+            return Ok(Queued::Completed(Completion {
+                slot: io.slot,
+                result,
+            }));
+        }
+        if self.in_flight >= self.max_in_flight {
+            return Ok(Queued::Busy);
+        }
+        let flags = if io.op == Op::Fdatasync {
+            types::FsyncFlags::DATASYNC
+        } else {
+            types::FsyncFlags::empty()
+        };
+        let sqe = if self.registerfiles {
+            opcode::Fsync::new(types::Fixed(io.file.0))
+                .flags(flags)
+                .build()
+        } else {
+            opcode::Fsync::new(types::Fd(fd)).flags(flags).build()
+        };
+        // SAFETY: an fsync SQE points at no memory.
+        Ok(unsafe { self.push(sqe, io) })
+    }
+
+    /// Pushes `sqe` for `io` (its user_data the slot), marked
+    /// `IOSQE_ASYNC` when `force_async` picks it or its file takes no
+    /// nonblocking I/O. Busy when the submission queue is full; the counts
+    /// move only once the SQE is in the queue, so that a refused push
+    /// comes back with the same I/O.
+    ///
+    /// # Safety
+    /// Whatever memory `sqe` points at stays valid until its completion is
+    /// reaped.
+    #[inline]
+    unsafe fn push(&mut self, sqe: squeue::Entry, io: &IoUnit) -> Queued {
+        let sqe = sqe.user_data(u64::from(io.slot));
+        let prepped = if self.force_async == 0 {
+            0
+        } else {
+            (self.prepped + 1) % self.force_async
+        };
+        let forced = self.force_async != 0 && prepped == 0;
+        let sqe = if forced || self.punted.get(io.file.0 as usize) == Some(&true) {
+            sqe.flags(squeue::Flags::ASYNC)
+        } else {
+            sqe
+        };
+        // SAFETY: as the caller promises; a full queue refuses the push.
+        if unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            return Queued::Busy;
+        }
+        self.prepped = prepped;
+        self.in_flight += 1;
+        Queued::InFlight
     }
 }
 
@@ -541,15 +632,12 @@ impl Engine for UringEngine {
             });
         }
         let fd = self.base.files.get_mut(io.file)?.raw();
-        let data = matches!(io.op, Op::Read | Op::Write);
-        if io.op == Op::Trim {
-            let result = self.base.no_data(io)?;
-            return Ok(Queued::Completed(Completion {
-                slot: io.slot,
-                result,
-            }));
-        }
-        if data && io.offset > i64::MAX as u64 {
+        let write = match io.op {
+            Op::Read => false,
+            Op::Write => true,
+            _ => return self.queue_no_data(io, fd),
+        };
+        if io.offset > i64::MAX as u64 {
             // The kernel would take it for -1: "at the file position".
             return Ok(Queued::Completed(Completion {
                 slot: io.slot,
@@ -562,61 +650,27 @@ impl Engine for UringEngine {
         let buf = self.base.bufs.slot_ptr(io.slot as usize);
         // The slot is below `slots`, which register_buffers kept within u16.
         let index = io.slot as u16;
-        let vectored = !self.iovecs.0.is_empty() && matches!(io.op, Op::Read | Op::Write);
-        let iov: *const libc::iovec = if vectored {
-            let v = &mut self.iovecs.0[io.slot as usize];
-            v.iov_base = buf.cast();
-            v.iov_len = io.len as usize;
-            v
-        } else {
-            std::ptr::null()
-        };
+        let (off, len) = (io.offset, io.len);
         macro_rules! entry {
             ($fd:expr) => {
-                match (io.op, self.fixedbufs) {
-                    (Op::Read, false) if vectored => {
-                        opcode::Readv::new($fd, iov, 1).offset(io.offset).build()
-                    }
-                    (Op::Write, false) if vectored => {
-                        opcode::Writev::new($fd, iov, 1).offset(io.offset).build()
-                    }
-                    (Op::Read, false) => opcode::Read::new($fd, buf, io.len)
-                        .offset(io.offset)
+                match (write, self.fixedbufs) {
+                    (false, false) => opcode::Read::new($fd, buf, len).offset(off).build(),
+                    (false, true) => opcode::ReadFixed::new($fd, buf, len, index)
+                        .offset(off)
                         .build(),
-                    (Op::Read, true) => opcode::ReadFixed::new($fd, buf, io.len, index)
-                        .offset(io.offset)
-                        .build(),
-                    (Op::Write, false) => opcode::Write::new($fd, buf, io.len)
-                        .offset(io.offset)
-                        .build(),
-                    (Op::Write, true) => opcode::WriteFixed::new($fd, buf, io.len, index)
-                        .offset(io.offset)
-                        .build(),
-                    (Op::Fsync, _) => opcode::Fsync::new($fd).build(),
-                    (_, _) => opcode::Fsync::new($fd)
-                        .flags(types::FsyncFlags::DATASYNC)
+                    (true, false) => opcode::Write::new($fd, buf, len).offset(off).build(),
+                    (true, true) => opcode::WriteFixed::new($fd, buf, len, index)
+                        .offset(off)
                         .build(),
                 }
             };
         }
-        let sqe: squeue::Entry = if self.registerfiles {
+        let sqe = if !self.iovecs.0.is_empty() {
+            self.vectored_entry(io, fd, buf, write)
+        } else if self.registerfiles {
             entry!(types::Fixed(io.file.0))
         } else {
             entry!(types::Fd(fd))
-        }
-        .user_data(u64::from(io.slot));
-        // The count moves only once the SQE is in the queue: a refused
-        // push comes back with the same I/O.
-        let prepped = if self.force_async == 0 {
-            0
-        } else {
-            (self.prepped + 1) % self.force_async
-        };
-        let forced = self.force_async != 0 && prepped == 0;
-        let sqe = if forced || self.punted.get(io.file.0 as usize) == Some(&true) {
-            sqe.flags(squeue::Flags::ASYNC)
-        } else {
-            sqe
         };
         // SAFETY: the SQE points at `len` bytes of the slot's buffer
         // (checked against the pool's size above), directly or through the
@@ -625,13 +679,7 @@ impl Engine for UringEngine {
         // `Drop` waits for every I/O in flight before freeing it. The caller
         // keeps a slot in flight at most once and does not touch its buffer
         // until the completion comes back.
-        // A full submission queue refuses the push.
-        if unsafe { self.ring.submission().push(&sqe) }.is_err() {
-            return Ok(Queued::Busy);
-        }
-        self.prepped = prepped;
-        self.in_flight += 1;
-        Ok(Queued::InFlight)
+        Ok(unsafe { self.push(sqe, io) })
     }
 
     fn commit(&mut self) -> Result<(), EngineError> {
@@ -675,8 +723,41 @@ impl Engine for UringEngine {
         }
     }
 
+    fn reap_one(&mut self) -> Result<Option<Completion>, EngineError> {
+        if self.in_flight == 0 {
+            return Ok(None);
+        }
+        loop {
+            // As `reap`: SQEs not yet submitted go with the call, which
+            // waits when no completion is ready.
+            let ready = !self.ring.completion().is_empty();
+            if !ready || !self.ring.submission().is_empty() {
+                match retry_eintr(|| self.submit_and_wait(usize::from(!ready))) {
+                    Ok(_) => {}
+                    // The completion queue is full: taking one makes room.
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {}
+                    Err(e) => return Err(enter_error(e)),
+                }
+            }
+            if let Some(cqe) = self.ring.completion().next() {
+                self.in_flight -= 1;
+                return Ok(Some(completion(&cqe)));
+            }
+        }
+    }
+
     fn buf(&mut self, slot: u32) -> &mut [u8] {
         self.base.buf(slot)
+    }
+}
+
+/// A CQE as a completion: user_data is the slot, a u32.
+#[inline]
+fn completion(cqe: &io_uring::cqueue::Entry) -> Completion {
+    let res = cqe.result();
+    Completion {
+        slot: cqe.user_data() as u32,
+        result: if res >= 0 { Ok(res as u32) } else { Err(-res) },
     }
 }
 

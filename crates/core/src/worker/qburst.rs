@@ -137,32 +137,33 @@ impl Worker {
     /// and accounts it. False when the job must stop.
     #[inline(always)]
     fn reap_one(&mut self, cx: &Cx, m: &mut Measure, out: &mut JobResult, q: &mut Queue) -> bool {
-        let Ok(t1) = self.reap(cx, q, out, 1, 1) else {
-            return false;
-        };
-        let mut go = true;
-        for &c in q.done.iter() {
-            q.inflight -= 1;
-            q.free.push(c.slot);
-            let io = q.meta[c.slot as usize];
-            match c.result {
-                Ok(n) if n == io.len && !m.ramping => {
-                    let lats = record_latencies(cx, out, &io, t1);
-                    if !self.log(cx, m, out, &io, n, t1, lats) {
-                        go = false;
-                    }
-                    if self.account_full(cx, m, out, io.dir as usize, n, t1) {
-                        go = false;
-                    }
-                }
-                result => {
-                    if !self.finish_aside(cx, m, out, io, result, t1) {
-                        go = false;
-                    }
-                }
+        let reaped = self.engine.reap_one();
+        let t1 = cx.clock.now();
+        let c = match reaped {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                // Nothing was in flight: a call that brought none.
+                out.depth.complete[DepthDist::batch_bucket(0)] += 1;
+                return true;
             }
+            Err(e) => {
+                failed(out, &e);
+                return false;
+            }
+        };
+        out.depth.complete[DepthDist::batch_bucket(1)] += 1;
+        q.inflight -= 1;
+        q.free.push(c.slot);
+        let io = q.meta[c.slot as usize];
+        match c.result {
+            Ok(n) if n == io.len && !m.ramping => {
+                let lats = record_latencies(cx, out, &io, t1);
+                let logged = self.log(cx, m, out, &io, n, t1, lats);
+                let end = self.account_full(cx, m, out, io.dir as usize, n, t1);
+                logged && !end
+            }
+            result => self.finish_aside(cx, m, out, io, result, t1),
         }
-        go
     }
 }
 
