@@ -1128,3 +1128,93 @@ fn verify_headers_written_by_either_tool_verify_with_the_other() {
         }
     }
 }
+
+#[test]
+fn io_size_past_the_files_runs_again_as_fios() {
+    require!(fio, strace);
+    // fio's run ends where its files are done (a random map full, a
+    // sequential pass at the end) also within a loop, and while io_size
+    // is not done the next starts afresh: with randrepeat the streams
+    // over from their seeds, the map cleared; io_size counts over the
+    // loops. Single files take the synchronous fast path, the others
+    // the general loop.
+    let cases: [(&str, &[&str]); 8] = [
+        (
+            "randread",
+            &["--rw=randread", "--bs=4k", "--size=64k", "--io_size=192k"],
+        ),
+        (
+            "randwrite",
+            &["--rw=randwrite", "--bs=4k", "--size=64k", "--io_size=200k"],
+        ),
+        (
+            "randrw bssplit",
+            &[
+                "--rw=randrw",
+                "--size=256k",
+                "--bssplit=4k/50:16k/50",
+                "--io_size=700k",
+            ],
+        ),
+        (
+            "randread loops=2",
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=64k",
+                "--io_size=192k",
+                "--loops=2",
+            ],
+        ),
+        (
+            "read",
+            &["--rw=read", "--bs=4k", "--size=64k", "--io_size=192k"],
+        ),
+        (
+            "rw bsrange",
+            &[
+                "--rw=rw",
+                "--size=256k",
+                "--bsrange=4k-16k",
+                "--io_size=700k",
+            ],
+        ),
+        (
+            "randread nrfiles=2",
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=128k",
+                "--io_size=300k",
+                "--nrfiles=2",
+            ],
+        ),
+        (
+            "randread randrepeat=0",
+            &[
+                "--rw=randread",
+                "--bs=4k",
+                "--size=64k",
+                "--io_size=192k",
+                "--randrepeat=0",
+                "--randseed=5",
+            ],
+        ),
+    ];
+    for (what, opts) in cases {
+        check(&format!("{what} io_size past size"), opts);
+    }
+    // The queued fast path: libaio at depth 4.
+    let jobs = [("q".to_string(), Vec::new())];
+    let common = [
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=64k",
+        "--io_size=192k",
+    ];
+    for (name, fio, iolab) in both_jobs(&common, &jobs, true) {
+        assert_same(&format!("{name}: libaio io_size past size"), &fio, &iolab);
+    }
+}

@@ -576,6 +576,11 @@ impl OffsetGen {
         self.stop_on_full = on;
     }
 
+    /// Whether a full map ends the run (`set_stop_on_full`).
+    pub fn stops_on_full(&self) -> bool {
+        self.stop_on_full
+    }
+
     /// For a sequential pattern with a gap (`rw=read:8k`) in a job that is
     /// not time_based: the region's end is fio's file done in every loop,
     /// not only in one that went on from the last. fio's loop ends there

@@ -21,39 +21,61 @@ use crate::plan::PlanJob;
 
 impl Worker {
     /// The next plain read or write of the job's one file, into buffer
-    /// `slot`, with a write's data prepared. None when the direction drawn
-    /// has no offsets to give (the job stops).
+    /// `slot`, with a write's data prepared. A draw that ends fio's run
+    /// (a full map under `stop_on_full`) starts the next run (`runs`
+    /// counts them) and draws again. None when the job has no more to
+    /// give (it stops).
     #[inline(always)]
-    pub(super) fn next_single(&mut self, slot: u32, seq: &mut u64) -> Option<(Dir, IoUnit)> {
-        let dir = self.mix.next(&mut self.mix_rng).dir;
-        let d = dir as usize;
-        let file = &mut self.files.files[0];
-        let g = file.gen_of[d]?;
-        if let Some(r) = self.rewind.as_deref_mut() {
-            r.before_draw(0, g, file.gens[g].pass());
+    pub(super) fn next_single(
+        &mut self,
+        slot: u32,
+        seq: &mut u64,
+        runs: &mut u32,
+        job: &PlanJob,
+        out: &JobResult,
+    ) -> Option<(Dir, IoUnit)> {
+        loop {
+            let dir = self.mix.next(&mut self.mix_rng).dir;
+            let d = dir as usize;
+            let file = &mut self.files.files[0];
+            let g = file.gen_of[d]?;
+            if let Some(r) = self.rewind.as_deref_mut() {
+                r.before_draw(0, g, file.gens[g].pass());
+            }
+            let (offset, len) =
+                file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
+            let gen = &file.gens[g];
+            if gen.ended() || gen.exhausted() {
+                if gen.ended() || !self.next_run_aside(job, runs, out) {
+                    return None;
+                }
+                continue;
+            }
+            let unit = IoUnit {
+                slot,
+                file: file.id,
+                op: if dir == Dir::Read {
+                    Op::Read
+                } else {
+                    Op::Write
+                },
+                offset,
+                len,
+            };
+            if self.needs_data && dir == Dir::Write {
+                *seq += 1;
+                self.data
+                    .prepare(self.engine.buf(slot), len as usize, offset, *seq);
+            }
+            return Some((dir, unit));
         }
-        let (offset, len) =
-            file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
-        if file.gens[g].ended() {
-            return None;
-        }
-        let unit = IoUnit {
-            slot,
-            file: file.id,
-            op: if dir == Dir::Read {
-                Op::Read
-            } else {
-                Op::Write
-            },
-            offset,
-            len,
-        };
-        if self.needs_data && dir == Dir::Write {
-            *seq += 1;
-            self.data
-                .prepare(self.engine.buf(slot), len as usize, offset, *seq);
-        }
-        Some((dir, unit))
+    }
+
+    /// `next_run` out of the fast paths' code.
+    #[cold]
+    #[inline(never)]
+    fn next_run_aside(&mut self, job: &PlanJob, runs: &mut u32, out: &JobResult) -> bool {
+        self.next_run(job, runs, out)
     }
 
     /// Accounts a read or write past the ramp that moved all its `n`
@@ -123,7 +145,8 @@ impl Worker {
             if shared.stopped() {
                 break true;
             }
-            let Some((dir, unit)) = self.next_single(0, &mut s.seq) else {
+            let Some((dir, unit)) = self.next_single(0, &mut s.seq, &mut s.runs, cx.job, out)
+            else {
                 break true;
             };
             let (d, len, offset) = (dir as usize, unit.len, unit.offset);

@@ -125,6 +125,10 @@ impl Worker {
             }
             if lp == 0 || !s.going_on {
                 s.budget.restart();
+                if self.loop_past_files(job) {
+                    // A full map ends fio's run within the loop, too.
+                    self.go_on(job);
+                }
             }
             if self.io_loop(cx, shared, m, s, out).is_err() {
                 break;
@@ -456,11 +460,7 @@ impl Worker {
                 Ok(false) => {}
                 Err(_) => return None,
             }
-            if *runs >= cx.job.runs() && !self.runs_on(cx.job, out) {
-                return None;
-            }
-            *runs += 1;
-            if !self.new_run() {
+            if !self.next_run(cx.job, runs, out) {
                 return None;
             }
             return self.draw(cx, None, runs, out);

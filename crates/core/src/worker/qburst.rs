@@ -51,7 +51,9 @@ impl Worker {
                 return true;
             }
             if let Some(slot) = q.free.pop() {
-                let Some((dir, unit)) = self.next_single(slot, &mut s.seq) else {
+                let Some((dir, unit)) =
+                    self.next_single(slot, &mut s.seq, &mut s.runs, cx.job, out)
+                else {
                     q.free.push(slot);
                     return true;
                 };

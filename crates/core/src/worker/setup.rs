@@ -50,21 +50,59 @@ impl Worker {
     /// generator is back at its start with its map cleared.
     /// Several files: each back in service. False when a file cannot be
     /// opened again.
+    /// A full map ends the new run too, as it ended the last.
     pub(super) fn new_run(&mut self) -> bool {
         if let Some(first) = &self.first_streams {
             let left = self.off_rng.seq_left;
             (self.mix_rng, self.bs_rng, self.off_rng) = (**first).clone();
             self.off_rng.seq_left = left;
         }
-        if !self.files.is_single() {
-            return self.files.new_loop(false, self.engine.as_mut()).is_ok();
+        let stop_on_full = self
+            .files
+            .files
+            .iter()
+            .any(|f| f.gens.iter().any(crate::gen::OffsetGen::stops_on_full));
+        if !self.files.is_single() && self.files.new_loop(false, self.engine.as_mut()).is_err() {
+            return false;
         }
+        let single = self.files.is_single();
         for f in &mut self.files.files {
             for g in &mut f.gens {
-                g.restart();
+                if single {
+                    g.restart();
+                }
+                g.set_stop_on_full(stop_on_full);
             }
         }
         true
+    }
+
+    /// fio's run ended where a draw found the map full (or a pass ended
+    /// it) and no file is left in it: while the job may have more runs
+    /// (its `loops`, then `io_size`), the next starts (`new_run`); false
+    /// when the job is done, or a file cannot be opened again.
+    pub(super) fn next_run(
+        &mut self,
+        job: &crate::plan::PlanJob,
+        runs: &mut u32,
+        out: &iolab_stats::JobResult,
+    ) -> bool {
+        if *runs >= job.runs() && !self.runs_on(job, out) {
+            return false;
+        }
+        *runs += 1;
+        self.new_run()
+    }
+
+    /// Whether a loop is to move more bytes (`io_size`) than the files'
+    /// regions hold: fio's run then ends where the files are done (a
+    /// random map full, a sequential pass at its end) and the next starts
+    /// afresh, as between loops. Not with verify, whose loops read back
+    /// what they wrote and never go on from the last (`goes_on`).
+    pub(super) fn loop_past_files(&self, job: &crate::plan::PlanJob) -> bool {
+        !job.time_based
+            && self.verify.is_none()
+            && self.io_size > self.files.files.iter().map(|f| f.len).sum::<u64>()
     }
 
     /// Whether fio starts another run of the job once its `loops` are
