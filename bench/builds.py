@@ -3,8 +3,8 @@
 row's C limit loop when it has one: each round runs every build and then
 the loop (the next round the other way round), for --runs rounds, and
 prints per build the median IOPS, I/Os per CPU second (the process's
-rusage from wait4), user and system CPU microseconds per I/O, and the
-medians of the round-by-round ratios: IOPS to the first build, and IOPS
+rusage from wait4), user and system CPU microseconds per I/O (the
+loop's too), and the medians of the round-by-round ratios: IOPS to the first build, and IOPS
 and per core to the loop, each of the last two with the distribution-free
 95% interval of its median (from 6 rounds on; iolab's repeats use the
 same). Rounds are seconds apart, so a drift of the host over the whole
@@ -166,6 +166,8 @@ def main():
             limit = compare.limit_for(opts, loops)
             res = {b: [] for b in a.builds}
             lim = []
+            # The loop's user and system CPU microseconds per I/O, by round.
+            lim_cpu = []
             # The builds, then the loop; the other way round in the next
             # round, so that a drift of the host within a round favours
             # none of them.
@@ -176,6 +178,8 @@ def main():
                         compare.load_cache(warm)
                     if b is None:
                         lim.append(compare.limit_one(limit))
+                        ios = max(lim[-1][0] * float(limit[1][2]), 1)
+                        lim_cpu.append([t / ios * 1e6 for t in compare.LAST_LIMIT_CPU[0]])
                     else:
                         res[b].append(run_build(os.path.abspath(b), opts, d))
     finally:
@@ -194,7 +198,9 @@ def main():
                      f"{paired_with_interval([x[1] / l[-1] for x, l in zip(r, lim)])}")
         print(line)
     if lim:
-        print(f"loop: IOPS {med(l[0] for l in lim):,.0f}, per core {med(l[-1] for l in lim):,.0f}")
+        print(f"loop: IOPS {med(l[0] for l in lim):,.0f}, per core {med(l[-1] for l in lim):,.0f}, "
+              f"user {med(c[0] for c in lim_cpu):.3f} us/IO, "
+              f"system {med(c[1] for c in lim_cpu):.3f} us/IO")
 
 
 if __name__ == "__main__":

@@ -298,6 +298,9 @@ LAST_READ = [0]
 LAST_MINFLT = [0]
 # The rusage of the last run of `one`.
 LAST_RUSAGE = [None]
+# The user and system CPU seconds of the last limit loop run (limit_one),
+# summed over its copies.
+LAST_LIMIT_CPU = [(0.0, 0.0)]
 # A warm run that read more than this from storage lost its file from the
 # page cache (another user's drop_caches, reclaim) and measured the disk
 # for that part; a random pass reads each block again and so puts the file
@@ -613,6 +616,7 @@ def limit_one(spec):
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(n)]
     total, cpu, vals = 0.0, 0.0, None
     LAST_READ[0] = 0
+    LAST_LIMIT_CPU[0] = (0.0, 0.0)
     for p in procs:
         out = p.stdout.read()
         _, status, ru = os.wait4(p.pid, 0)
@@ -624,6 +628,8 @@ def limit_one(spec):
         vals = vals or v
         total += v[0]
         cpu += ru.ru_utime + ru.ru_stime
+        user, system = LAST_LIMIT_CPU[0]
+        LAST_LIMIT_CPU[0] = (user + ru.ru_utime, system + ru.ru_stime)
     secs = float(cmd[2])
     return [total] + vals[1:] + [total * secs / max(cpu, 1e-9)]
 
