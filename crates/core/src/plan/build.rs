@@ -855,7 +855,15 @@ fn place_files(
         (None, None, Some(SizeValue::Bytes(b))) if skewed => b.max(total),
         _ => total,
     };
-    let io = io - io % p.min_bs;
+    // A given io_size is fio's limit as it is: I/Os are issued while
+    // fewer bytes than it have been, so the last may pass it (io_size=150k
+    // in 4k reads is 38 of them, 152k; io_size=2k is one). The regions'
+    // total and size are whole blocks.
+    let io = if job.size(Opt::IoSize).is_some() {
+        io
+    } else {
+        io - io % p.min_bs
+    };
     if io == 0 {
         return Err(cx.err(Some(Opt::IoSize), "io_size is smaller than one block"));
     }

@@ -15,7 +15,7 @@ use iolab_stats::{Dir, JobResult};
 use super::complete::{Cx, Meta};
 use super::general::Loops;
 use super::measure::Measure;
-use super::queue::count_alone;
+use super::queue::{count_alone, Queue};
 use super::{Shared, Worker, EIO};
 use crate::plan::PlanJob;
 
@@ -23,15 +23,16 @@ impl Worker {
     /// The next plain read or write of the job's one file, into buffer
     /// `slot`, with a write's data prepared. A draw that ends fio's run
     /// (a full map under `stop_on_full`) starts the next run (`runs`
-    /// counts them) and draws again. None when the job has no more to
-    /// give (it stops).
+    /// counts them) and draws again; `q`, the queue of the queued path,
+    /// holds the I/Os still in flight then. None when the job has no
+    /// more to give (it stops).
     #[inline(always)]
     pub(super) fn next_single(
         &mut self,
         slot: u32,
         seq: &mut u64,
         runs: &mut u32,
-        job: &PlanJob,
+        (job, q): (&PlanJob, Option<&Queue>),
         out: &JobResult,
     ) -> Option<(Dir, IoUnit)> {
         loop {
@@ -46,7 +47,8 @@ impl Worker {
                 file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
             let gen = &file.gens[g];
             if gen.ended() || gen.exhausted() {
-                if gen.ended() || !self.next_run_aside(job, runs, out) {
+                let out_bytes = q.map_or(0, |q| q.bytes_out(Some(slot)));
+                if gen.ended() || !self.next_run_aside(job, runs, out, out_bytes) {
                     return None;
                 }
                 continue;
@@ -74,8 +76,14 @@ impl Worker {
     /// `next_run` out of the fast paths' code.
     #[cold]
     #[inline(never)]
-    fn next_run_aside(&mut self, job: &PlanJob, runs: &mut u32, out: &JobResult) -> bool {
-        self.next_run(job, runs, out)
+    fn next_run_aside(
+        &mut self,
+        job: &PlanJob,
+        runs: &mut u32,
+        out: &JobResult,
+        out_bytes: u64,
+    ) -> bool {
+        self.next_run(job, runs, out, out_bytes)
     }
 
     /// Accounts a read or write past the ramp that moved all its `n`
@@ -145,7 +153,8 @@ impl Worker {
             if shared.stopped() {
                 break true;
             }
-            let Some((dir, unit)) = self.next_single(0, &mut s.seq, &mut s.runs, cx.job, out)
+            let Some((dir, unit)) =
+                self.next_single(0, &mut s.seq, &mut s.runs, (cx.job, None), out)
             else {
                 break true;
             };

@@ -293,7 +293,7 @@ impl Worker {
                 return Ok(Issued::Stop);
             }
         }
-        let Some((dir, fi, offset, len)) = self.draw(cx, s.last, &mut s.runs, out) else {
+        let Some((dir, fi, offset, len)) = self.draw(cx, s.last, &mut s.runs, &s.q, out) else {
             if std::mem::take(&mut self.busy) {
                 return Ok(Issued::Busy);
             }
@@ -379,6 +379,7 @@ impl Worker {
         cx: &Cx,
         last: Option<(usize, u64, u32)>,
         runs: &mut u32,
+        q: &Queue,
         out: &JobResult,
     ) -> Option<(Dir, usize, u64, u32)> {
         // fio chooses the file before the direction: a busy file (see
@@ -448,7 +449,7 @@ impl Worker {
             if self.files.reset_file(fi, self.engine.as_mut()).is_err() {
                 return None;
             }
-            return self.draw(cx, None, runs, out);
+            return self.draw(cx, None, runs, q, out);
         }
         if file.gens[g].exhausted() {
             // The map is full inside a loop that went on from the last, or
@@ -456,14 +457,14 @@ impl Worker {
             // done, and its other files go on. With none left, fio's run
             // ends and, while it may have more, the next starts.
             match self.files.retire(fi, self.engine.as_mut()) {
-                Ok(true) => return self.draw(cx, None, runs, out),
+                Ok(true) => return self.draw(cx, None, runs, q, out),
                 Ok(false) => {}
                 Err(_) => return None,
             }
-            if !self.next_run(cx.job, runs, out) {
+            if !self.next_run(cx.job, runs, out, q.bytes_out(None)) {
                 return None;
             }
-            return self.draw(cx, None, runs, out);
+            return self.draw(cx, None, runs, q, out);
         }
         let offset = match self.ctl.zones.as_deref_mut() {
             None => offset,
@@ -475,7 +476,7 @@ impl Worker {
                     // job ends.
                     let left = self.files.retire(fi, self.engine.as_mut());
                     return match left {
-                        Ok(true) => self.draw(cx, None, runs, out),
+                        Ok(true) => self.draw(cx, None, runs, q, out),
                         _ => None,
                     };
                 }

@@ -52,7 +52,7 @@ impl Worker {
             }
             if let Some(slot) = q.free.pop() {
                 let Some((dir, unit)) =
-                    self.next_single(slot, &mut s.seq, &mut s.runs, cx.job, out)
+                    self.next_single(slot, &mut s.seq, &mut s.runs, (cx.job, Some(&*q)), out)
                 else {
                     q.free.push(slot);
                     return true;
