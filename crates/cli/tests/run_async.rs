@@ -80,17 +80,19 @@ fn batch_options_shape_the_queue() {
         // Refills start from eight or fewer in flight (a reap of up to
         // eight may overshoot the mark), so a good share of I/Os go out
         // at depths below 16, and none above it. How often a refill gets
-        // back to 16 before the next reap depends on the device's pace;
-        // the first fill always does.
+        // back to 16 before the next reap, and how far below the mark a
+        // reap takes the queue, depend on the device's pace (a loaded
+        // machine's reaps find more done: 17% of the I/Os went out at 4
+        // to 7 in flight once in CI); the first fill always reaches 16,
+        // and every submission carries four, so none goes out below 4.
         let (mid, full) = (pct("iodepth_level", "8"), pct("iodepth_level", "16"));
         assert!(
             mid > 20.0 && full > 0.0,
             "{engine}: {}",
             job["iodepth_level"]
         );
-        assert!(mid + full > 85.0, "{engine}: {}", job["iodepth_level"]);
-        for key in ["32", ">=64"] {
-            assert_eq!(pct("iodepth_level", key), 0.0, "{engine}");
+        for key in ["1", "2", "32", ">=64"] {
+            assert_eq!(pct("iodepth_level", key), 0.0, "{engine}: {key}");
         }
     }
 }
