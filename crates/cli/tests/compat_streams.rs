@@ -1231,8 +1231,9 @@ fn io_size_past_the_files_runs_again_as_fios() {
 fn io_size_is_fios_limit_as_given() {
     require!(fio, strace);
     // fio issues while fewer bytes than io_size have gone, so the last
-    // I/O may pass it; io_size is not rounded to the block size.
-    let cases: [(&str, &[&str]); 5] = [
+    // I/O may pass it; io_size is not rounded to the block size; 0 is
+    // not set (size's bytes).
+    let cases: [(&str, &[&str]); 6] = [
         (
             "randread 4k",
             &["--rw=randread", "--bs=4k", "--size=256k", "--io_size=150k"],
@@ -1262,6 +1263,10 @@ fn io_size_is_fios_limit_as_given() {
         (
             "below a block",
             &["--rw=read", "--bs=4k", "--size=64k", "--io_size=2k"],
+        ),
+        (
+            "zero",
+            &["--rw=randread", "--bs=4k", "--size=64k", "--io_size=0"],
         ),
     ];
     for (what, opts) in cases {

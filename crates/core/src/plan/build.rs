@@ -207,7 +207,7 @@ fn job_settings(cx: &Ctx, spec: usize, clone: u32, groupid: u32) -> Result<PlanJ
         bs,
         blockalign,
         io_size: 0,
-        io_size_given: job.size(Opt::IoSize).is_some(),
+        io_size_given: io_size_of(job).is_some(),
         number_ios: job.int(Opt::NumberIos).filter(|n| *n > 0).map(|n| n as u64),
         loops: count(job, Opt::Loops).max(1),
         runtime: (!runtime.is_zero()).then_some(runtime),
@@ -845,11 +845,8 @@ fn place_files(
     // done, so `size` ends its job even where the files' regions add up
     // to less (`size=256k` over five files of 48 KiB regions).
     let skewed = pj.file_service.skewed() && regions.len() > 1;
-    let io = match (
-        job.size(Opt::IoSize),
-        job.size(Opt::Filesize),
-        job.size(Opt::Size),
-    ) {
+    let given = io_size_of(job);
+    let io = match (given, job.size(Opt::Filesize), job.size(Opt::Size)) {
         (Some(v), _, _) => resolve_size(v, total),
         (None, Some(_), Some(SizeValue::Bytes(b))) => b.min(total),
         (None, None, Some(SizeValue::Bytes(b))) if skewed => b.max(total),
@@ -859,7 +856,7 @@ fn place_files(
     // fewer bytes than it have been, so the last may pass it (io_size=150k
     // in 4k reads is 38 of them, 152k; io_size=2k is one). The regions'
     // total and size are whole blocks.
-    let io = if job.size(Opt::IoSize).is_some() {
+    let io = if given.is_some() {
         io
     } else {
         io - io % p.min_bs
@@ -868,6 +865,13 @@ fn place_files(
         return Err(cx.err(Some(Opt::IoSize), "io_size is smaller than one block"));
     }
     Ok((io, regions))
+}
+
+/// The job's io_size as given; 0 is fio's "not set" (the regions' bytes,
+/// or size, as without it).
+fn io_size_of(job: &JobSpec) -> Option<SizeValue> {
+    job.size(Opt::IoSize)
+        .filter(|v| !matches!(v, SizeValue::Bytes(0)))
 }
 
 /// What `place_files` knows of the clone while it places each file.
