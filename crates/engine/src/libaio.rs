@@ -29,8 +29,10 @@
 //! is everywhere else. Trim completes inside `queue`, as in the sync
 //! engines (BLKDISCARD on a block device, EOPNOTSUPP on a file).
 
+use std::ops::ControlFlow;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::rawsys;
 use crate::syncbase::{last_errno, SyncBase};
@@ -99,6 +101,10 @@ struct AioRing {
 /// `AIO_RING_MAGIC`.
 const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
 
+/// How long io_submit may refuse every submission (EAGAIN) while nothing is
+/// in flight before the job fails (fio's libaio engine waits as long).
+const STALL_LIMIT: Duration = Duration::from_secs(30);
+
 const _: () = assert!(std::mem::size_of::<AioRing>() == 32);
 const _: () = assert!(std::mem::size_of::<Iocb>() == 64);
 const _: () = assert!(std::mem::size_of::<IoEvent>() == 32);
@@ -131,6 +137,12 @@ pub(crate) struct LibaioEngine {
     /// The kernel refused an AIO fsync/fdatasync with EINVAL: do them with
     /// fsync(2)/fdatasync(2) inside `queue` from now on.
     sync_fallback: bool,
+    /// How long `commit` goes on submitting while io_submit says EAGAIN
+    /// and nothing is in flight (fio gives up after 30 s, as here).
+    stall_limit: Duration,
+    /// Tests: the next this many io_submit calls are taken as EAGAIN.
+    #[cfg(test)]
+    refuse_submits: u32,
 }
 
 // SAFETY: the raw pointers in `pending` point into `iocbs`, which the engine
@@ -181,12 +193,69 @@ impl LibaioEngine {
             in_flight: 0,
             depth,
             sync_fallback: false,
+            stall_limit: STALL_LIMIT,
+            #[cfg(test)]
+            refuse_submits: 0,
         };
         engine.iocbs = vec![Iocb::default(); depth];
         engine.pending = Vec::with_capacity(depth);
         engine.ready = Vec::with_capacity(depth);
         engine.events = vec![IoEvent::default(); depth];
         Ok(engine)
+    }
+
+    /// Tests: whether this io_submit is to be taken as EAGAIN.
+    #[cfg(test)]
+    fn refused_here(&mut self) -> bool {
+        let refuse = self.refuse_submits > 0;
+        self.refuse_submits = self.refuse_submits.saturating_sub(1);
+        refuse
+    }
+
+    #[cfg(not(test))]
+    #[inline(always)]
+    fn refused_here(&mut self) -> bool {
+        false
+    }
+
+    /// io_submit said EAGAIN (the kernel is out of AIO resources for now).
+    /// With I/Os in flight, their completions free what the next submission
+    /// needs, so the rest stays pending until then: Break. With none, no
+    /// completion would ever come and `reap` would find nothing to wait
+    /// for: Continue after a short pause, as fio does, until the kernel
+    /// takes them or `stall_limit` has passed since `since`, the first
+    /// refusal (an error).
+    #[cold]
+    fn out_of_resources(
+        &self,
+        since: &mut Option<Instant>,
+    ) -> Result<ControlFlow<()>, EngineError> {
+        if self.in_flight > 0 {
+            return Ok(ControlFlow::Break(()));
+        }
+        let first = *since.get_or_insert_with(Instant::now);
+        if first.elapsed() >= self.stall_limit {
+            return Err(EngineError::Refused {
+                engine: "libaio",
+                syscall: "io_submit",
+                errno: libc::EAGAIN,
+                hint: "with nothing in flight it refused every submission for 30 s: \
+                       the system's AIO resources are used up (sysctl fs.aio-max-nr, \
+                       other processes' AIO); lower iodepth or numjobs, or use \
+                       ioengine=psync instead",
+            });
+        }
+        std::thread::sleep(Duration::from_micros(1));
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Submits the I/Os an earlier `commit` left pending (io_submit said
+    /// EAGAIN while others were in flight) once none is: no completion is
+    /// left to wait for, so `reap` would otherwise give nothing for ever.
+    #[cold]
+    #[inline(never)]
+    fn commit_left(&mut self) -> Result<(), EngineError> {
+        self.commit()
     }
 
     /// I/Os queued and not yet handed back by `reap`.
@@ -424,15 +493,20 @@ impl Engine for LibaioEngine {
 
     fn commit(&mut self) -> Result<(), EngineError> {
         let mut done = 0;
+        let mut refused_since = None;
         while done < self.pending.len() {
             let n = self.pending.len() - done;
-            // The call is the `syscall` instruction itself (rawsys).
-            // SAFETY: the array holds `n` valid pointers to initialized
-            // iocbs in `self.iocbs` (live as long as the engine); the
-            // buffers they name are slots of `self.base.bufs`, which outlive
-            // the I/O because Drop destroys the context (waiting for it)
-            // before the fields are dropped.
-            let rc = unsafe { rawsys::io_submit(self.ctx, n, self.pending.as_mut_ptr().add(done)) };
+            let rc = if self.refused_here() {
+                Err(libc::EAGAIN)
+            } else {
+                // The call is the `syscall` instruction itself (rawsys).
+                // SAFETY: the array holds `n` valid pointers to initialized
+                // iocbs in `self.iocbs` (live as long as the engine); the
+                // buffers they name are slots of `self.base.bufs`, which
+                // outlive the I/O because Drop destroys the context (waiting
+                // for it) before the fields are dropped.
+                unsafe { rawsys::io_submit(self.ctx, n, self.pending.as_mut_ptr().add(done)) }
+            };
             let errno = match rc {
                 Ok(0) => libc::EAGAIN,
                 Ok(rc) => {
@@ -443,8 +517,16 @@ impl Engine for LibaioEngine {
                 Err(errno) => errno,
             };
             match errno {
-                // Out of kernel resources: keep the rest pending.
-                libc::EAGAIN => break,
+                libc::EAGAIN => match self.out_of_resources(&mut refused_since) {
+                    Ok(ControlFlow::Break(())) => break,
+                    Ok(ControlFlow::Continue(())) => continue,
+                    Err(e) => {
+                        // Nothing is in flight: the refused I/Os are dropped
+                        // with the error, which ends the job.
+                        self.pending.clear();
+                        return Err(e);
+                    }
+                },
                 libc::EINTR => continue,
                 _ => {
                     // The kernel refused the first iocb left: it becomes a
@@ -483,6 +565,9 @@ impl Engine for LibaioEngine {
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
         let max = max.max(min).max(1);
+        if self.in_flight == 0 && !self.pending.is_empty() {
+            self.commit_left()?;
+        }
         // Completions that finished inside `queue` or `commit` go first.
         let from_ready = self.ready.len().min(max);
         out.extend(self.ready.drain(..from_ready));
@@ -515,6 +600,9 @@ impl Engine for LibaioEngine {
     }
 
     fn reap_one(&mut self) -> Result<Option<Completion>, EngineError> {
+        if self.in_flight == 0 && !self.pending.is_empty() {
+            self.commit_left()?;
+        }
         // Completions that finished inside `queue` or `commit` go first.
         if !self.ready.is_empty() {
             return Ok(Some(self.ready.remove(0)));
@@ -551,7 +639,7 @@ impl Drop for LibaioEngine {
 mod tests {
     use super::*;
     use crate::file::{fs_type, probe_o_direct, FsType};
-    use crate::testutil::{check, fill, io, opts, spec, temp};
+    use crate::testutil::{check, fill, io, opts, pattern_byte, spec, temp};
     use crate::{create_named, testutil};
     use std::path::Path;
 
@@ -586,6 +674,120 @@ mod tests {
             } => assert!(errno == libc::EINVAL || errno == libc::EAGAIN, "{errno}"),
             other => panic!("{other}"),
         }
+    }
+
+    /// A libaio engine of depth 2 reading `path`, whose first 8 KiB hold
+    /// the pattern of seed 0x5a.
+    fn refusing_engine(path: &Path) -> (LibaioEngine, FileId) {
+        let data: Vec<u8> = (0..2 * u64::from(BS))
+            .map(|at| pattern_byte(0x5a, at))
+            .collect();
+        std::fs::write(path, data).expect("write the file");
+        let mut e = LibaioEngine::new(&opts(2, BS as usize)).expect("libaio engine");
+        let f = e.open(&spec(path, true, false)).expect("open");
+        (e, f)
+    }
+
+    #[test]
+    fn a_submission_refused_with_nothing_in_flight_is_made_again() {
+        // io_submit's EAGAIN (the kernel out of AIO resources) with no I/O
+        // in flight: no completion will come to make room, so commit goes
+        // on submitting (fio waits likewise) and the read completes.
+        let dir = temp();
+        let (mut e, f) = refusing_engine(&dir.path().join("again"));
+        e.refuse_submits = 3;
+        assert_eq!(
+            e.queue(&io(0, f, Op::Read, 0, BS)).expect("queue"),
+            Queued::InFlight
+        );
+        e.commit().expect("commit after three refusals");
+        assert_eq!(e.refuse_submits, 0, "all three refusals were seen");
+        let c = e.reap_one().expect("reap").expect("the read in flight");
+        assert_eq!((c.slot, c.result), (0, Ok(BS)));
+        check(&mut e, 0, 0, BS as usize, 0x5a);
+        assert_eq!(e.reap_one().expect("reap"), None);
+    }
+
+    #[test]
+    fn a_submission_left_pending_goes_when_nothing_else_is_in_flight() {
+        // Refused while another read is in flight, the second read stays
+        // pending (the first one's completion frees room). Once that is
+        // reaped, reap_one and reap submit it rather than find nothing
+        // in flight and give nothing for ever.
+        let dir = temp();
+        let (mut e, f) = refusing_engine(&dir.path().join("left"));
+        for reap_with_vector in [false, true] {
+            assert_eq!(
+                e.queue(&io(0, f, Op::Read, 0, BS)).expect("queue"),
+                Queued::InFlight
+            );
+            e.commit().expect("first commit");
+            e.refuse_submits = 1;
+            assert_eq!(
+                e.queue(&io(1, f, Op::Read, u64::from(BS), BS))
+                    .expect("queue"),
+                Queued::InFlight
+            );
+            e.commit().expect("refused commit");
+            assert_eq!(e.refuse_submits, 0);
+            assert_eq!(
+                (e.in_flight, e.pending.len()),
+                (1, 1),
+                "one in flight, one pending"
+            );
+            let mut got = Vec::new();
+            for _ in 0..2 {
+                let c = if reap_with_vector {
+                    let mut out = Vec::new();
+                    e.reap(1, 1, &mut out).expect("reap");
+                    assert_eq!(out.len(), 1, "reap(1, 1) gives one");
+                    out[0]
+                } else {
+                    e.reap_one().expect("reap_one").expect("a completion")
+                };
+                got.push((c.slot, c.result));
+            }
+            got.sort_unstable();
+            assert_eq!(got, [(0, Ok(BS)), (1, Ok(BS))]);
+            check(&mut e, 1, u64::from(BS), BS as usize, 0x5a);
+            assert_eq!(e.outstanding(), 0);
+        }
+    }
+
+    #[test]
+    fn submissions_refused_for_the_stall_limit_fail_the_commit() {
+        let dir = temp();
+        let (mut e, f) = refusing_engine(&dir.path().join("stall"));
+        e.stall_limit = Duration::from_millis(20);
+        e.refuse_submits = u32::MAX;
+        assert_eq!(
+            e.queue(&io(0, f, Op::Read, 0, BS)).expect("queue"),
+            Queued::InFlight
+        );
+        let err = e.commit().expect_err("refused for longer than the limit");
+        assert!(
+            matches!(
+                err,
+                EngineError::Refused {
+                    engine: "libaio",
+                    syscall: "io_submit",
+                    errno: libc::EAGAIN,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("EAGAIN") && msg.contains("nothing in flight"),
+            "{msg}"
+        );
+        assert_eq!(
+            e.outstanding(),
+            0,
+            "the refused read is dropped with the error"
+        );
+        assert_eq!(e.reap_one().expect("reap"), None);
     }
 
     const BS: u32 = 4096;
