@@ -47,8 +47,7 @@ impl Worker {
                 file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
             let gen = &file.gens[g];
             if gen.ended() || gen.exhausted() {
-                let out_bytes = q.map_or(0, |q| q.bytes_out(Some(slot)));
-                if gen.ended() || !self.next_run_aside(job, runs, out, out_bytes) {
+                if gen.ended() || !self.run_ends(job, runs, out, q) {
                     return None;
                 }
                 continue;
@@ -73,17 +72,25 @@ impl Worker {
         }
     }
 
-    /// `next_run` out of the fast paths' code.
+    /// fio's run ended in a fast path's draw: the next starts at once
+    /// (`next_run`) when nothing is in flight; with I/O in the queue `q`,
+    /// false and `run_over`, for the general loop to drain it first, as
+    /// fio does (see `general::Issued::Drain`). Out of the fast paths'
+    /// code.
     #[cold]
     #[inline(never)]
-    fn next_run_aside(
+    fn run_ends(
         &mut self,
         job: &PlanJob,
         runs: &mut u32,
         out: &JobResult,
-        out_bytes: u64,
+        q: Option<&Queue>,
     ) -> bool {
-        self.next_run(job, runs, out, out_bytes)
+        if q.is_some_and(|q| !q.idle()) {
+            self.run_over = true;
+            return false;
+        }
+        self.next_run(job, runs, out)
     }
 
     /// Accounts a read or write past the ramp that moved all its `n`

@@ -42,6 +42,9 @@ pub(super) struct Loops {
     pub runs: u32,
     /// This loop goes on from the last (see `goes_on`).
     pub going_on: bool,
+    /// fio's run ended with I/O queued or in flight: nothing is issued
+    /// until it is reaped, then the next run starts (see `Issued::Drain`).
+    pub drain: bool,
     /// The fast paths the job's I/O may take (see `burst`, `qburst`).
     burst_fits: bool,
     qburst_fits: bool,
@@ -59,6 +62,11 @@ enum Issued {
     /// Nothing issued: fio's file choice drew a file it has no room to
     /// open while I/Os are in flight; reap, then draw again.
     Busy,
+    /// Nothing issued: the draw ended fio's run while I/Os were queued or
+    /// in flight. fio reaps them all before it decides on the next run
+    /// (its depth falls to 0 there, and they count as done), so the loop
+    /// drains the queue, then starts the next run (`next_run`).
+    Drain,
 }
 
 impl Worker {
@@ -76,6 +84,7 @@ impl Worker {
             stop: false,
             runs: 1,
             going_on: false,
+            drain: false,
         }
     }
 
@@ -170,9 +179,18 @@ impl Worker {
         out: &mut JobResult,
     ) -> Result<(), Failed> {
         loop {
+            if s.drain && s.q.idle() {
+                // The ended run's I/O is reaped: the next starts, if the
+                // job has one.
+                s.drain = false;
+                s.last = None;
+                if !s.stop && !self.next_run(cx.job, &mut s.runs, out) {
+                    s.stop = true;
+                }
+            }
             // A verify backlog due drains the queue first.
             let backlog = self.verify.as_ref().is_some_and(|v| v.due());
-            let more = !s.stop && !backlog && !s.budget.spent();
+            let more = !s.stop && !backlog && !s.drain && !s.budget.spent();
             if more && (shared.stopped() || io_jobs_done(cx.job, shared)) {
                 s.stop = true;
                 continue;
@@ -194,6 +212,10 @@ impl Worker {
                 } else {
                     self.qburst(cx, shared, m, out, s)
                 };
+                if std::mem::take(&mut self.run_over) {
+                    // Not the job's end: its run's (see `Issued::Drain`).
+                    (s.stop, s.drain) = (false, true);
+                }
                 if out.error != 0 {
                     s.stop = true;
                 }
@@ -233,6 +255,10 @@ impl Worker {
                         s.stop = true;
                         continue;
                     }
+                    Issued::Drain => {
+                        s.drain = true;
+                        continue;
+                    }
                     Issued::Busy => {
                         // fio reaps what it can (at least one) and draws
                         // again.
@@ -264,7 +290,7 @@ impl Worker {
                     s.stop = !self.verify_pass(cx, out, &mut s.q.done, true);
                     continue;
                 }
-                if more && s.q.room() {
+                if (more && s.q.room()) || s.drain {
                     continue;
                 }
                 return Ok(());
@@ -296,6 +322,9 @@ impl Worker {
         let Some((dir, fi, offset, len)) = self.draw(cx, s.last, &mut s.runs, &s.q, out) else {
             if std::mem::take(&mut self.busy) {
                 return Ok(Issued::Busy);
+            }
+            if std::mem::take(&mut self.run_over) {
+                return Ok(Issued::Drain);
             }
             return Ok(Issued::Stop);
         };
@@ -461,7 +490,12 @@ impl Worker {
                 Ok(false) => {}
                 Err(_) => return None,
             }
-            if !self.next_run(cx.job, runs, out, q.bytes_out(None)) {
+            if !q.idle() {
+                // fio drains the run's I/O before the next run.
+                self.run_over = true;
+                return None;
+            }
+            if !self.next_run(cx.job, runs, out) {
                 return None;
             }
             return self.draw(cx, None, runs, q, out);

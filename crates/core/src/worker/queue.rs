@@ -71,23 +71,6 @@ impl Queue {
         self.inflight + self.pending.len() as u32
     }
 
-    /// The bytes of the I/Os queued or in flight, but for slot `taken`
-    /// (drawn for and not yet issued): what fio, which drains them at the
-    /// end of a run, counts as done when it decides on the next.
-    #[cold]
-    pub fn bytes_out(&self, taken: Option<u32>) -> u64 {
-        let mut out = vec![true; self.meta.len()];
-        for &s in self.free.iter().chain(taken.as_slice()) {
-            out[s as usize] = false;
-        }
-        self.meta
-            .iter()
-            .zip(out)
-            .filter(|(_, o)| *o)
-            .map(|(m, _)| u64::from(m.len))
-            .sum()
-    }
-
     /// Nothing queued or in flight.
     #[inline(always)]
     pub fn idle(&self) -> bool {

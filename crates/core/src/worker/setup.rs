@@ -80,17 +80,16 @@ impl Worker {
     /// fio's run ended where a draw found the map full (or a pass ended
     /// it) and no file is left in it: while the job may have more runs
     /// (its `loops`, then `io_size`), the next starts (`new_run`); false
-    /// when the job is done, or a file cannot be opened again. `out_bytes`:
-    /// the bytes of the I/Os still in flight, which fio drains before it
-    /// decides, and so counts as done.
+    /// when the job is done, or a file cannot be opened again. fio drains
+    /// the run's I/O before it decides: nothing is queued or in flight
+    /// here (see `general::Issued::Drain`).
     pub(super) fn next_run(
         &mut self,
         job: &crate::plan::PlanJob,
         runs: &mut u32,
         out: &iolab_stats::JobResult,
-        out_bytes: u64,
     ) -> bool {
-        if *runs >= job.runs() && !self.runs_on(job, out, out_bytes) {
+        if *runs >= job.runs() && !self.runs_on(job, out) {
             return false;
         }
         *runs += 1;
@@ -111,14 +110,8 @@ impl Worker {
     /// Whether fio starts another run of the job once its `loops` are
     /// done and its files are: only with `io_size`, while the bytes done
     /// fall short of it by a largest block or more (fio's keep_running).
-    /// `out_bytes`: bytes in flight, counted as done (see `next_run`).
-    pub(super) fn runs_on(
-        &self,
-        job: &crate::plan::PlanJob,
-        out: &iolab_stats::JobResult,
-        out_bytes: u64,
-    ) -> bool {
-        let done: u64 = out.dirs.iter().map(|d| d.io_bytes).sum::<u64>() + out_bytes;
+    pub(super) fn runs_on(&self, job: &crate::plan::PlanJob, out: &iolab_stats::JobResult) -> bool {
+        let done: u64 = out.dirs.iter().map(|d| d.io_bytes).sum();
         let max_bs = job.bs.iter().map(|b| b.max()).max().unwrap_or(0);
         job.io_size_given && job.io_size.saturating_sub(done) >= max_bs.max(1) && done < job.io_size
     }
@@ -281,6 +274,7 @@ impl Worker {
             min_rate: MinRate::new(&job.pace),
             ctl: super::control::Control::new(job, files),
             busy: false,
+            run_over: false,
         })
     }
 }
