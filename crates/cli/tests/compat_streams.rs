@@ -1231,9 +1231,9 @@ fn io_size_past_the_files_runs_again_as_fios() {
 fn io_size_is_fios_limit_as_given() {
     require!(fio, strace);
     // fio issues while fewer bytes than io_size have gone, so the last
-    // I/O may pass it; io_size is not rounded to the block size; 0 is
-    // not set (size's bytes).
-    let cases: [(&str, &[&str]); 6] = [
+    // I/O may pass it; io_size is not rounded to the block size; 0 and
+    // 0% are not set (size's bytes); a percentage is of size's bytes.
+    let cases: [(&str, &[&str]); 8] = [
         (
             "randread 4k",
             &["--rw=randread", "--bs=4k", "--size=256k", "--io_size=150k"],
@@ -1268,8 +1268,49 @@ fn io_size_is_fios_limit_as_given() {
             "zero",
             &["--rw=randread", "--bs=4k", "--size=64k", "--io_size=0"],
         ),
+        (
+            "zero percent",
+            &["--rw=randread", "--bs=4k", "--size=64k", "--io_size=0%"],
+        ),
+        (
+            "a tenth",
+            &["--rw=read", "--bs=4k", "--size=64k", "--io_size=10%"],
+        ),
     ];
     for (what, opts) in cases {
         check(&format!("{what} io_size"), opts);
     }
+}
+
+#[test]
+fn an_io_size_percentage_below_a_block_is_refused_as_by_fio() {
+    require!(fio);
+    // 1% of 64 KiB is 655 bytes: fio refuses the job (a byte count below
+    // a block, io_size=2k, is one read in both).
+    let args: Vec<String> = [
+        "--name=p",
+        "--rw=read",
+        "--bs=4k",
+        "--size=64k",
+        "--io_size=1%",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    let fio = run_tool(scratch().path(), "fio", &args, false);
+    assert!(
+        fio.contains("blocksize is larger than data set range"),
+        "{fio}"
+    );
+    let dir = scratch();
+    let ours = run_tool(dir.path(), "iolab", &args, false);
+    assert!(
+        ours.contains("io_size=1% of 65536 bytes is 655 bytes, less than one block of 4096 bytes"),
+        "{ours}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("the scratch directory")
+        .map(|e| e.expect("an entry").file_name())
+        .collect();
+    assert!(left.is_empty(), "iolab refused the job and left {left:?}");
 }

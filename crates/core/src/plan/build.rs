@@ -861,17 +861,28 @@ fn place_files(
     } else {
         io - io % p.min_bs
     };
-    if io == 0 {
-        return Err(cx.err(Some(Opt::IoSize), "io_size is smaller than one block"));
+    // A percentage that leaves less than a block is refused, as fio
+    // refuses it (where a byte count below a block is one I/O).
+    if io == 0 || (io < p.min_bs && matches!(given, Some(SizeValue::Percent(_)))) {
+        let what = match given {
+            Some(SizeValue::Percent(pct)) => format!("io_size={pct}% of {total} bytes is {io}"),
+            _ => format!("io_size is {io}"),
+        };
+        return Err(cx.err(
+            Some(Opt::IoSize),
+            format!("{what} bytes, less than one block of {} bytes", p.min_bs),
+        ));
     }
     Ok((io, regions))
 }
 
-/// The job's io_size as given; 0 is fio's "not set" (the regions' bytes,
-/// or size, as without it).
+/// The job's io_size as given; 0 (or 0%) is fio's "not set" (the
+/// regions' bytes, or size, as without it).
 fn io_size_of(job: &JobSpec) -> Option<SizeValue> {
-    job.size(Opt::IoSize)
-        .filter(|v| !matches!(v, SizeValue::Bytes(0)))
+    job.size(Opt::IoSize).filter(|v| match v {
+        SizeValue::Bytes(b) => *b != 0,
+        SizeValue::Percent(pct) => *pct != 0.0,
+    })
 }
 
 /// What `place_files` knows of the clone while it places each file.
