@@ -477,6 +477,45 @@ fn unlink_each_loop_starts_every_loop_on_a_new_file() {
 }
 
 #[test]
+fn unlink_each_loop_starts_every_run_that_io_size_adds_on_a_new_file() {
+    // io_size past the file: fio's run ends where the file is done and
+    // the next starts, after unlink_each_loop removed the file, as after
+    // a loop: three runs of 16 writes, each on a file of its own. With
+    // libaio the run's writes are reaped before the file goes.
+    for engine in ["psync", "libaio\niodepth=4"] {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("u");
+        let first = dir.path().join("first-run");
+        std::fs::write(&f, vec![0u8; 64 << 10]).unwrap();
+        std::fs::hard_link(&f, &first).unwrap();
+        let j = run_ok(&format!(
+            "[u]\nfilename={}\nsize=64k\nio_size=192k\nrw=write\nunlink_each_loop=1\n\
+             ioengine={engine}\n",
+            f.display()
+        ));
+        assert_eq!(j.dir(Dir::Write).io_bytes, 192 << 10, "{engine}");
+        assert_eq!(j.error, 0, "{engine}");
+        assert_ne!(
+            std::fs::metadata(&f).unwrap().ino(),
+            std::fs::metadata(&first).unwrap().ino(),
+            "{engine}: the last run wrote the first run's file"
+        );
+        assert_eq!(seqs(&first), (1..=16).collect::<Vec<u64>>(), "{engine}");
+        assert_eq!(seqs(&f), (33..=48).collect::<Vec<u64>>(), "{engine}");
+    }
+    // A reader finds no file in its second run, as in its second loop.
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _) = run_text(&format!(
+        "[r]\nfilename={}/r\nsize=64k\nio_size=128k\nrw=read\nunlink_each_loop=1\n",
+        dir.path().display()
+    ));
+    let failure = out.failure.expect("the reader fails");
+    assert!(failure.contains("/r"), "{failure}");
+    assert_eq!(out.result.jobs[0].error, 2);
+    assert_eq!(out.result.jobs[0].dir(Dir::Read).io_bytes, 64 << 10);
+}
+
+#[test]
 fn file_append_writes_past_the_end_of_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("a");

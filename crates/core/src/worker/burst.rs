@@ -15,82 +15,50 @@ use iolab_stats::{Dir, JobResult};
 use super::complete::{Cx, Meta};
 use super::general::Loops;
 use super::measure::Measure;
-use super::queue::{count_alone, Queue};
+use super::queue::count_alone;
 use super::{Shared, Worker, EIO};
 use crate::plan::PlanJob;
 
 impl Worker {
     /// The next plain read or write of the job's one file, into buffer
-    /// `slot`, with a write's data prepared. A draw that ends fio's run
-    /// (a full map under `stop_on_full`) starts the next run (`runs`
-    /// counts them) and draws again; `q`, the queue of the queued path,
-    /// holds the I/Os still in flight then. None when the job has no
-    /// more to give (it stops).
+    /// `slot`, with a write's data prepared. None when the job has no
+    /// more to give (it stops), or when the draw ended fio's run (a full
+    /// map under `stop_on_full`, a pass at its end): then `run_over`,
+    /// and the general loop drains the queue and starts the next run
+    /// (see `general::Issued::Drain`).
     #[inline(always)]
-    pub(super) fn next_single(
-        &mut self,
-        slot: u32,
-        seq: &mut u64,
-        runs: &mut u32,
-        (job, q): (&PlanJob, Option<&Queue>),
-        out: &JobResult,
-    ) -> Option<(Dir, IoUnit)> {
-        loop {
-            let dir = self.mix.next(&mut self.mix_rng).dir;
-            let d = dir as usize;
-            let file = &mut self.files.files[0];
-            let g = file.gen_of[d]?;
-            if let Some(r) = self.rewind.as_deref_mut() {
-                r.before_draw(0, g, file.gens[g].pass());
-            }
-            let (offset, len) =
-                file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
-            let gen = &file.gens[g];
-            if gen.ended() || gen.exhausted() {
-                if gen.ended() || !self.run_ends(job, runs, out, q) {
-                    return None;
-                }
-                continue;
-            }
-            let unit = IoUnit {
-                slot,
-                file: file.id,
-                op: if dir == Dir::Read {
-                    Op::Read
-                } else {
-                    Op::Write
-                },
-                offset,
-                len,
-            };
-            if self.needs_data && dir == Dir::Write {
-                *seq += 1;
-                self.data
-                    .prepare(self.engine.buf(slot), len as usize, offset, *seq);
-            }
-            return Some((dir, unit));
+    pub(super) fn next_single(&mut self, slot: u32, seq: &mut u64) -> Option<(Dir, IoUnit)> {
+        let dir = self.mix.next(&mut self.mix_rng).dir;
+        let d = dir as usize;
+        let file = &mut self.files.files[0];
+        let g = file.gen_of[d]?;
+        if let Some(r) = self.rewind.as_deref_mut() {
+            r.before_draw(0, g, file.gens[g].pass());
         }
-    }
-
-    /// fio's run ended in a fast path's draw: the next starts at once
-    /// (`next_run`) when nothing is in flight; with I/O in the queue `q`,
-    /// false and `run_over`, for the general loop to drain it first, as
-    /// fio does (see `general::Issued::Drain`). Out of the fast paths'
-    /// code.
-    #[cold]
-    #[inline(never)]
-    fn run_ends(
-        &mut self,
-        job: &PlanJob,
-        runs: &mut u32,
-        out: &JobResult,
-        q: Option<&Queue>,
-    ) -> bool {
-        if q.is_some_and(|q| !q.idle()) {
-            self.run_over = true;
-            return false;
+        let (offset, len) =
+            file.gens[g].draw(&mut self.bs[d], &mut self.bs_rng[d], &mut self.off_rng, d);
+        let gen = &file.gens[g];
+        if gen.ended() || gen.exhausted() {
+            self.run_over = !gen.ended();
+            return None;
         }
-        self.next_run(job, runs, out)
+        let unit = IoUnit {
+            slot,
+            file: file.id,
+            op: if dir == Dir::Read {
+                Op::Read
+            } else {
+                Op::Write
+            },
+            offset,
+            len,
+        };
+        if self.needs_data && dir == Dir::Write {
+            *seq += 1;
+            self.data
+                .prepare(self.engine.buf(slot), len as usize, offset, *seq);
+        }
+        Some((dir, unit))
     }
 
     /// Accounts a read or write past the ramp that moved all its `n`
@@ -160,9 +128,7 @@ impl Worker {
             if shared.stopped() {
                 break true;
             }
-            let Some((dir, unit)) =
-                self.next_single(0, &mut s.seq, &mut s.runs, (cx.job, None), out)
-            else {
+            let Some((dir, unit)) = self.next_single(0, &mut s.seq) else {
                 break true;
             };
             let (d, len, offset) = (dir as usize, unit.len, unit.offset);

@@ -42,8 +42,8 @@ pub(super) struct Loops {
     pub runs: u32,
     /// This loop goes on from the last (see `goes_on`).
     pub going_on: bool,
-    /// fio's run ended with I/O queued or in flight: nothing is issued
-    /// until it is reaped, then the next run starts (see `Issued::Drain`).
+    /// fio's run ended: nothing is issued until its I/O is reaped, then
+    /// the next run starts (see `Issued::Drain`).
     pub drain: bool,
     /// The fast paths the job's I/O may take (see `burst`, `qburst`).
     burst_fits: bool,
@@ -62,10 +62,11 @@ enum Issued {
     /// Nothing issued: fio's file choice drew a file it has no room to
     /// open while I/Os are in flight; reap, then draw again.
     Busy,
-    /// Nothing issued: the draw ended fio's run while I/Os were queued or
-    /// in flight. fio reaps them all before it decides on the next run
-    /// (its depth falls to 0 there, and they count as done), so the loop
-    /// drains the queue, then starts the next run (`next_run`).
+    /// Nothing issued: the draw ended fio's run (its files are done).
+    /// fio reaps the run's I/O before it decides on the next (its depth
+    /// falls to 0 there, and they count as done), so the loop drains the
+    /// queue, then starts the next run (`next_run`). The fast paths end a
+    /// run the same way (`run_over`).
     Drain,
 }
 
@@ -184,8 +185,15 @@ impl Worker {
                 // job has one.
                 s.drain = false;
                 s.last = None;
-                if !s.stop && !self.next_run(cx.job, &mut s.runs, out) {
-                    s.stop = true;
+                if !s.stop {
+                    match self.next_run(cx.job, &mut s.runs, out) {
+                        Ok(true) => {}
+                        Ok(false) => s.stop = true,
+                        Err((errno, msg)) => {
+                            (out.error, out.error_detail) = (errno, msg);
+                            s.stop = true;
+                        }
+                    }
                 }
             }
             // A verify backlog due drains the queue first.
@@ -319,7 +327,7 @@ impl Worker {
                 return Ok(Issued::Stop);
             }
         }
-        let Some((dir, fi, offset, len)) = self.draw(cx, s.last, &mut s.runs, &s.q, out) else {
+        let Some((dir, fi, offset, len)) = self.draw(cx, s.last) else {
             if std::mem::take(&mut self.busy) {
                 return Ok(Issued::Busy);
             }
@@ -401,16 +409,10 @@ impl Worker {
     /// from the job's mix, rate, file choice, generators and zones (or
     /// the last I/O's, for the write of a trimwrite pair). None when the
     /// job stops: its rate ends it, a direction has no offsets (or fio
-    /// would find none), a zone lies past the file's end.
+    /// would find none), a zone lies past the file's end; or when it
+    /// ended fio's run (`run_over`, see `Issued::Drain`).
     #[inline]
-    fn draw(
-        &mut self,
-        cx: &Cx,
-        last: Option<(usize, u64, u32)>,
-        runs: &mut u32,
-        q: &Queue,
-        out: &JobResult,
-    ) -> Option<(Dir, usize, u64, u32)> {
+    fn draw(&mut self, cx: &Cx, last: Option<(usize, u64, u32)>) -> Option<(Dir, usize, u64, u32)> {
         // fio chooses the file before the direction: a busy file (see
         // `Issued::Busy`) leaves the direction of its I/O undrawn, so the
         // mix is kept as it was before that draw.
@@ -478,7 +480,7 @@ impl Worker {
             if self.files.reset_file(fi, self.engine.as_mut()).is_err() {
                 return None;
             }
-            return self.draw(cx, None, runs, q, out);
+            return self.draw(cx, None);
         }
         if file.gens[g].exhausted() {
             // The map is full inside a loop that went on from the last, or
@@ -486,19 +488,13 @@ impl Worker {
             // done, and its other files go on. With none left, fio's run
             // ends and, while it may have more, the next starts.
             match self.files.retire(fi, self.engine.as_mut()) {
-                Ok(true) => return self.draw(cx, None, runs, q, out),
+                Ok(true) => return self.draw(cx, None),
                 Ok(false) => {}
                 Err(_) => return None,
             }
-            if !q.idle() {
-                // fio drains the run's I/O before the next run.
-                self.run_over = true;
-                return None;
-            }
-            if !self.next_run(cx.job, runs, out) {
-                return None;
-            }
-            return self.draw(cx, None, runs, q, out);
+            // fio drains the run's I/O, then starts the next run.
+            self.run_over = true;
+            return None;
         }
         let offset = match self.ctl.zones.as_deref_mut() {
             None => offset,
@@ -510,7 +506,7 @@ impl Worker {
                     // job ends.
                     let left = self.files.retire(fi, self.engine.as_mut());
                     return match left {
-                        Ok(true) => self.draw(cx, None, runs, q, out),
+                        Ok(true) => self.draw(cx, None),
                         _ => None,
                     };
                 }

@@ -203,8 +203,8 @@ struct Worker {
     ctl: control::Control,
     /// The last draw found fio's busy file (see `general::Issued::Busy`).
     busy: bool,
-    /// The last draw ended fio's run while I/O was queued or in flight,
-    /// which fio drains before the next run (see `general::Issued::Drain`).
+    /// The last draw ended fio's run, whose I/O fio drains before the
+    /// next run (see `general::Issued::Drain`).
     run_over: bool,
 }
 

@@ -51,9 +51,7 @@ impl Worker {
                 return true;
             }
             if let Some(slot) = q.free.pop() {
-                let Some((dir, unit)) =
-                    self.next_single(slot, &mut s.seq, &mut s.runs, (cx.job, Some(&*q)), out)
-                else {
+                let Some((dir, unit)) = self.next_single(slot, &mut s.seq) else {
                     q.free.push(slot);
                     return true;
                 };

@@ -39,19 +39,15 @@ fn bs_gen(spec: &BsSpec) -> Result<BsGen, SetupError> {
 }
 
 impl Worker {
-    /// Before a new loop: with `randrepeat`, the directions, sizes and
-    /// offsets start over from their seeds, as fio's loops do (the count
-    /// of `randread:N` goes on). Without it they go on, after the draws
-    /// fio spends as a loop ends: a direction, and an offset that finds
-    /// the random map full.
     /// A new run of fio's inside a loop, after a draw found the random
     /// map full (the direction and offset draws it spent are spent): with
     /// `randrepeat`, the streams start over from their seeds; every
     /// generator is back at its start with its map cleared.
-    /// Several files: each back in service. False when a file cannot be
-    /// opened again.
+    /// Several files: each back in service. With `unlink_each_loop`, the
+    /// files are removed and made again, as fio does after each run.
+    /// Err when a file cannot be removed or opened again.
     /// A full map ends the new run too, as it ended the last.
-    pub(super) fn new_run(&mut self) -> bool {
+    pub(super) fn new_run(&mut self, unlink: bool) -> Result<(), (i32, String)> {
         if let Some(first) = &self.first_streams {
             let left = self.off_rng.seq_left;
             (self.mix_rng, self.bs_rng, self.off_rng) = (**first).clone();
@@ -62,10 +58,10 @@ impl Worker {
             .files
             .iter()
             .any(|f| f.gens.iter().any(crate::gen::OffsetGen::stops_on_full));
-        if !self.files.is_single() && self.files.new_loop(false, self.engine.as_mut()).is_err() {
-            return false;
+        let single = self.files.is_single() && !unlink;
+        if !single {
+            self.files.new_loop(unlink, self.engine.as_mut())?;
         }
-        let single = self.files.is_single();
         for f in &mut self.files.files {
             for g in &mut f.gens {
                 if single {
@@ -74,26 +70,27 @@ impl Worker {
                 g.set_stop_on_full(stop_on_full);
             }
         }
-        true
+        Ok(())
     }
 
     /// fio's run ended where a draw found the map full (or a pass ended
     /// it) and no file is left in it: while the job may have more runs
     /// (its `loops`, then `io_size`), the next starts (`new_run`); false
-    /// when the job is done, or a file cannot be opened again. fio drains
-    /// the run's I/O before it decides: nothing is queued or in flight
-    /// here (see `general::Issued::Drain`).
+    /// when the job is done, Err when a file cannot be removed or opened
+    /// again. fio drains the run's I/O before it decides: nothing is
+    /// queued or in flight here (see `general::Issued::Drain`).
     pub(super) fn next_run(
         &mut self,
         job: &crate::plan::PlanJob,
         runs: &mut u32,
         out: &iolab_stats::JobResult,
-    ) -> bool {
+    ) -> Result<bool, (i32, String)> {
         if *runs >= job.runs() && !self.runs_on(job, out) {
-            return false;
+            return Ok(false);
         }
         *runs += 1;
-        self.new_run()
+        self.new_run(job.unlink_each_loop)?;
+        Ok(true)
     }
 
     /// Whether a loop is to move more bytes (`io_size`) than the files'
@@ -146,6 +143,11 @@ impl Worker {
         }
     }
 
+    /// Before a new loop: with `randrepeat`, the directions, sizes and
+    /// offsets start over from their seeds, as fio's loops do (the count
+    /// of `randread:N` goes on). Without it they go on, after the draws
+    /// fio spends as a loop ends: a direction, and an offset that finds
+    /// the random map full.
     pub(super) fn streams_again(&mut self) {
         if let Some(first) = &self.first_streams {
             let left = self.off_rng.seq_left;
