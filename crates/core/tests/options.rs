@@ -480,8 +480,9 @@ fn unlink_each_loop_starts_every_loop_on_a_new_file() {
 fn unlink_each_loop_starts_every_run_that_io_size_adds_on_a_new_file() {
     // io_size past the file: fio's run ends where the file is done and
     // the next starts, after unlink_each_loop removed the file, as after
-    // a loop: three runs of 16 writes, each on a file of its own. With
-    // libaio the run's writes are reaped before the file goes.
+    // a loop: three runs of 16 writes, each on a file of its own; through
+    // psync's fast path and libaio's queued one (which ends the run in
+    // the general loop after reaping its writes).
     for engine in ["psync", "libaio\niodepth=4"] {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("u");

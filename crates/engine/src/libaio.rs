@@ -521,8 +521,18 @@ impl Engine for LibaioEngine {
                     Ok(ControlFlow::Break(())) => break,
                     Ok(ControlFlow::Continue(())) => continue,
                     Err(e) => {
-                        // Nothing is in flight: the refused I/Os are dropped
-                        // with the error, which ends the job.
+                        // Nothing is in flight: the refused I/Os complete
+                        // with EAGAIN, so that `reap` still hands back
+                        // every I/O queued, and the error ends the job.
+                        for &iocb in &self.pending[done..] {
+                            // SAFETY: the pointer points into `self.iocbs`.
+                            let slot = unsafe { (*iocb).aio_data } as u32;
+                            // Within capacity, as above.
+                            self.ready.push(Completion {
+                                slot,
+                                result: Err(libc::EAGAIN),
+                            });
+                        }
                         self.pending.clear();
                         return Err(e);
                     }
@@ -782,11 +792,10 @@ mod tests {
             msg.contains("EAGAIN") && msg.contains("nothing in flight"),
             "{msg}"
         );
-        assert_eq!(
-            e.outstanding(),
-            0,
-            "the refused read is dropped with the error"
-        );
+        // The read is still handed back, failed with EAGAIN.
+        assert_eq!(e.outstanding(), 1);
+        let c = e.reap_one().expect("reap").expect("the refused read");
+        assert_eq!((c.slot, c.result), (0, Err(libc::EAGAIN)));
         assert_eq!(e.reap_one().expect("reap"), None);
     }
 

@@ -185,6 +185,11 @@ impl Worker {
                 // job has one.
                 s.drain = false;
                 s.last = None;
+                if shared.stopped() || io_jobs_done(cx.job, shared) {
+                    // Ctrl-C, exitall or exit_on_io_done came during the
+                    // drain: no new run (no unlink, no reopen).
+                    s.stop = true;
+                }
                 if !s.stop {
                     match self.next_run(cx.job, &mut s.runs, out) {
                         Ok(true) => {}
