@@ -484,11 +484,11 @@ fn unlink_each_loop_starts_every_run_that_io_size_adds_on_a_new_file() {
     // psync's fast path and libaio's queued one (which ends the run in
     // the general loop after reaping its writes).
     for engine in ["psync", "libaio\niodepth=4"] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("a temporary directory");
         let f = dir.path().join("u");
         let first = dir.path().join("first-run");
-        std::fs::write(&f, vec![0u8; 64 << 10]).unwrap();
-        std::fs::hard_link(&f, &first).unwrap();
+        std::fs::write(&f, vec![0u8; 64 << 10]).expect("the file");
+        std::fs::hard_link(&f, &first).expect("a second name for the file");
         let j = run_ok(&format!(
             "[u]\nfilename={}\nsize=64k\nio_size=192k\nrw=write\nunlink_each_loop=1\n\
              ioengine={engine}\n",
@@ -497,15 +497,17 @@ fn unlink_each_loop_starts_every_run_that_io_size_adds_on_a_new_file() {
         assert_eq!(j.dir(Dir::Write).io_bytes, 192 << 10, "{engine}");
         assert_eq!(j.error, 0, "{engine}");
         assert_ne!(
-            std::fs::metadata(&f).unwrap().ino(),
-            std::fs::metadata(&first).unwrap().ino(),
+            std::fs::metadata(&f).expect("the last run's file").ino(),
+            std::fs::metadata(&first)
+                .expect("the first run's file")
+                .ino(),
             "{engine}: the last run wrote the first run's file"
         );
         assert_eq!(seqs(&first), (1..=16).collect::<Vec<u64>>(), "{engine}");
         assert_eq!(seqs(&f), (33..=48).collect::<Vec<u64>>(), "{engine}");
     }
     // A reader finds no file in its second run, as in its second loop.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temporary directory");
     let (out, _) = run_text(&format!(
         "[r]\nfilename={}/r\nsize=64k\nio_size=128k\nrw=read\nunlink_each_loop=1\n",
         dir.path().display()
