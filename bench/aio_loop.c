@@ -1,5 +1,6 @@
 /*
- * The limit for libaio: 4 KiB reads at random offsets of a file, kept
+ * The limit for libaio: 4 KiB reads at random offsets of a file (in the
+ * order of fio's random map, blockmap.h), kept
  * DEPTH deep through Linux AIO, with nothing but what the work needs. It
  * batches as iolab's queued path does with fio's default settings: each
  * read goes to the kernel by its own io_submit as it is queued, one
@@ -32,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blockmap.h"
 #include "log2hist.h"
 
 #define BS 4096
@@ -108,22 +110,22 @@ int main(int argc, char **argv)
 		return 1;
 	/* log2 histograms of lat (the percentiles printed), slat and clat. */
 	uint64_t hist[64] = { 0 }, hist_s[64] = { 0 }, hist_c[64] = { 0 };
-	uint64_t x = 88172645463325252ULL, n = 0;
+	uint64_t n = 0;
+	struct blockmap map;
+	if (blockmap_init(&map, blocks))
+		return 1;
 	unsigned nfree = depth, inflight = 0;
 	uint64_t start = now_ns(), end = start + (uint64_t)(secs * 1e9), t = start;
 	while (t < end || inflight) {
 		if (nfree && t < end) {
 			unsigned slot = free_slots[--nfree];
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
 			struct iocb *cb = &cbs[slot];
 			cb->aio_data = slot;
 			cb->aio_lio_opcode = IOCB_CMD_PREAD;
 			cb->aio_fildes = (uint32_t)fd;
 			cb->aio_buf = (uint64_t)(uintptr_t)(bufs + (size_t)slot * BS);
 			cb->aio_nbytes = BS;
-			cb->aio_offset = (int64_t)((x % blocks) * BS);
+			cb->aio_offset = (int64_t)(blockmap_next(&map) * BS);
 			issued[slot] = now_ns();
 			while (syscall(SYS_io_submit, ctx, 1L, &cb) != 1) {
 				if (errno != EINTR && errno != EAGAIN) {

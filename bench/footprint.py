@@ -48,7 +48,7 @@ def with_extra_code(src):
         f"static uint64_t run{n}(uint64_t x) {{"
         + "".join(f" x = extra{i}(x);" for i in range(n)) + " return x; }\n"
         for n in EXTRA)
-    calls = " else ".join(f"if (extra == {n}) sink = run{n}(x);" for n in EXTRA)
+    calls = " else ".join(f"if (extra == {n}) sink = run{n}(n + slot);" for n in EXTRA)
     anchors = {
         "static uint64_t now_ns(void)":
             funcs + runs + "static volatile uint64_t sink;\nstatic int extra;\n"

@@ -1,5 +1,6 @@
 /*
- * The limit: a tight loop of pread(2) at random 4 KiB offsets of a file.
+ * The limit: a tight loop of pread(2) at random 4 KiB offsets of a file,
+ * in the order of fio's random map (blockmap.h).
  * iolab's psync engine is measured against it.
  *
  * "timed" times each read as iolab's synchronous fast path does: a clock
@@ -31,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blockmap.h"
 #include "log2hist.h"
 
 static uint64_t mono_ns(void)
@@ -118,18 +120,18 @@ static int timed(int fd, uint64_t blocks, double secs, char *buf, int exact)
 	size_t cap = exact ? 1 << 24 : 0, n = 0;
 	uint64_t *lat = exact ? malloc(cap * sizeof(*lat)) : NULL;
 	uint64_t hist[64] = { 0 };
-	uint64_t x = 88172645463325252ULL;
+	struct blockmap map;
+	if (blockmap_init(&map, blocks))
+		return 1;
 	calibrate();
 	uint64_t start = ticks(), t1 = start;
 	uint64_t dur = (uint64_t)(secs * 1e9);
 	if (exact && !lat)
 		return 1;
 	while ((!exact || n < cap) && ns_between(start, t1) < dur) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		uint64_t b = blockmap_next(&map);
 		uint64_t t0 = ticks();
-		if (pread(fd, buf, 4096, (off_t)((x % blocks) * 4096)) != 4096) {
+		if (pread(fd, buf, 4096, (off_t)(b * 4096)) != 4096) {
 			perror("pread");
 			return 1;
 		}
@@ -178,15 +180,15 @@ int main(int argc, char **argv)
 	char *buf = aligned_alloc(4096, 4096);
 	if (is_timed)
 		return timed(fd, blocks, secs, buf, direct);
-	uint64_t x = 88172645463325252ULL, n = 0;
+	struct blockmap map;
+	if (blockmap_init(&map, blocks))
+		return 1;
+	uint64_t n = 0;
 	uint64_t start = mono_ns(), end = start + (uint64_t)(secs * 1e9), t;
 	for (;;) {
 		/* Check the clock every 1024 reads: the loop stays syscall-bound. */
 		for (int i = 0; i < 1024; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			if (pread(fd, buf, 4096, (off_t)((x % blocks) * 4096)) != 4096) {
+			if (pread(fd, buf, 4096, (off_t)(blockmap_next(&map) * 4096)) != 4096) {
 				perror("pread");
 				return 1;
 			}

@@ -1,5 +1,6 @@
 /*
- * The limit for io_uring: 4 KiB reads at random offsets of a file, kept
+ * The limit for io_uring: 4 KiB reads at random offsets of a file (in
+ * the order of fio's random map, blockmap.h), kept
  * DEPTH deep, with nothing but what the work needs. It batches as iolab's
  * queued path does with fio's default settings: each read is submitted by
  * its own io_uring_enter as it is queued, one completion is reaped at a
@@ -38,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blockmap.h"
 #include "log2hist.h"
 
 #define BS 4096
@@ -192,22 +194,22 @@ int main(int argc, char **argv)
 		return 1;
 	/* log2 histograms of lat (the percentiles printed), slat and clat. */
 	uint64_t hist[64] = { 0 }, hist_s[64] = { 0 }, hist_c[64] = { 0 };
-	uint64_t x = 88172645463325252ULL, n = 0;
+	uint64_t n = 0;
+	struct blockmap map;
+	if (blockmap_init(&map, blocks))
+		return 1;
 	unsigned nfree = depth, inflight = 0;
 	uint64_t start = now_ns(), end = start + (uint64_t)(secs * 1e9), t = start;
 	while (t < end || inflight) {
 		if (nfree && t < end) {
 			unsigned slot = free_slots[--nfree];
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
 			unsigned tail = *r.sq_tail, idx = tail & *r.sq_mask;
 			struct io_uring_sqe *sqe = &r.sqes[idx];
 			memset(sqe, 0, sizeof(*sqe));
 			sqe->opcode = direct ? IORING_OP_READ_FIXED : IORING_OP_READ;
 			sqe->flags = sqe_flags;
 			sqe->fd = 0;
-			sqe->off = (x % blocks) * BS;
+			sqe->off = blockmap_next(&map) * BS;
 			sqe->addr = (uint64_t)(uintptr_t)iov[slot].iov_base;
 			sqe->len = BS;
 			sqe->buf_index = (uint16_t)slot;

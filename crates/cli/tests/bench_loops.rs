@@ -1,0 +1,146 @@
+//! The C limit loops of bench/ (what docs/performance.md holds iolab's
+//! per-core figures against) build cleanly, run, and read in the order a
+//! random job of fio and iolab reads: bench/blockmap.h gives every block
+//! once per pass, in an order of its own in each process.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use iolab_testkit::{have, require};
+
+fn bench_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench")
+}
+
+/// Builds `src` (C, with bench/ on the include path) into `out` with every
+/// warning an error.
+fn build(src: &Path, out: &Path) {
+    let made = Command::new("cc")
+        .args(["-O2", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(bench_dir())
+        .arg("-o")
+        .arg(out)
+        .arg(src)
+        .output()
+        .expect("cc runs");
+    assert!(
+        made.status.success(),
+        "cc {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&made.stderr)
+    );
+}
+
+/// The blocks `passes` passes of blockmap.h give over `blocks` blocks, one
+/// pass per line, from a new process.
+fn passes(exe: &Path, blocks: u64, passes: u64) -> Vec<Vec<u64>> {
+    let out = Command::new(exe)
+        .args([blocks.to_string(), passes.to_string()])
+        .output()
+        .expect("the blockmap program runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("the program prints numbers")
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .map(|w| w.parse().expect("a block number"))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_loops_read_every_block_once_per_pass_in_an_order_of_their_own() {
+    require!(tool = "cc");
+    let dir = iolab_testkit::dir();
+    let src = dir.join("order.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n#include \"blockmap.h\"\n\
+         int main(int argc, char **argv) {\n\
+         \tif (argc != 3)\n\t\treturn 2;\n\
+         \tuint64_t blocks = strtoull(argv[1], 0, 10), n = strtoull(argv[2], 0, 10);\n\
+         \tstruct blockmap m;\n\
+         \tif (blockmap_init(&m, blocks))\n\t\treturn 1;\n\
+         \tfor (uint64_t p = 0; p < n; p++) {\n\
+         \t\tfor (uint64_t i = 0; i < blocks; i++)\n\
+         \t\t\tprintf(\"%llu \", (unsigned long long)blockmap_next(&m));\n\
+         \t\tputchar('\\n');\n\t}\n\treturn 0;\n}\n",
+    )
+    .expect("the program's source is written");
+    let exe = dir.join("order");
+    build(&src, &exe);
+    // Word-sized maps and ones with a partial last word.
+    for blocks in [1u64, 2, 63, 64, 65, 130, 1000, 4103] {
+        let got = passes(&exe, blocks, 3);
+        assert_eq!(got.len(), 3, "{blocks} blocks: three passes");
+        for (p, pass) in got.iter().enumerate() {
+            let mut sorted = pass.clone();
+            sorted.sort_unstable();
+            let every: Vec<u64> = (0..blocks).collect();
+            assert_eq!(sorted, every, "{blocks} blocks, pass {p}: each block once");
+        }
+        if blocks >= 64 {
+            assert_ne!(got[0], got[1], "{blocks} blocks: each pass its own order");
+            assert_ne!(
+                got[0],
+                (0..blocks).collect::<Vec<_>>(),
+                "{blocks} blocks: a random order, not the file's"
+            );
+            // Another process (two copies of a loop at numjobs=2) reads in
+            // another order, as fio's and iolab's clones do.
+            assert_ne!(
+                passes(&exe, blocks, 1)[0],
+                got[0],
+                "{blocks} blocks: a second process's order"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_limit_loops_build_without_warnings_and_time_their_reads() {
+    require!(tool = "cc");
+    let dir = iolab_testkit::dir();
+    let file = dir.join("f.bin");
+    // 64 KiB of data: 16 blocks, read for a tenth of a second.
+    std::fs::write(&file, vec![7u8; 64 << 10]).expect("the file is written");
+    for name in ["pread_loop", "aio_loop", "uring_loop"] {
+        if name == "uring_loop" && !have!(io_uring) {
+            continue;
+        }
+        let exe = dir.join(name);
+        build(&bench_dir().join(format!("{name}.c")), &exe);
+        let mut cmd = Command::new(&exe);
+        cmd.arg(&file).arg("0.1");
+        if name == "pread_loop" {
+            cmd.arg("timed");
+        } else {
+            cmd.arg("4");
+        }
+        let out = cmd.output().expect("the loop runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{name}: {}{}",
+            text,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let words: Vec<&str> = text.split_whitespace().collect();
+        assert_eq!(words.first(), Some(&"iops"), "{name}: {text}");
+        let iops: f64 = words
+            .get(1)
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: no IOPS figure in {text}"));
+        assert!(iops > 0.0, "{name}: {text}");
+        assert!(
+            words.contains(&"p50") && words.contains(&"p99"),
+            "{name}: each read timed, percentiles printed: {text}"
+        );
+    }
+}
