@@ -32,10 +32,12 @@ fn build(src: &Path, out: &Path) {
 }
 
 /// The blocks `passes` passes of blockmap.h give over `blocks` blocks, one
-/// pass per line, from a new process.
-fn passes(exe: &Path, blocks: u64, passes: u64) -> Vec<Vec<u64>> {
+/// pass per line, from a new process; its own seed, or `seed`.
+fn passes(exe: &Path, blocks: u64, passes: u64, seed: Option<u64>) -> Vec<Vec<u64>> {
+    let mut args = vec![blocks.to_string(), passes.to_string()];
+    args.extend(seed.map(|s| s.to_string()));
     let out = Command::new(exe)
-        .args([blocks.to_string(), passes.to_string()])
+        .args(args)
         .output()
         .expect("the blockmap program runs");
     assert!(
@@ -63,10 +65,11 @@ fn the_loops_read_every_block_once_per_pass_in_an_order_of_their_own() {
         &src,
         "#include <stdio.h>\n#include \"blockmap.h\"\n\
          int main(int argc, char **argv) {\n\
-         \tif (argc != 3)\n\t\treturn 2;\n\
+         \tif (argc != 3 && argc != 4)\n\t\treturn 2;\n\
          \tuint64_t blocks = strtoull(argv[1], 0, 10), n = strtoull(argv[2], 0, 10);\n\
          \tstruct blockmap m;\n\
          \tif (blockmap_init(&m, blocks))\n\t\treturn 1;\n\
+         \tif (argc == 4)\n\t\tm.x = strtoull(argv[3], 0, 10);\n\
          \tfor (uint64_t p = 0; p < n; p++) {\n\
          \t\tfor (uint64_t i = 0; i < blocks; i++)\n\
          \t\t\tprintf(\"%llu \", (unsigned long long)blockmap_next(&m));\n\
@@ -77,7 +80,7 @@ fn the_loops_read_every_block_once_per_pass_in_an_order_of_their_own() {
     build(&src, &exe);
     // Word-sized maps and ones with a partial last word.
     for blocks in [1u64, 2, 63, 64, 65, 130, 1000, 4103] {
-        let got = passes(&exe, blocks, 3);
+        let got = passes(&exe, blocks, 3, None);
         assert_eq!(got.len(), 3, "{blocks} blocks: three passes");
         for (p, pass) in got.iter().enumerate() {
             let mut sorted = pass.clone();
@@ -95,12 +98,46 @@ fn the_loops_read_every_block_once_per_pass_in_an_order_of_their_own() {
             // Another process (two copies of a loop at numjobs=2) reads in
             // another order, as fio's and iolab's clones do.
             assert_ne!(
-                passes(&exe, blocks, 1)[0],
+                passes(&exe, blocks, 1, None)[0],
                 got[0],
                 "{blocks} blocks: a second process's order"
             );
         }
+        // From a given seed, the choices of fio's map: the drawn block
+        // when this pass has not read it, else the next one it has not
+        // read (after it, else from the start).
+        let seed = 0x9e37_79b9_7f4a_7c15 ^ blocks;
+        assert_eq!(
+            passes(&exe, blocks, 3, Some(seed)),
+            map_order(blocks, 3, seed),
+            "{blocks} blocks from seed {seed}"
+        );
     }
+}
+
+/// What bench/blockmap.h should give from seed `x`: xorshift64 (13, 7,
+/// 17), the block `x % blocks`, moved on to the next unread one as fio's
+/// random map does; the map cleared when a pass has read every block.
+fn map_order(blocks: u64, passes: u64, mut x: u64) -> Vec<Vec<u64>> {
+    let n = usize::try_from(blocks).expect("a small map");
+    let mut out = Vec::new();
+    for _ in 0..passes {
+        let mut read = vec![false; n];
+        let mut pass = Vec::new();
+        for _ in 0..blocks {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut b = usize::try_from(x % blocks).expect("below the map's size");
+            while read[b] {
+                b = (b + 1) % n;
+            }
+            read[b] = true;
+            pass.push(b as u64);
+        }
+        out.push(pass);
+    }
+    out
 }
 
 #[test]
@@ -116,6 +153,23 @@ fn the_limit_loops_build_without_warnings_and_time_their_reads() {
         }
         let exe = dir.join(name);
         build(&bench_dir().join(format!("{name}.c")), &exe);
+        if name == "pread_loop" {
+            // Without a clock read per I/O: the IOPS alone.
+            let out = Command::new(&exe)
+                .arg(&file)
+                .arg("0.1")
+                .output()
+                .expect("the loop runs");
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{name} untimed: {text}");
+            let words: Vec<&str> = text.split_whitespace().collect();
+            assert!(
+                words.len() == 2
+                    && words[0] == "iops"
+                    && words[1].parse::<f64>().is_ok_and(|v| v > 0.0),
+                "{name} untimed: {text}"
+            );
+        }
         let mut cmd = Command::new(&exe);
         cmd.arg(&file).arg("0.1");
         if name == "pread_loop" {
