@@ -30,12 +30,16 @@ static int blockmap_init(struct blockmap *m, uint64_t blocks)
 	m->nwords = (blocks + 63) / 64;
 	m->words = calloc(m->nwords, sizeof(*m->words));
 	m->blocks = m->left = blocks;
-	/* Each process its own sequence, as each of fio's and iolab's clones
+	/* Each copy its own sequence, as each of fio's and iolab's clones
 	 * has its own seeds: two copies at once (numjobs=2) do not read the
-	 * same blocks in step. Never zero, which xorshift would keep. */
-	m->x = 88172645463325252ULL ^ ((uint64_t)getpid() << 17);
-	if (!m->x)
-		m->x = 1;
+	 * same blocks in step. The copy's number comes from LOOP_COPY
+	 * (bench/compare.py numbers the copies it starts), so that a copy
+	 * reads the same sequence in every run, as fio's and iolab's jobs do
+	 * under randrepeat=1; without it, from the process id. The constant
+	 * keeps the seed from being zero, which xorshift would keep. */
+	const char *copy = getenv("LOOP_COPY");
+	uint64_t n = copy ? strtoull(copy, NULL, 10) : (uint64_t)getpid();
+	m->x = 88172645463325252ULL ^ (n << 17);
 	if (!m->words) {
 		fprintf(stderr, "no memory for the map of %llu blocks\n",
 			(unsigned long long)blocks);

@@ -613,7 +613,11 @@ def limit_one(spec):
     numbers it prints ("iops N" or "iops N p50 US p99 US"; IOPS summed
     over the copies) and, last, its I/Os per second of CPU time."""
     n, cmd = spec
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(n)]
+    # Each copy its number: its own sequence of blocks, the same in every
+    # run (bench/blockmap.h).
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, LOOP_COPY=str(i)))
+             for i in range(n)]
     total, cpu, vals = 0.0, 0.0, None
     LAST_READ[0] = 0
     LAST_LIMIT_CPU[0] = (0.0, 0.0)

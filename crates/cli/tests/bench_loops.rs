@@ -1,7 +1,8 @@
 //! The C limit loops of bench/ (what docs/performance.md holds iolab's
 //! per-core figures against) build cleanly, run, and read in the order a
 //! random job of fio and iolab reads: bench/blockmap.h gives every block
-//! once per pass, in an order of its own in each process.
+//! once per pass, in an order of its own in each copy, the same in every
+//! run of a numbered copy.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,14 +33,23 @@ fn build(src: &Path, out: &Path) {
 }
 
 /// The blocks `passes` passes of blockmap.h give over `blocks` blocks, one
-/// pass per line, from a new process; its own seed, or `seed`.
-fn passes(exe: &Path, blocks: u64, passes: u64, seed: Option<u64>) -> Vec<Vec<u64>> {
+/// pass per line, from a new process: the seed of copy number `copy`
+/// (LOOP_COPY), of its process id without one, or `seed`.
+fn passes(
+    exe: &Path,
+    blocks: u64,
+    passes: u64,
+    copy: Option<u64>,
+    seed: Option<u64>,
+) -> Vec<Vec<u64>> {
     let mut args = vec![blocks.to_string(), passes.to_string()];
     args.extend(seed.map(|s| s.to_string()));
-    let out = Command::new(exe)
-        .args(args)
-        .output()
-        .expect("the blockmap program runs");
+    let mut cmd = Command::new(exe);
+    match copy {
+        Some(n) => cmd.env("LOOP_COPY", n.to_string()),
+        None => cmd.env_remove("LOOP_COPY"),
+    };
+    let out = cmd.args(args).output().expect("the blockmap program runs");
     assert!(
         out.status.success(),
         "{}",
@@ -80,7 +90,7 @@ fn the_loops_read_every_block_once_per_pass_in_an_order_of_their_own() {
     build(&src, &exe);
     // Word-sized maps and ones with a partial last word.
     for blocks in [1u64, 2, 63, 64, 65, 130, 1000, 4103] {
-        let got = passes(&exe, blocks, 3, None);
+        let got = passes(&exe, blocks, 3, None, None);
         assert_eq!(got.len(), 3, "{blocks} blocks: three passes");
         for (p, pass) in got.iter().enumerate() {
             let mut sorted = pass.clone();
@@ -98,9 +108,22 @@ fn the_loops_read_every_block_once_per_pass_in_an_order_of_their_own() {
             // Another process (two copies of a loop at numjobs=2) reads in
             // another order, as fio's and iolab's clones do.
             assert_ne!(
-                passes(&exe, blocks, 1, None)[0],
+                passes(&exe, blocks, 1, None, None)[0],
                 got[0],
                 "{blocks} blocks: a second process's order"
+            );
+            // Numbered copies (as compare.py starts them): each its own
+            // order, the same in every run.
+            let first = passes(&exe, blocks, 2, Some(0), None);
+            assert_eq!(
+                passes(&exe, blocks, 2, Some(0), None),
+                first,
+                "{blocks} blocks: copy 0 again"
+            );
+            assert_ne!(
+                passes(&exe, blocks, 1, Some(1), None)[0],
+                first[0],
+                "{blocks} blocks: copy 1 against copy 0"
             );
         }
         // From a given seed, the choices of fio's map: the drawn block
@@ -108,7 +131,7 @@ fn the_loops_read_every_block_once_per_pass_in_an_order_of_their_own() {
         // read (after it, else from the start).
         let seed = 0x9e37_79b9_7f4a_7c15 ^ blocks;
         assert_eq!(
-            passes(&exe, blocks, 3, Some(seed)),
+            passes(&exe, blocks, 3, None, Some(seed)),
             map_order(blocks, 3, seed),
             "{blocks} blocks from seed {seed}"
         );
