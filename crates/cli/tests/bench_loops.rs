@@ -4,32 +4,27 @@
 //! once per pass, in an order of its own in each copy, the same in every
 //! run of a numbered copy.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::ffi::OsStr;
+use std::path::Path;
 use std::process::Command;
 
+use common::{bench_dir, cc};
 use iolab_testkit::{have, require};
-
-fn bench_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench")
-}
 
 /// Builds `src` (C, with bench/ on the include path) into `out` with every
 /// warning an error.
 fn build(src: &Path, out: &Path) {
-    let made = Command::new("cc")
-        .args(["-O2", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(bench_dir())
-        .arg("-o")
-        .arg(out)
-        .arg(src)
-        .output()
-        .expect("cc runs");
-    assert!(
-        made.status.success(),
-        "cc {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&made.stderr)
-    );
+    let bench = bench_dir();
+    let flags = ["-O2", "-Wall", "-Wextra", "-Werror", "-I"].map(OsStr::new);
+    let files = [
+        bench.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        src.as_os_str(),
+    ];
+    cc(&[&flags[..], &files[..]].concat());
 }
 
 /// The blocks `passes` passes of blockmap.h give over `blocks` blocks, one

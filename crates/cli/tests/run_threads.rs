@@ -198,12 +198,8 @@ fn emulated(
 fn clones_share_no_cache_line_per_io() {
     iolab_testkit::require!(tool = "qemu-x86_64", tool = "cc");
     let dir = iolab_testkit::dir();
-    let bench = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench");
+    let bench = common::bench_dir();
     let plugin = dir.join("c2c_plugin.so");
-    let cc = |args: &[&std::ffi::OsStr]| {
-        let st = Proc::new("cc").args(args).status().expect("start cc");
-        assert!(st.success(), "cc {args:?}");
-    };
     cc(&[
         "-O2".as_ref(),
         "-shared".as_ref(),

@@ -1,7 +1,8 @@
 //! Helpers the CLI test binaries share: the binary (run, or started in the
 //! background), a directory listing, JSON from a report, whether fio is
-//! installed, a tmpfs or a loop-mounted filesystem for one test, and a
-//! blkio cgroup that slows a device down while a run goes on. Each test
+//! installed, a tmpfs or a loop-mounted filesystem for one test, a
+//! blkio cgroup that slows a device down while a run goes on, and bench/
+//! with the C compiler for its programs. Each test
 //! binary uses some of them.
 #![allow(dead_code)]
 
@@ -14,6 +15,23 @@ use assert_cmd::Command;
 pub use iolab_testkit::mount::{unmount, Mounted};
 use iolab_testkit::Missing;
 use serde_json::Value;
+
+/// The repository's bench/ directory (the C limit loops and plugins).
+pub fn bench_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench")
+}
+
+/// Runs the C compiler with `args`; the test fails with its messages when
+/// it does not succeed.
+pub fn cc<S: AsRef<std::ffi::OsStr>>(args: &[S]) {
+    let made = Proc::new("cc").args(args).output().expect("start cc");
+    assert!(
+        made.status.success(),
+        "cc {:?}: {}",
+        args.iter().map(AsRef::as_ref).collect::<Vec<_>>(),
+        String::from_utf8_lossy(&made.stderr)
+    );
+}
 
 /// The iolab binary of this build.
 /// Results go to a database of the tests' own, never the user's.
