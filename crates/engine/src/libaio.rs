@@ -37,7 +37,8 @@ use std::time::{Duration, Instant};
 use crate::rawsys;
 use crate::syncbase::{last_errno, SyncBase};
 use crate::{
-    Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit, Op, Queued,
+    queue_and_commit, Caps, Completion, Engine, EngineError, EngineOpts, FileId, FileSpec, IoUnit,
+    Op, Queued, SubmitError,
 };
 
 /// `aio_context_t`.
@@ -249,6 +250,183 @@ impl LibaioEngine {
         Ok(ControlFlow::Continue(()))
     }
 
+    /// `queue` for a trim, an fsync or an fdatasync.
+    #[cold]
+    #[inline(never)]
+    fn queue_aside(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        if io.op != Op::Trim && io.slot as usize >= self.depth {
+            return Err(EngineError::BadUnit {
+                slot: io.slot,
+                len: io.len,
+                slots: self.base.bufs.slots(),
+                size: self.base.bufs.size(),
+            });
+        }
+        if io.op == Op::Trim || self.sync_fallback {
+            return Ok(Queued::Completed(Completion {
+                slot: io.slot,
+                result: self.base.no_data(io)?,
+            }));
+        }
+        let fd = self.base.files.get_mut(io.file)?.raw();
+        let opcode = if io.op == Op::Fsync {
+            IOCB_CMD_FSYNC
+        } else {
+            IOCB_CMD_FDSYNC
+        };
+        let iocb = self.place_iocb(io, opcode, fd, 0, 0);
+        Ok(self.pend(io, iocb))
+    }
+
+    /// The iocb of a read or write, placed (see `place_iocb`).
+    #[inline(always)]
+    fn data_iocb(&mut self, io: &IoUnit) -> Result<Option<*mut Iocb>, EngineError> {
+        let (file, buf) = self.base.unit(io)?;
+        let opcode = if io.op == Op::Read {
+            IOCB_CMD_PREAD
+        } else {
+            IOCB_CMD_PWRITE
+        };
+        let (fd, buf, nbytes) = (file.raw(), buf.as_mut_ptr() as u64, buf.len() as u64);
+        Ok(self.place_iocb(io, opcode, fd, buf, nbytes))
+    }
+
+    /// Writes the iocb of `io` into its slot's place and points at it;
+    /// None when it is not to go in flight (`not_placed` says what it is).
+    /// The slot is below `depth`.
+    #[inline(always)]
+    fn place_iocb(
+        &mut self,
+        io: &IoUnit,
+        opcode: u16,
+        fd: libc::c_int,
+        buf: u64,
+        nbytes: u64,
+    ) -> Option<*mut Iocb> {
+        let offset = i64::try_from(io.offset).ok()?;
+        if self.outstanding() >= self.depth {
+            return None;
+        }
+        let slot = io.slot as usize;
+        self.iocbs[slot] = Iocb {
+            aio_data: u64::from(io.slot),
+            aio_lio_opcode: opcode,
+            aio_fildes: fd as u32,
+            aio_buf: buf,
+            aio_nbytes: nbytes,
+            aio_offset: offset,
+            ..Iocb::default()
+        };
+        Some(&mut self.iocbs[slot] as *mut Iocb)
+    }
+
+    /// A placed iocb added to those `commit` submits.
+    #[inline(always)]
+    fn pend(&mut self, io: &IoUnit, iocb: Option<*mut Iocb>) -> Queued {
+        let Some(iocb) = iocb else {
+            return not_placed(io);
+        };
+        debug_assert!(
+            !self.pending.contains(&iocb),
+            "slot {} queued twice before commit",
+            io.slot
+        );
+        // Within capacity: outstanding() < depth (place_iocb).
+        self.pending.push(iocb);
+        Queued::InFlight
+    }
+
+    /// Submits the pending iocbs, as many calls as the kernel takes them
+    /// in; `first` is the result of an io_submit of all of them that
+    /// `submit_one` made already.
+    #[inline(never)]
+    fn submit_pending(&mut self, mut first: Option<Result<usize, i32>>) -> Result<(), EngineError> {
+        let mut done = 0;
+        let mut refused_since = None;
+        while done < self.pending.len() {
+            let n = self.pending.len() - done;
+            let rc = if let Some(rc) = first.take() {
+                rc
+            } else if self.refused_here() {
+                Err(libc::EAGAIN)
+            } else {
+                // The call is the `syscall` instruction itself (rawsys).
+                // SAFETY: the array holds `n` valid pointers to initialized
+                // iocbs in `self.iocbs` (live as long as the engine); the
+                // buffers they name are slots of `self.base.bufs`, which
+                // outlive the I/O because Drop destroys the context (waiting
+                // for it) before the fields are dropped.
+                unsafe { rawsys::io_submit(self.ctx, n, self.pending.as_mut_ptr().add(done)) }
+            };
+            let errno = match rc {
+                Ok(0) => libc::EAGAIN,
+                Ok(rc) => {
+                    done += rc;
+                    self.in_flight += rc;
+                    continue;
+                }
+                Err(errno) => errno,
+            };
+            match errno {
+                libc::EAGAIN => match self.out_of_resources(&mut refused_since) {
+                    Ok(ControlFlow::Break(())) => break,
+                    Ok(ControlFlow::Continue(())) => continue,
+                    Err(e) => {
+                        // Nothing is in flight: the refused I/Os complete
+                        // with EAGAIN, so that `reap` still hands back
+                        // every I/O queued, and the error ends the job.
+                        for &iocb in &self.pending[done..] {
+                            // SAFETY: the pointer points into `self.iocbs`.
+                            let slot = unsafe { (*iocb).aio_data } as u32;
+                            // Within capacity, as above.
+                            self.ready.push(Completion {
+                                slot,
+                                result: Err(libc::EAGAIN),
+                            });
+                        }
+                        self.pending.clear();
+                        return Err(e);
+                    }
+                },
+                libc::EINTR => continue,
+                _ => {
+                    // The kernel refused the first iocb left: it becomes a
+                    // completion with the errno.
+                    // SAFETY: the pointer points into `self.iocbs` (above).
+                    let iocb = unsafe { *self.pending[done] };
+                    let is_sync = matches!(iocb.aio_lio_opcode, IOCB_CMD_FSYNC | IOCB_CMD_FDSYNC);
+                    let result = if is_sync && errno == libc::EINVAL {
+                        self.sync_fallback = true;
+                        sync_now(
+                            iocb.aio_fildes as libc::c_int,
+                            iocb.aio_lio_opcode == IOCB_CMD_FDSYNC,
+                        )
+                    } else {
+                        Err(errno)
+                    };
+                    // Within capacity: every queued I/O counts in
+                    // outstanding(), which stays at most `depth`.
+                    self.ready.push(Completion {
+                        slot: iocb.aio_data as u32,
+                        result,
+                    });
+                    done += 1;
+                }
+            }
+        }
+        // Shifts the rest (if any) down in place; no allocation.
+        self.pending.drain(..done);
+        Ok(())
+    }
+
+    /// `submit_one` for an I/O that goes the general way: a sync, a trim,
+    /// or one queued behind others not yet submitted.
+    #[cold]
+    #[inline(never)]
+    fn submit_one_aside(&mut self, io: &IoUnit) -> Result<Queued, SubmitError> {
+        queue_and_commit(self, io)
+    }
+
     /// Submits the I/Os an earlier `commit` left pending (io_submit said
     /// EAGAIN while others were in flight) once none is: no completion is
     /// left to wait for, so `reap` would otherwise give nothing for ever.
@@ -348,6 +526,21 @@ impl LibaioEngine {
     }
 }
 
+/// What `queue` says of an I/O whose iocb was not placed: an offset
+/// past i64 (which the kernel would take for "at the file position")
+/// fails with EINVAL; else the queue is full.
+#[cold]
+fn not_placed(io: &IoUnit) -> Queued {
+    if i64::try_from(io.offset).is_err() {
+        Queued::Completed(Completion {
+            slot: io.slot,
+            result: Err(libc::EINVAL),
+        })
+    } else {
+        Queued::Busy
+    }
+}
+
 /// An event as a completion: the slot and the byte count or errno.
 #[inline]
 fn completion(ev: &IoEvent) -> Completion {
@@ -416,156 +609,53 @@ impl Engine for LibaioEngine {
 
     #[inline]
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-        let (opcode, fd, buf, nbytes) = match io.op {
-            Op::Read | Op::Write => {
-                let (file, buf) = self.base.unit(io)?;
-                let opcode = if io.op == Op::Read {
-                    IOCB_CMD_PREAD
-                } else {
-                    IOCB_CMD_PWRITE
-                };
-                (
-                    opcode,
-                    file.raw(),
-                    buf.as_mut_ptr() as u64,
-                    buf.len() as u64,
-                )
-            }
-            Op::Trim => {
-                return Ok(Queued::Completed(Completion {
-                    slot: io.slot,
-                    result: self.base.no_data(io)?,
-                }))
-            }
-            Op::Fsync | Op::Fdatasync => {
-                if io.slot as usize >= self.depth {
-                    return Err(EngineError::BadUnit {
-                        slot: io.slot,
-                        len: io.len,
-                        slots: self.base.bufs.slots(),
-                        size: self.base.bufs.size(),
-                    });
-                }
-                if self.sync_fallback {
-                    return Ok(Queued::Completed(Completion {
-                        slot: io.slot,
-                        result: self.base.no_data(io)?,
-                    }));
-                }
-                let fd = self.base.files.get_mut(io.file)?.raw();
-                let opcode = if io.op == Op::Fsync {
-                    IOCB_CMD_FSYNC
-                } else {
-                    IOCB_CMD_FDSYNC
-                };
-                (opcode, fd, 0, 0)
-            }
+        let iocb = match io.op {
+            Op::Read | Op::Write => self.data_iocb(io)?,
+            Op::Trim | Op::Fsync | Op::Fdatasync => return self.queue_aside(io),
         };
-        let Ok(offset) = i64::try_from(io.offset) else {
-            return Ok(Queued::Completed(Completion {
-                slot: io.slot,
-                result: Err(libc::EINVAL),
-            }));
-        };
-        if self.outstanding() >= self.depth {
-            return Ok(Queued::Busy);
-        }
-        let slot = io.slot as usize;
-        // `unit` or the check above made sure slot < depth.
-        self.iocbs[slot] = Iocb {
-            aio_data: u64::from(io.slot),
-            aio_lio_opcode: opcode,
-            aio_fildes: fd as u32,
-            aio_buf: buf,
-            aio_nbytes: nbytes,
-            aio_offset: offset,
-            ..Iocb::default()
-        };
-        let ptr = &mut self.iocbs[slot] as *mut Iocb;
-        debug_assert!(
-            !self.pending.contains(&ptr),
-            "slot {slot} queued twice before commit"
-        );
-        // Within capacity: outstanding() < depth was checked above.
-        self.pending.push(ptr);
-        Ok(Queued::InFlight)
+        Ok(self.pend(io, iocb))
     }
 
     fn commit(&mut self) -> Result<(), EngineError> {
-        let mut done = 0;
-        let mut refused_since = None;
-        while done < self.pending.len() {
-            let n = self.pending.len() - done;
-            let rc = if self.refused_here() {
-                Err(libc::EAGAIN)
-            } else {
-                // The call is the `syscall` instruction itself (rawsys).
-                // SAFETY: the array holds `n` valid pointers to initialized
-                // iocbs in `self.iocbs` (live as long as the engine); the
-                // buffers they name are slots of `self.base.bufs`, which
-                // outlive the I/O because Drop destroys the context (waiting
-                // for it) before the fields are dropped.
-                unsafe { rawsys::io_submit(self.ctx, n, self.pending.as_mut_ptr().add(done)) }
-            };
-            let errno = match rc {
-                Ok(0) => libc::EAGAIN,
-                Ok(rc) => {
-                    done += rc;
-                    self.in_flight += rc;
-                    continue;
-                }
-                Err(errno) => errno,
-            };
-            match errno {
-                libc::EAGAIN => match self.out_of_resources(&mut refused_since) {
-                    Ok(ControlFlow::Break(())) => break,
-                    Ok(ControlFlow::Continue(())) => continue,
-                    Err(e) => {
-                        // Nothing is in flight: the refused I/Os complete
-                        // with EAGAIN, so that `reap` still hands back
-                        // every I/O queued, and the error ends the job.
-                        for &iocb in &self.pending[done..] {
-                            // SAFETY: the pointer points into `self.iocbs`.
-                            let slot = unsafe { (*iocb).aio_data } as u32;
-                            // Within capacity, as above.
-                            self.ready.push(Completion {
-                                slot,
-                                result: Err(libc::EAGAIN),
-                            });
-                        }
-                        self.pending.clear();
-                        return Err(e);
-                    }
-                },
-                libc::EINTR => continue,
-                _ => {
-                    // The kernel refused the first iocb left: it becomes a
-                    // completion with the errno.
-                    // SAFETY: the pointer points into `self.iocbs` (above).
-                    let iocb = unsafe { *self.pending[done] };
-                    let is_sync = matches!(iocb.aio_lio_opcode, IOCB_CMD_FSYNC | IOCB_CMD_FDSYNC);
-                    let result = if is_sync && errno == libc::EINVAL {
-                        self.sync_fallback = true;
-                        sync_now(
-                            iocb.aio_fildes as libc::c_int,
-                            iocb.aio_lio_opcode == IOCB_CMD_FDSYNC,
-                        )
-                    } else {
-                        Err(errno)
-                    };
-                    // Within capacity: every queued I/O counts in
-                    // outstanding(), which stays at most `depth`.
-                    self.ready.push(Completion {
-                        slot: iocb.aio_data as u32,
-                        result,
-                    });
-                    done += 1;
-                }
-            }
+        self.submit_pending(None)
+    }
+
+    /// A read or write submitted on its own when nothing else is pending
+    /// (the queued fast path's every I/O): the iocb goes to io_submit
+    /// without the pending list; what the kernel does not take at once
+    /// goes the way of `commit`.
+    #[inline]
+    fn submit_one(&mut self, io: &IoUnit) -> Result<Queued, SubmitError> {
+        if !self.pending.is_empty() || !matches!(io.op, Op::Read | Op::Write) {
+            return self.submit_one_aside(io);
         }
-        // Shifts the rest (if any) down in place; no allocation.
-        self.pending.drain(..done);
-        Ok(())
+        let placed = self.data_iocb(io).map_err(|error| SubmitError {
+            error,
+            queued: false,
+        })?;
+        let Some(mut iocb) = placed else {
+            return Ok(not_placed(io));
+        };
+        let rc = if self.refused_here() {
+            Err(libc::EAGAIN)
+        } else {
+            // SAFETY: as in `submit_pending`: `iocb` points at an
+            // initialized iocb in `self.iocbs` naming a slot of
+            // `self.base.bufs`.
+            unsafe { rawsys::io_submit(self.ctx, 1, &mut iocb) }
+        };
+        if rc == Ok(1) {
+            self.in_flight += 1;
+            return Ok(Queued::InFlight);
+        }
+        // Within capacity: outstanding() < depth (place_iocb).
+        self.pending.push(iocb);
+        self.submit_pending(Some(rc))
+            .map(|()| Queued::InFlight)
+            .map_err(|error| SubmitError {
+                error,
+                queued: true,
+            })
     }
 
     fn reap(
@@ -796,6 +886,125 @@ mod tests {
         assert_eq!(e.outstanding(), 1);
         let c = e.reap_one().expect("reap").expect("the refused read");
         assert_eq!((c.slot, c.result), (0, Err(libc::EAGAIN)));
+        assert_eq!(e.reap_one().expect("reap"), None);
+    }
+
+    #[test]
+    fn submit_one_submits_a_read_or_write_alone_and_says_what_it_did() {
+        let dir = temp();
+        let (mut e, f) = refusing_engine(&dir.path().join("one"));
+        // A read goes in flight by one io_submit of its own.
+        assert_eq!(
+            e.submit_one(&io(0, f, Op::Read, u64::from(BS), BS))
+                .expect("submit"),
+            Queued::InFlight
+        );
+        assert_eq!((e.in_flight, e.pending.len()), (1, 0));
+        // Refused three times with the other read in flight: it stays
+        // pending, and goes when reap finds nothing else in flight.
+        e.refuse_submits = 3;
+        assert_eq!(
+            e.submit_one(&io(1, f, Op::Read, 0, BS)).expect("submit"),
+            Queued::InFlight
+        );
+        assert_eq!((e.in_flight, e.pending.len(), e.refuse_submits), (1, 1, 2));
+        // With one pending, the next goes the way of queue and commit:
+        // the queue is full.
+        assert_eq!(
+            e.submit_one(&io(1, f, Op::Read, 0, BS)).expect("submit"),
+            Queued::Busy
+        );
+        let mut got = Vec::new();
+        while let Some(c) = e.reap_one().expect("reap") {
+            got.push((c.slot, c.result));
+        }
+        got.sort_unstable();
+        assert_eq!(got, [(0, Ok(BS)), (1, Ok(BS))]);
+        assert_eq!(e.refuse_submits, 0, "the pending read was submitted again");
+        check(&mut e, 0, u64::from(BS), BS as usize, 0x5a);
+        check(&mut e, 1, 0, BS as usize, 0x5a);
+        // Refused with nothing in flight, the read is submitted again at
+        // once, as commit does.
+        e.refuse_submits = 2;
+        assert_eq!(
+            e.submit_one(&io(0, f, Op::Read, 0, BS)).expect("submit"),
+            Queued::InFlight
+        );
+        assert_eq!((e.in_flight, e.pending.len(), e.refuse_submits), (1, 0, 0));
+        // Full: two in flight.
+        assert_eq!(
+            e.submit_one(&io(1, f, Op::Read, 0, BS)).expect("submit"),
+            Queued::InFlight
+        );
+        assert_eq!(
+            e.submit_one(&io(1, f, Op::Read, 0, BS)).expect("submit"),
+            Queued::Busy
+        );
+        while e.reap_one().expect("reap").is_some() {}
+        // An offset the kernel would take for "at the file position".
+        assert_eq!(
+            e.submit_one(&io(0, f, Op::Read, 1 << 63, BS))
+                .expect("submit"),
+            Queued::Completed(Completion {
+                slot: 0,
+                result: Err(libc::EINVAL)
+            })
+        );
+        // A slot beyond the buffers is refused before it is queued.
+        let err = e
+            .submit_one(&io(2, f, Op::Read, 0, BS))
+            .expect_err("no slot 2");
+        assert!(!err.queued, "{err:?}");
+        assert!(
+            matches!(err.error, EngineError::BadUnit { slot: 2, .. }),
+            "{err:?}"
+        );
+        // A sync goes through queue and commit.
+        assert_eq!(
+            e.submit_one(&io(1, f, Op::Fsync, 0, 0)).expect("submit"),
+            Queued::InFlight
+        );
+        let c = e.reap_one().expect("reap").expect("the fsync");
+        assert_eq!((c.slot, c.result), (1, Ok(0)));
+        assert_eq!(e.outstanding(), 0);
+    }
+
+    #[test]
+    fn submit_one_hands_back_what_the_kernel_refused() {
+        let dir = temp();
+        let path = dir.path().join("ro");
+        std::fs::write(&path, vec![1u8; 8192]).expect("write the file");
+        let mut e = LibaioEngine::new(&opts(2, BS as usize)).expect("libaio engine");
+        let f = e.open(&spec(&path, true, false)).expect("open");
+        // io_submit refuses a write to a file open for reading: the write
+        // completes with the errno.
+        assert_eq!(
+            e.submit_one(&io(0, f, Op::Write, 0, BS)).expect("submit"),
+            Queued::InFlight
+        );
+        let c = e.reap_one().expect("reap").expect("the write");
+        assert_eq!((c.slot, c.result), (0, Err(libc::EBADF)));
+        // Refused for longer than the stall limit with nothing in flight:
+        // an error that says the read was queued, and reap hands it back.
+        e.stall_limit = Duration::from_millis(20);
+        e.refuse_submits = u32::MAX;
+        let err = e
+            .submit_one(&io(1, f, Op::Read, 0, BS))
+            .expect_err("refused for longer than the limit");
+        assert!(err.queued, "{err:?}");
+        assert!(
+            matches!(
+                err.error,
+                EngineError::Refused {
+                    syscall: "io_submit",
+                    errno: libc::EAGAIN,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let c = e.reap_one().expect("reap").expect("the refused read");
+        assert_eq!((c.slot, c.result), (1, Err(libc::EAGAIN)));
         assert_eq!(e.reap_one().expect("reap"), None);
     }
 

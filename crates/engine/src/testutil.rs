@@ -261,7 +261,7 @@ pub fn engine_contract(name: &str) {
 /// I/Os in flight (a full read, a short one, one at the end of the file,
 /// a write the read-only descriptor refuses) the same completions, and
 /// None once nothing is in flight (at once for an engine whose I/O
-/// completes inside `queue`).
+/// completes inside `queue`); and so does `submit_one` for each I/O.
 fn reap_one_is_reap(name: &str, dir: &Path) {
     // Buffered, then with O_DIRECT where the filesystem takes it: a queued
     // engine's reads then complete after the call that submits them, and
@@ -293,7 +293,8 @@ fn reap_one_is_reap(name: &str, dir: &Path) {
 
 /// The completions (slot, result) of four I/Os on `path` (reads at 0,
 /// 4096 and 12288, a write the read-only descriptor refuses), reaped one
-/// by one with `reap_one` and with `reap(1, 1)`: the same, in slot order.
+/// by one with `reap_one` and with `reap(1, 1)`, and submitted one by one
+/// with `submit_one`: the same, in slot order.
 fn reap_one_against_reap(name: &str, path: &Path, direct: bool) -> Vec<(u32, Result<u32, i32>)> {
     let units = |f| {
         [
@@ -303,20 +304,29 @@ fn reap_one_against_reap(name: &str, path: &Path, direct: bool) -> Vec<(u32, Res
             io(3, f, Op::Write, 0, 4096),
         ]
     };
-    let completions = |one: bool| {
+    // `each`: every I/O by submit_one, else all queued and committed at
+    // once; `one`: reaped by reap_one, else by reap(1, 1).
+    let completions = |each: bool, one: bool| {
         let mut e = create_named(name, &opts(4, 8192)).expect("the engine is made");
         let mut s = spec(path, true, false);
         s.direct = direct;
         let f = e.open(&s).expect("the test file opens");
         let mut got = Vec::new();
         for u in units(f) {
-            match e.queue(&u).expect("queue") {
+            let queued = if each {
+                e.submit_one(&u).expect("submit_one")
+            } else {
+                e.queue(&u).expect("queue")
+            };
+            match queued {
                 Queued::Completed(c) => got.push(c),
                 Queued::InFlight => {}
                 Queued::Busy => panic!("{name}: busy with 4 slots and 4 I/Os"),
             }
         }
-        e.commit().expect("commit");
+        if !each {
+            e.commit().expect("commit");
+        }
         let queued = got.len();
         loop {
             let c = if one {
@@ -338,8 +348,13 @@ fn reap_one_against_reap(name: &str, path: &Path, direct: bool) -> Vec<(u32, Res
         got.sort_by_key(|c| c.slot);
         got
     };
-    let one = completions(true);
-    assert_eq!(one, completions(false), "{name} (direct: {direct})");
+    let one = completions(false, true);
+    assert_eq!(one, completions(false, false), "{name} (direct: {direct})");
+    assert_eq!(
+        one,
+        completions(true, true),
+        "{name} by submit_one (direct: {direct})"
+    );
     one.iter().map(|c| (c.slot, c.result)).collect()
 }
 

@@ -620,7 +620,9 @@ impl Engine for UringEngine {
         self.base.close(file)
     }
 
-    #[inline]
+    // Inlined into `submit_one` (the trait's), the queued fast path's
+    // one call per I/O.
+    #[inline(always)]
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
         let (slots, size) = (self.base.bufs.slots(), self.base.bufs.size());
         if io.slot as usize >= slots || io.len as usize > size {
@@ -682,6 +684,7 @@ impl Engine for UringEngine {
         Ok(unsafe { self.push(sqe, io) })
     }
 
+    #[inline(always)]
     fn commit(&mut self) -> Result<(), EngineError> {
         if self.ring.submission().is_empty() {
             return Ok(());

@@ -58,15 +58,8 @@ impl Worker {
                 let (d, len, offset) = (dir as usize, unit.len, unit.offset);
                 let t0 = if cx.timed { clock.now() } else { 0 };
                 let mut io = Meta::issued(slot, dir, 0, offset, len, t0);
-                match self.engine.queue(&unit) {
+                match self.engine.submit_one(&unit) {
                     Ok(Queued::InFlight) => {
-                        if let Err(e) = self.engine.commit() {
-                            // It was queued: the general loop reaps it.
-                            q.meta[slot as usize] = io;
-                            q.inflight += 1;
-                            failed(out, &e);
-                            return true;
-                        }
                         if cx.timed {
                             io.t_commit = clock.now();
                         }
@@ -99,8 +92,14 @@ impl Worker {
                         continue;
                     }
                     Err(e) => {
-                        q.free.push(slot);
-                        failed(out, &e);
+                        if e.queued {
+                            // commit failed: the general loop reaps it.
+                            q.meta[slot as usize] = io;
+                            q.inflight += 1;
+                        } else {
+                            q.free.push(slot);
+                        }
+                        failed(out, &e.error);
                         return true;
                     }
                 }
