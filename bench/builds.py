@@ -16,6 +16,15 @@ run cancels out of each ratio.
 Rows: those of bench/compare.py's workloads and its zram and loop-device
 rows (as root, for those).
 
+--code-lines instead runs each build and the loop once under valgrind's
+callgrind and prints, per I/O, the instructions they run in user space and
+the 64-byte lines of code run on at least half of the I/Os: how much code
+stands between two system calls (docs/performance.md, "Queued engines:
+access times and the code between I/Os").
+
+  python3 bench/builds.py --row libaio-randread-qd32-direct-loop \\
+      --code-lines target/release/iolab
+
 --logging-cost instead gives each build's cost of logging a line per I/O
 (compare.py's "logging-cost" row): each round runs every build's null
 job without logs and with them, the two and the builds in turn (the
@@ -28,6 +37,7 @@ run with logs (e.g. --log-opts=--log_offset=1).
 """
 import argparse
 import contextlib
+import json
 import math
 import os
 import shutil
@@ -79,6 +89,69 @@ def paired_with_interval(ratios):
     return f"{m:.3f} ({ci[2]:.0%} interval {ci[0]:.3f} to {ci[1]:.3f})"
 
 
+def code_lines(profile, ios, frac=0.5):
+    """From a callgrind profile taken with --dump-instr=yes
+    --compress-pos=no --compress-strings=no: the instructions per I/O of
+    the whole process, and the 64-byte lines of code of which an
+    instruction ran at least `frac` * `ios` times."""
+    top = {}
+    total = 0
+    obj = None
+    call = False
+    with open(profile) as fh:
+        for raw in fh:
+            if raw.startswith("ob="):
+                obj = raw[3:].strip()
+            elif raw.startswith("calls="):
+                # The next cost line is the call's, not an instruction's.
+                call = True
+            elif raw.startswith("0x"):
+                if call:
+                    call = False
+                    continue
+                words = raw.split()
+                addr, count = int(words[0], 16), int(words[-1])
+                total += count
+                key = (obj, addr >> 6)
+                top[key] = max(top.get(key, 0), count)
+    lines = sum(1 for c in top.values() if c >= frac * ios)
+    return total / max(ios, 1), lines
+
+
+def callgrind(cmd, d, name, env=None):
+    """`cmd` under callgrind, its profile in `d`; returns the profile's
+    path and the command's standard output."""
+    profile = os.path.join(d, f"callgrind.{name}")
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes",
+                          "--compress-pos=no", "--compress-strings=no",
+                          f"--callgrind-out-file={profile}"] + cmd,
+                         check=True, capture_output=True, text=True, cwd=d, env=env).stdout
+    return profile, out
+
+
+def print_code_lines(builds, opts, limit, d):
+    """Instructions and lines of code per I/O of each build and the
+    loop, one run each under callgrind. The instructions are the whole
+    process's over its I/Os, its start and end included (for iolab about
+    4 million, under 10 per I/O of a 3 s run); the loop's I/Os are its
+    IOPS times the row's runtime."""
+    if any(o.startswith("--numjobs=") for o in opts):
+        sys.exit("--code-lines takes rows with one job")
+    secs = float(runtime(opts))
+    for i, b in enumerate(builds):
+        cmd = [os.path.abspath(b), "run", "--no-store", "--output-format=json"] + opts
+        profile, out = callgrind(cmd, d, str(i))
+        data = json.loads(out[out.index("{"):])
+        ios = sum(j[k]["total_ios"] for j in data["jobs"] for k in ("read", "write"))
+        per_io, lines = code_lines(profile, ios)
+        print(f"{b}: {per_io:.0f} instructions and {lines} lines of code per I/O ({ios:,} I/Os)")
+    if limit:
+        profile, out = callgrind(limit[1], d, "loop", env=dict(os.environ, LOOP_COPY="0"))
+        ios = int(float(out.split()[1]) * secs)
+        per_io, lines = code_lines(profile, ios)
+        print(f"loop: {per_io:.0f} instructions and {lines} lines of code per I/O ({ios:,} I/Os)")
+
+
 def runtime(opts):
     for o in opts:
         if o.startswith("--runtime="):
@@ -122,6 +195,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--row")
     ap.add_argument("--logging-cost", action="store_true")
+    ap.add_argument("--code-lines", action="store_true")
     ap.add_argument("--log-opts", action="append", default=[],
                     help="an option for the runs with logs (--logging-cost)")
     ap.add_argument("--runs", type=int, default=9)
@@ -131,6 +205,10 @@ def main():
         sys.exit("give either --row ROW or --logging-cost")
     if a.log_opts and not a.logging_cost:
         sys.exit("--log-opts goes with --logging-cost")
+    if a.code_lines and a.row is None:
+        sys.exit("--code-lines goes with --row ROW")
+    if a.code_lines and shutil.which("valgrind") is None:
+        sys.exit("--code-lines needs valgrind (apt-get install valgrind)")
     for b in a.builds:
         if not (os.path.isfile(b) and os.access(b, os.X_OK)):
             sys.exit(f"{b}: not an executable file")
@@ -164,6 +242,11 @@ def main():
                 subprocess.run(["cc", "-O2", "-o", loops[engine],
                                 os.path.join(HERE, f"{src}.c")], check=True)
             limit = compare.limit_for(opts, loops)
+            if a.code_lines:
+                if warm:
+                    compare.load_cache(warm)
+                print_code_lines(a.builds, opts, limit, d)
+                return
             res = {b: [] for b in a.builds}
             lim = []
             # The loop's user and system CPU microseconds per I/O, by round.

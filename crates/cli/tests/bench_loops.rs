@@ -216,3 +216,40 @@ fn the_limit_loops_build_without_warnings_and_time_their_reads() {
         );
     }
 }
+
+/// bench/builds.py's --code-lines reads a callgrind profile: every
+/// instruction's count towards the instructions per I/O, none of a call's
+/// inclusive cost, and a 64-byte line of code (per object) when one of its
+/// instructions ran on at least half of the I/Os.
+#[test]
+fn builds_counts_the_instructions_and_lines_of_code_per_io() {
+    require!(tool = "python3");
+    let dir = iolab_testkit::dir();
+    let profile = dir.join("callgrind.out");
+    // 4 I/Os. /bin/x: the line at 0x1000 ran 4 times, the one at 0x1040
+    // once, the one at 0x1080 twice; a call's cost of 100 follows its
+    // calls= line. /lib/y: the line at 0x1000 again, another object's.
+    let text = "version: 1\npositions: instr line\nevents: Ir\n\
+                ob=/bin/x\nfn=f\n0x1000 1 4\n0x1004 1 4\n0x1040 2 1\n\
+                cfn=g\ncalls=4 0x2000 3\n0x1008 1 100\n0x1080 3 2\n\
+                ob=/lib/y\nfn=g\n0x1000 5 3\n";
+    std::fs::write(&profile, text).expect("the profile is written");
+    let script = format!(
+        "import sys; sys.path.insert(0, {bench:?}); import builds; \
+         print(*builds.code_lines({profile:?}, 4))",
+        bench = bench_dir(),
+        profile = profile,
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // (4 + 4 + 1 + 2 + 3) / 4 instructions per I/O; lines 0x1000 and
+    // 0x1080 of /bin/x and 0x1000 of /lib/y.
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3.5 3");
+}

@@ -4,8 +4,11 @@
 //!
 //! One `iocb` per buffer slot, allocated with the engine; `queue` fills the
 //! slot's iocb and adds it to the pending array, `commit` hands all pending
-//! iocbs to the kernel in one io_submit, `reap` collects their events. No
-//! allocation and no lock per I/O.
+//! iocbs to the kernel in one io_submit, `reap` collects their events.
+//! `submit_one` (the queued fast path's call per I/O) gives a lone read or
+//! write to io_submit at once, without the pending array, and leaves what
+//! the kernel does not take to `commit`'s handling. No allocation and no
+//! lock per I/O.
 //!
 //! Two kernel facts shape what this engine measures:
 //! - Kernel AIO is only asynchronous for O_DIRECT. A buffered (direct=0)
@@ -138,8 +141,9 @@ pub(crate) struct LibaioEngine {
     /// The kernel refused an AIO fsync/fdatasync with EINVAL: do them with
     /// fsync(2)/fdatasync(2) inside `queue` from now on.
     sync_fallback: bool,
-    /// How long `commit` goes on submitting while io_submit says EAGAIN
-    /// and nothing is in flight (fio gives up after 30 s, as here).
+    /// How long `commit` and `submit_one` go on submitting while
+    /// io_submit says EAGAIN and nothing is in flight (fio gives up after
+    /// 30 s, as here).
     stall_limit: Duration,
     /// Tests: the next this many io_submit calls are taken as EAGAIN.
     #[cfg(test)]
@@ -427,7 +431,7 @@ impl LibaioEngine {
         queue_and_commit(self, io)
     }
 
-    /// Submits the I/Os an earlier `commit` left pending (io_submit said
+    /// Submits the I/Os an earlier `commit` or `submit_one` left pending (io_submit said
     /// EAGAIN while others were in flight) once none is: no completion is
     /// left to wait for, so `reap` would otherwise give nothing for ever.
     #[cold]
@@ -639,9 +643,10 @@ impl Engine for LibaioEngine {
         let rc = if self.refused_here() {
             Err(libc::EAGAIN)
         } else {
-            // SAFETY: as in `submit_pending`: `iocb` points at an
-            // initialized iocb in `self.iocbs` naming a slot of
-            // `self.base.bufs`.
+            // SAFETY: `&mut iocb` is an array of one pointer, live across
+            // the call, to an initialized iocb in `self.iocbs` naming a
+            // slot of `self.base.bufs`; the rest as in `submit_pending`
+            // (the buffer outlives the I/O).
             unsafe { rawsys::io_submit(self.ctx, 1, &mut iocb) }
         };
         if rc == Ok(1) {
@@ -668,7 +673,8 @@ impl Engine for LibaioEngine {
         if self.in_flight == 0 && !self.pending.is_empty() {
             self.commit_left()?;
         }
-        // Completions that finished inside `queue` or `commit` go first.
+        // Completions that finished inside `queue`, `commit` or
+        // `submit_one` go first.
         let from_ready = self.ready.len().min(max);
         out.extend(self.ready.drain(..from_ready));
         let mut got = from_ready;
@@ -703,7 +709,8 @@ impl Engine for LibaioEngine {
         if self.in_flight == 0 && !self.pending.is_empty() {
             self.commit_left()?;
         }
-        // Completions that finished inside `queue` or `commit` go first.
+        // Completions that finished inside `queue`, `commit` or
+        // `submit_one` go first.
         if !self.ready.is_empty() {
             return Ok(Some(self.ready.remove(0)));
         }
@@ -967,6 +974,47 @@ mod tests {
         let c = e.reap_one().expect("reap").expect("the fsync");
         assert_eq!((c.slot, c.result), (1, Ok(0)));
         assert_eq!(e.outstanding(), 0);
+    }
+
+    #[test]
+    fn submit_one_behind_a_pending_read_submits_both() {
+        // Depth 3: a read in flight, one refused while it is (pending);
+        // a third read by submit_one is queued behind the pending one,
+        // and one commit gives both to the kernel.
+        let dir = temp();
+        let path = dir.path().join("behind");
+        let data: Vec<u8> = (0..3 * u64::from(BS))
+            .map(|at| pattern_byte(0x3c, at))
+            .collect();
+        std::fs::write(&path, data).expect("write the file");
+        let mut e = LibaioEngine::new(&opts(3, BS as usize)).expect("libaio engine");
+        let f = e.open(&spec(&path, true, false)).expect("open");
+        assert_eq!(
+            e.submit_one(&io(0, f, Op::Read, 0, BS)).expect("submit"),
+            Queued::InFlight
+        );
+        e.refuse_submits = 1;
+        assert_eq!(
+            e.submit_one(&io(1, f, Op::Read, u64::from(BS), BS))
+                .expect("submit"),
+            Queued::InFlight
+        );
+        assert_eq!((e.in_flight, e.pending.len()), (1, 1));
+        assert_eq!(
+            e.submit_one(&io(2, f, Op::Read, 2 * u64::from(BS), BS))
+                .expect("submit"),
+            Queued::InFlight
+        );
+        assert_eq!((e.in_flight, e.pending.len()), (3, 0), "both submitted");
+        let mut got = Vec::new();
+        while let Some(c) = e.reap_one().expect("reap") {
+            got.push((c.slot, c.result));
+        }
+        got.sort_unstable();
+        assert_eq!(got, [(0, Ok(BS)), (1, Ok(BS)), (2, Ok(BS))]);
+        for slot in 0..3 {
+            check(&mut e, slot, u64::from(slot * BS), BS as usize, 0x3c);
+        }
     }
 
     #[test]

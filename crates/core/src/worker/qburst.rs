@@ -93,7 +93,8 @@ impl Worker {
                     }
                     Err(e) => {
                         if e.queued {
-                            // commit failed: the general loop reaps it.
+                            // Queued, then its submission failed: the
+                            // general loop reaps it.
                             q.meta[slot as usize] = io;
                             q.inflight += 1;
                         } else {
