@@ -129,14 +129,20 @@ def callgrind(cmd, d, name, env=None):
     return profile, out
 
 
+def several_job_rows():
+    """The rows of compare.py with more than one job (numjobs)."""
+    rows = compare.workloads("")
+    for tag in ("ram", "loop"):
+        rows.update(compare.ram_workloads("", tag))
+    return {r for r, opts in rows.items() if any(o.startswith("--numjobs=") for o in opts)}
+
+
 def print_code_lines(builds, opts, limit, d):
     """Instructions and lines of code per I/O of each build and the
     loop, one run each under callgrind. The instructions are the whole
     process's over its I/Os, its start and end included (for iolab about
     4 million, under 10 per I/O of a 3 s run); the loop's I/Os are its
     IOPS times the row's runtime."""
-    if any(o.startswith("--numjobs=") for o in opts):
-        sys.exit("--code-lines takes rows with one job")
     secs = float(runtime(opts))
     for i, b in enumerate(builds):
         cmd = [os.path.abspath(b), "run", "--no-store", "--output-format=json"] + opts
@@ -207,6 +213,10 @@ def main():
         sys.exit("--log-opts goes with --logging-cost")
     if a.code_lines and a.row is None:
         sys.exit("--code-lines goes with --row ROW")
+    if a.code_lines and a.row in several_job_rows():
+        # A run of several jobs is several processes or threads, which one
+        # profile does not add up.
+        sys.exit("--code-lines takes rows with one job")
     if a.code_lines and shutil.which("valgrind") is None:
         sys.exit("--code-lines needs valgrind (apt-get install valgrind)")
     for b in a.builds:

@@ -241,6 +241,8 @@ fn builds_counts_the_instructions_and_lines_of_code_per_io() {
         profile = profile,
     );
     let out = Command::new("python3")
+        // No bytecode cache left in bench/.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .args(["-c", &script])
         .output()
         .expect("python3 runs");
@@ -252,4 +254,36 @@ fn builds_counts_the_instructions_and_lines_of_code_per_io() {
     // (4 + 4 + 1 + 2 + 3) / 4 instructions per I/O; lines 0x1000 and
     // 0x1080 of /bin/x and 0x1000 of /lib/y.
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3.5 3");
+}
+
+/// builds.py --code-lines refuses, before it sets anything up, what one
+/// profile cannot count: a row of several jobs, and no row at all.
+#[test]
+fn builds_code_lines_refuses_rows_it_cannot_count() {
+    require!(tool = "python3");
+    let builds = bench_dir().join("builds.py");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--row", "psync-randread-warm-numjobs2"],
+            "--code-lines takes rows with one job",
+        ),
+        (
+            &["--row", "io_uring-randread-qd32-direct-ram-numjobs2"],
+            "--code-lines takes rows with one job",
+        ),
+        (&["--logging-cost"], "--code-lines goes with --row ROW"),
+    ];
+    for (args, message) in cases {
+        let out = Command::new("python3")
+            // No bytecode cache left in bench/.
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .arg(&builds)
+            .args(args)
+            .args(["--code-lines", "/bin/true"])
+            .output()
+            .expect("python3 runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim(), message, "{args:?}");
+    }
 }
